@@ -1,0 +1,237 @@
+/*
+ * mcl: collective communication for Mac clusters (Thunderbolt RDMA, TCP,
+ * shared memory). The public C API. Its shape follows NCCL so frameworks that
+ * speak NCCL can speak mcl with a rename.
+ *
+ * Conventions:
+ *  - Every call returns an mclResult_t. On failure, mclGetLastError() returns
+ *    a message naming the argument, rank, peer or link at fault.
+ *  - mclInvalidArgument leaves the communicator usable. Any other error on a
+ *    communicator is sticky: later calls on it return the same error, and
+ *    mclCommGetAsyncError reports it. Destroy or abort the communicator.
+ *  - Every operation takes an mclStream_t last. NULL means the call returns
+ *    once the operation is complete. A stream from mclStreamCreate runs its
+ *    operations in order in the background.
+ *  - Every wait is bounded by the communicator's timeout (MCL_TIMEOUT or
+ *    mclConfig_t.timeoutSeconds): a peer that stops answering gives
+ *    mclTimeout, not a hang.
+ */
+#ifndef MCL_MCL_H_
+#define MCL_MCL_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MCL_MAJOR 0
+#define MCL_MINOR 1
+#define MCL_PATCH 0
+#define MCL_VERSION(X, Y, Z) ((X)*10000 + (Y)*100 + (Z))
+#define MCL_VERSION_CODE MCL_VERSION(MCL_MAJOR, MCL_MINOR, MCL_PATCH)
+
+#if defined(_WIN32)
+#define MCL_API
+#else
+#define MCL_API __attribute__((visibility("default")))
+#endif
+
+/* Result codes keep NCCL's numbers. X(name, value, description). */
+#define MCL_RESULT_MAP(X)                                                   \
+  X(Success, 0, "no error")                                                 \
+  X(SystemError, 2, "system error (a system call or the OS failed)")        \
+  X(InternalError, 3, "internal error (a bug in mcl)")                      \
+  X(InvalidArgument, 4, "invalid argument")                                 \
+  X(InvalidUsage, 5,                                                        \
+    "invalid usage (calls in the wrong order or ranks "                     \
+    "disagreeing)")                                                         \
+  X(RemoteError, 6, "remote error (a peer failed or sent something wrong)") \
+  X(InProgress, 7, "operation in progress")                                 \
+  X(Timeout, 8, "timed out (a peer stopped answering within the timeout)")
+
+typedef enum {
+#define MCL_RESULT_ENUM_(name, value, text) mcl##name = value,
+  MCL_RESULT_MAP(MCL_RESULT_ENUM_)
+#undef MCL_RESULT_ENUM_
+      mclNumResults = 9
+} mclResult_t;
+
+/* Data types keep NCCL's values. Half and 8-bit floats reduce in fp32. */
+typedef enum {
+  mclInt8 = 0,
+  mclChar = 0,
+  mclUint8 = 1,
+  mclInt32 = 2,
+  mclInt = 2,
+  mclUint32 = 3,
+  mclInt64 = 4,
+  mclUint64 = 5,
+  mclFloat16 = 6,
+  mclHalf = 6,
+  mclFloat32 = 7,
+  mclFloat = 7,
+  mclFloat64 = 8,
+  mclDouble = 8,
+  mclBfloat16 = 9,
+  mclFloat8e4m3 = 10, /* OCP FP8 E4M3 (no infinities; saturates at 448) */
+  mclFloat8e5m2 = 11, /* OCP FP8 E5M2 (IEEE-like, with infinities) */
+  mclNumTypes = 12
+} mclDataType_t;
+
+typedef enum {
+  mclSum = 0,
+  mclProd = 1,
+  mclMax = 2,
+  mclMin = 3,
+  /* Sum, then one division by the number of ranks: integers truncate
+   * (C semantics), double divides in fp64, every other float type divides
+   * once in fp32 (x / n, not x * (1/n)) and rounds once to its type. */
+  mclAvg = 4,
+  mclNumOps = 5
+} mclRedOp_t;
+
+/* 128 bytes: the root's address and port and a 128-bit random secret. Treat
+ * it as a password: whoever holds it can join the communicator. */
+#define MCL_UNIQUE_ID_BYTES 128
+typedef struct {
+  char internal[MCL_UNIQUE_ID_BYTES];
+} mclUniqueId;
+
+/* Size of a buffer that always holds mclUniqueIdToString's output. */
+#define MCL_UNIQUE_ID_STRING_BYTES 128
+
+typedef struct mclComm* mclComm_t;
+typedef struct mclStream* mclStream_t;
+
+/* Per-communicator settings. Start from MCL_CONFIG_INITIALIZER and set what
+ * you need; a field left at its initial value takes the environment's value
+ * (MCL_TIMEOUT, MCL_TRANSPORT) or the default. */
+#define MCL_CONFIG_UNDEF_INT (-2147483647 - 1)
+#define MCL_CONFIG_MAGIC 0x6d636c63u /* "mclc" */
+typedef struct {
+  size_t size;           /* sizeof(mclConfig_t) */
+  unsigned int magic;    /* MCL_CONFIG_MAGIC */
+  unsigned int version;  /* MCL_VERSION_CODE */
+  int timeoutSeconds;    /* bound on every wait; <= 0 is rejected */
+  const char* transport; /* "auto" or "shm" */
+  const char* commName;  /* shown in log messages */
+} mclConfig_t;
+
+#define MCL_CONFIG_INITIALIZER                               \
+  {                                                          \
+    sizeof(mclConfig_t), MCL_CONFIG_MAGIC, MCL_VERSION_CODE, \
+        MCL_CONFIG_UNDEF_INT, NULL, NULL                     \
+  }
+
+/* Library version as MCL_VERSION_CODE. */
+MCL_API mclResult_t mclGetVersion(int* version);
+
+/* Human-readable name of a result code. Never NULL. */
+MCL_API const char* mclGetErrorString(mclResult_t result);
+
+/* The message of the last error returned on the calling thread, naming the
+ * argument, rank, peer or link at fault; "" when there was none. Successful
+ * calls, mclGetErrorString and mclGetLastError leave it as it is. comm may be
+ * NULL. The pointer stays valid until the thread's next failing mcl call. */
+MCL_API const char* mclGetLastError(mclComm_t comm);
+
+/* Creates a unique id and starts the rendezvous for it in this process (a
+ * background thread listening on one port, on loopback in this version).
+ * Call it once per communicator, in one process, and hand the id to every
+ * rank (through a file, the environment, MPI, or fork: the id is plain bytes
+ * and holds no state of the calling process). That process must keep running
+ * until the communicator is built. The listener closes once the communicator
+ * is built, or after the timeout (MCL_TIMEOUT) if the ranks do not all come. */
+MCL_API mclResult_t mclGetUniqueId(mclUniqueId* uniqueId);
+
+/* "mcl1:<address>:<port>:<32 hex digits>" and back, to pass an id through
+ * the environment or a file. buf must hold MCL_UNIQUE_ID_STRING_BYTES. */
+MCL_API mclResult_t mclUniqueIdToString(const mclUniqueId* uniqueId, char* buf,
+                                        size_t bufSize);
+MCL_API mclResult_t mclUniqueIdFromString(const char* str,
+                                          mclUniqueId* uniqueId);
+
+/* Collective over nranks processes: each calls it with its own rank. */
+MCL_API mclResult_t mclCommInitRank(mclComm_t* comm, int nranks,
+                                    mclUniqueId commId, int rank);
+MCL_API mclResult_t mclCommInitRankConfig(mclComm_t* comm, int nranks,
+                                          mclUniqueId commId, int rank,
+                                          mclConfig_t* config);
+
+/* Waits for the communicator's outstanding operations; after it the
+ * communicator takes no new operations. */
+MCL_API mclResult_t mclCommFinalize(mclComm_t comm);
+/* Finalizes if needed and frees the communicator. */
+MCL_API mclResult_t mclCommDestroy(mclComm_t comm);
+/* Stops every operation on the communicator (from any thread), then frees
+ * it. Waiting calls return mclRemoteError. Never waits on peers. */
+MCL_API mclResult_t mclCommAbort(mclComm_t comm);
+/* The sticky error of the communicator, or mclSuccess. */
+MCL_API mclResult_t mclCommGetAsyncError(mclComm_t comm,
+                                         mclResult_t* asyncError);
+MCL_API mclResult_t mclCommCount(const mclComm_t comm, int* count);
+MCL_API mclResult_t mclCommUserRank(const mclComm_t comm, int* rank);
+
+/* Collectives. In-place follows NCCL: sendbuff == recvbuff for all-reduce,
+ * broadcast and reduce; for all-gather sendbuff == recvbuff + rank * count;
+ * for reduce-scatter recvbuff == sendbuff + rank * recvcount (in elements).
+ * Buffers that overlap otherwise are rejected. Broadcast reads sendbuff only
+ * on the root; reduce writes recvbuff only on the root (other ranks' recvbuff
+ * is left untouched and may be NULL). Results are reproducible: for a given
+ * communicator size, type, op and count, every rank gets bitwise the same
+ * result on every run. */
+MCL_API mclResult_t mclAllReduce(const void* sendbuff, void* recvbuff,
+                                 size_t count, mclDataType_t datatype,
+                                 mclRedOp_t op, mclComm_t comm,
+                                 mclStream_t stream);
+MCL_API mclResult_t mclAllGather(const void* sendbuff, void* recvbuff,
+                                 size_t sendcount, mclDataType_t datatype,
+                                 mclComm_t comm, mclStream_t stream);
+MCL_API mclResult_t mclBroadcast(const void* sendbuff, void* recvbuff,
+                                 size_t count, mclDataType_t datatype, int root,
+                                 mclComm_t comm, mclStream_t stream);
+MCL_API mclResult_t mclReduce(const void* sendbuff, void* recvbuff,
+                              size_t count, mclDataType_t datatype,
+                              mclRedOp_t op, int root, mclComm_t comm,
+                              mclStream_t stream);
+MCL_API mclResult_t mclReduceScatter(const void* sendbuff, void* recvbuff,
+                                     size_t recvcount, mclDataType_t datatype,
+                                     mclRedOp_t op, mclComm_t comm,
+                                     mclStream_t stream);
+MCL_API mclResult_t mclBarrier(mclComm_t comm, mclStream_t stream);
+
+/* Point-to-point. Sends to a peer match that peer's receives in order. A
+ * rank that both sends to and receives from a peer should put the two in one
+ * group (mclGroupStart/mclGroupEnd), or large messages may wait on each other
+ * until the timeout. */
+MCL_API mclResult_t mclSend(const void* sendbuff, size_t count,
+                            mclDataType_t datatype, int peer, mclComm_t comm,
+                            mclStream_t stream);
+MCL_API mclResult_t mclRecv(void* recvbuff, size_t count,
+                            mclDataType_t datatype, int peer, mclComm_t comm,
+                            mclStream_t stream);
+
+/* Operations issued between these run together when the outermost
+ * mclGroupEnd is reached (groups nest). All operations of a group must use
+ * the same stream. */
+MCL_API mclResult_t mclGroupStart(void);
+MCL_API mclResult_t mclGroupEnd(void);
+
+/* Streams: each runs its operations in order on a background thread. */
+MCL_API mclResult_t mclStreamCreate(mclStream_t* stream);
+/* Waits until every operation queued on the stream is done; returns the
+ * first error any of them hit since the last synchronize. */
+MCL_API mclResult_t mclStreamSynchronize(mclStream_t stream);
+/* mclSuccess when the stream is idle, mclInProgress while it works, or the
+ * error one of its operations hit. */
+MCL_API mclResult_t mclStreamQuery(mclStream_t stream);
+/* Waits for the stream's operations, then frees it. */
+MCL_API mclResult_t mclStreamDestroy(mclStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MCL_MCL_H_ */

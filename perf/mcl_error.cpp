@@ -1,0 +1,28 @@
+#include "mcl_error.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+
+namespace mcl::perf {
+
+void exitNow(int code) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  _exit(code);
+}
+
+void dieOnMclError(int rank, const char* call, mclResult_t result,
+                   mclComm_t comm) {
+  // Copy the message first: it is only valid until the next mcl call.
+  const char* last = mclGetLastError(comm);
+  const std::string detail = last ? last : "";
+  const char* text = mclGetErrorString(result);
+  std::fprintf(stderr, "mcl-perf: rank %d: %s failed: %s (%s)\n", rank, call,
+               text ? text : "unknown error", detail.c_str());
+  if (comm != nullptr) mclCommAbort(comm);
+  exitNow(kExitFailure);
+}
+
+}  // namespace mcl::perf

@@ -1,0 +1,380 @@
+#include "options.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+#include "dtype.h"
+
+namespace mcl::perf {
+
+namespace {
+
+constexpr int kMaxLocalRanks = 1024;
+constexpr double kMaxSize = 1ull << 50;  // 1 PiB: anything larger is a typo
+
+enum class Flag {
+  MinBytes,
+  MaxBytes,
+  StepBytes,
+  StepFactor,
+  Iters,
+  WarmupIters,
+  Check,
+  Datatype,
+  Op,
+  Root,
+  Average,
+  Timeout,
+  Ranks,
+  Transport,
+  Json,
+  Help,
+};
+
+struct FlagSpec {
+  Flag flag;
+  char shortName;  // 0: none
+  const char* longName;
+};
+
+constexpr FlagSpec kFlags[] = {
+    {Flag::MinBytes, 'b', "minbytes"},
+    {Flag::MaxBytes, 'e', "maxbytes"},
+    {Flag::StepBytes, 'i', "stepbytes"},
+    {Flag::StepFactor, 'f', "stepfactor"},
+    {Flag::Iters, 'n', "iters"},
+    {Flag::WarmupIters, 'w', "warmup_iters"},
+    {Flag::Check, 'c', "check"},
+    {Flag::Datatype, 'd', "datatype"},
+    {Flag::Op, 'o', "op"},
+    {Flag::Root, 'r', "root"},
+    {Flag::Average, 'a', "average"},
+    {Flag::Timeout, 'T', "timeout"},
+    {Flag::Ranks, 0, "np"},
+    {Flag::Transport, 0, "transport"},
+    {Flag::Json, 'J', "json"},
+    {Flag::Help, 'h', "help"},
+};
+
+const FlagSpec* findLong(std::string_view name) {
+  for (const auto& f : kFlags)
+    if (name == f.longName) return &f;
+  return nullptr;
+}
+
+const FlagSpec* findShort(char name) {
+  for (const auto& f : kFlags)
+    if (f.shortName != 0 && name == f.shortName) return &f;
+  return nullptr;
+}
+
+std::optional<long long> parseInt(std::string_view text) {
+  std::string s(text);
+  if (s.empty()) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(s.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0') return std::nullopt;
+  return v;
+}
+
+// Parses an integer flag value within [lo, hi].
+bool intValue(std::string_view flag, std::string_view text, long long lo,
+              long long hi, int* out, std::string* error) {
+  std::optional<long long> v = parseInt(text);
+  if (!v || *v < lo || *v > hi) {
+    *error = "invalid value '" + std::string(text) + "' for " +
+             std::string(flag) + ": expected an integer from " +
+             std::to_string(lo) + " to " + std::to_string(hi);
+    return false;
+  }
+  *out = static_cast<int>(*v);
+  return true;
+}
+
+bool sizeValue(std::string_view flag, std::string_view text, size_t* out,
+               std::string* error) {
+  std::optional<size_t> v = parseSize(text);
+  if (!v) {
+    *error = "invalid size '" + std::string(text) + "' for " +
+             std::string(flag) +
+             ": expected a whole number of bytes with an optional K, M or G "
+             "suffix";
+    return false;
+  }
+  *out = *v;
+  return true;
+}
+
+bool applyFlag(const FlagSpec& spec, std::string_view flag,
+               std::string_view value, Options* o, std::string* error) {
+  int n = 0;
+  switch (spec.flag) {
+    case Flag::MinBytes:
+      return sizeValue(flag, value, &o->minBytes, error);
+    case Flag::MaxBytes:
+      return sizeValue(flag, value, &o->maxBytes, error);
+    case Flag::StepBytes:
+      return sizeValue(flag, value, &o->stepBytes, error);
+    case Flag::StepFactor:
+      if (!intValue(flag, value, 1, 1 << 20, &n, error)) return false;
+      o->stepFactor = static_cast<size_t>(n);
+      return true;
+    case Flag::Iters:
+      return intValue(flag, value, 1, 1 << 30, &o->iters, error);
+    case Flag::WarmupIters:
+      return intValue(flag, value, 0, 1 << 30, &o->warmupIters, error);
+    case Flag::Check:
+      return intValue(flag, value, 0, 1 << 20, &o->check, error);
+    case Flag::Average:
+      return intValue(flag, value, 0, 3, &o->average, error);
+    case Flag::Timeout:
+      return intValue(flag, value, 1, 1 << 30, &o->timeoutSeconds, error);
+    case Flag::Ranks:
+      return intValue(flag, value, 1, kMaxLocalRanks, &o->nranks, error);
+    case Flag::Root:
+      if (value == "all") {
+        o->root = -1;
+        return true;
+      }
+      return intValue(flag, value, -1, std::numeric_limits<int>::max(),
+                      &o->root, error);
+    case Flag::Datatype: {
+      auto types = parseTypes(value);
+      if (!types) {
+        *error = "unknown data type '" + std::string(value) + "' for " +
+                 std::string(flag) + ": expected one of " + typeNameList() +
+                 " or all";
+        return false;
+      }
+      o->types = *types;
+      o->datatypeArg = value;
+      return true;
+    }
+    case Flag::Op: {
+      auto ops = parseOps(value);
+      if (!ops) {
+        *error = "unknown reduction op '" + std::string(value) + "' for " +
+                 std::string(flag) + ": expected one of " + opNameList() +
+                 " or all";
+        return false;
+      }
+      o->ops = *ops;
+      o->opArg = value;
+      return true;
+    }
+    case Flag::Transport:
+      if (value.empty()) {
+        *error = "empty value for " + std::string(flag);
+        return false;
+      }
+      o->transport = value;
+      return true;
+    case Flag::Json:
+      if (value.empty()) {
+        *error = "empty file name for " + std::string(flag);
+        return false;
+      }
+      o->jsonPath = value;
+      return true;
+    case Flag::Help:
+      break;
+  }
+  return true;
+}
+
+bool validate(const Options& o, bool haveCollective, std::string* error) {
+  if (!haveCollective) {
+    *error = std::string("missing the operation to benchmark: one of ") +
+             collectiveNameList();
+    return false;
+  }
+  if (o.minBytes > o.maxBytes) {
+    *error = "minbytes (" + std::to_string(o.minBytes) +
+             ") is larger than maxbytes (" + std::to_string(o.maxBytes) + ")";
+    return false;
+  }
+  if (o.stepFactor <= 1 && o.stepBytes == 0 && o.minBytes < o.maxBytes) {
+    *error = "stepbytes is 0 with stepfactor 1: the size would never grow";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<size_t> parseSize(std::string_view text) {
+  std::string s(text);
+  if (s.empty() || !(s[0] >= '0' && s[0] <= '9')) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(s.c_str(), &end);
+  if (errno != 0 || end == s.c_str()) return std::nullopt;
+  double unit = 1;
+  switch (*end) {
+    case 'k':
+    case 'K':
+      unit = 1024.0;
+      ++end;
+      break;
+    case 'm':
+    case 'M':
+      unit = 1024.0 * 1024.0;
+      ++end;
+      break;
+    case 'g':
+    case 'G':
+      unit = 1024.0 * 1024.0 * 1024.0;
+      ++end;
+      break;
+    default:
+      break;
+  }
+  if (*end == 'B' || *end == 'b') ++end;
+  if (*end != '\0') return std::nullopt;
+  const double bytes = v * unit;
+  if (!(bytes >= 0) || bytes > kMaxSize || bytes != std::floor(bytes))
+    return std::nullopt;
+  return static_cast<size_t>(bytes);
+}
+
+ParseStatus parseOptions(int argc, char** argv, Options* o,
+                         std::string* error) {
+  o->commandLine.assign(argv, argv + argc);
+  bool haveCollective = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    const FlagSpec* spec = nullptr;
+    std::string_view flag = arg;
+    std::optional<std::string_view> value;
+    if (arg.starts_with("--") || arg.starts_with("-np")) {
+      // --name, --name=value, -np, -np=value (-np is not a cluster of
+      // short flags, as for mpirun).
+      std::string_view body = arg.substr(arg[1] == '-' ? 2 : 1);
+      size_t eq = body.find('=');
+      spec = findLong(body.substr(0, eq));
+      flag =
+          arg.substr(0, arg.size() - body.size() + std::min(eq, body.size()));
+      if (eq != std::string_view::npos) value = body.substr(eq + 1);
+    } else if (arg.size() >= 2 && arg[0] == '-') {
+      spec = findShort(arg[1]);
+      flag = arg.substr(0, 2);
+      if (arg.size() > 2) value = arg.substr(2);
+    } else {
+      std::optional<Collective> c = parseCollective(arg);
+      if (!c || haveCollective) {
+        *error = haveCollective
+                     ? "unexpected argument '" + std::string(arg) + "'"
+                     : "unknown operation '" + std::string(arg) +
+                           "': expected one of " + collectiveNameList();
+        return ParseStatus::Error;
+      }
+      o->collective = *c;
+      haveCollective = true;
+      continue;
+    }
+    if (!spec) {
+      *error = "unknown flag '" + std::string(arg) + "'";
+      return ParseStatus::Error;
+    }
+    if (spec->flag == Flag::Help) {
+      if (value) {
+        *error = std::string(flag) + " takes no value";
+        return ParseStatus::Error;
+      }
+      return ParseStatus::Help;
+    }
+    if (!value) {
+      if (i + 1 >= argc) {
+        *error = "missing value for " + std::string(flag);
+        return ParseStatus::Error;
+      }
+      value = argv[++i];
+    }
+    if (!applyFlag(*spec, flag, *value, o, error)) return ParseStatus::Error;
+  }
+  return validate(*o, haveCollective, error) ? ParseStatus::Ok
+                                             : ParseStatus::Error;
+}
+
+bool validateForRanks(const Options& o, int nranks, std::string* error) {
+  if (!collectiveInfo(o.collective).hasRoot || o.root < nranks) return true;
+  *error = "root " + std::to_string(o.root) + " is not a rank: there are " +
+           std::to_string(nranks) + " ranks";
+  return false;
+}
+
+std::vector<size_t> sizeList(const Options& o) {
+  std::vector<size_t> sizes;
+  size_t size = o.minBytes;
+  while (size <= o.maxBytes) {
+    sizes.push_back(size);
+    size_t next;
+    if (o.stepFactor > 1) {
+      if (size > o.maxBytes / o.stepFactor) break;
+      next = size * o.stepFactor;
+    } else {
+      if (size > o.maxBytes - o.stepBytes) break;
+      next = size + o.stepBytes;
+    }
+    if (next <= size) break;  // 0 times a factor stays 0
+    size = next;
+  }
+  return sizes;
+}
+
+void printUsage(std::FILE* out) {
+  std::fprintf(
+      out,
+      "Usage: mcl-perf OPERATION [flags]\n"
+      "Benchmarks one mcl operation the way nccl-tests does and prints the\n"
+      "same table.\n"
+      "\n"
+      "OPERATION: %s\n"
+      "\n"
+      "Flags (as in nccl-tests):\n"
+      "  -b, --minbytes SIZE      smallest size (default 32M)\n"
+      "  -e, --maxbytes SIZE      largest size (default 32M)\n"
+      "  -i, --stepbytes SIZE     size increment when stepfactor is 1 "
+      "(default 1M)\n"
+      "  -f, --stepfactor N       multiply the size by N (default 1: add "
+      "stepbytes)\n"
+      "  -n, --iters N            timed iterations per size (default 20)\n"
+      "  -w, --warmup_iters N     warmup iterations (default 5)\n"
+      "  -c, --check N            check the results N times per size, 0 "
+      "off (default 1)\n"
+      "  -d, --datatype TYPE      %s or all (default float)\n"
+      "  -o, --op OP              %s or all (default sum)\n"
+      "  -r, --root ROOT          root of broadcast and reduce, or all "
+      "(default 0)\n"
+      "  -a, --average N          time shown: 0 rank 0, 1 average, 2 "
+      "minimum, 3 maximum\n"
+      "                           over the ranks (default 1)\n"
+      "  -T, --timeout SECONDS    bound on every wait "
+      "(mclConfig_t.timeoutSeconds;\n"
+      "                           default MCL_TIMEOUT)\n"
+      "  -h, --help               this help\n"
+      "mcl flags:\n"
+      "  -np N                    fork N local ranks\n"
+      "  --transport NAME         mclConfig_t.transport, e.g. auto or shm "
+      "(default\n"
+      "                           MCL_TRANSPORT, else auto)\n"
+      "  -J, --json FILE          also write every row, the command line, "
+      "the MCL_*\n"
+      "                           variables, ranks, host and mcl version as "
+      "JSON\n"
+      "\n"
+      "SIZE takes a K, M or G suffix (powers of 1024).\n"
+      "Without -np: when MCL_UNIQUE_ID (mclUniqueIdToString's form), "
+      "MCL_RANK and\n"
+      "MCL_WORLD_SIZE are all set, mcl-perf runs as that one rank of a job "
+      "started\n"
+      "elsewhere; otherwise it forks 2 local ranks.\n"
+      "Exit status: 0 success, 1 failure or wrong results, 2 bad usage.\n",
+      collectiveNameList(), typeNameList().c_str(), opNameList().c_str());
+}
+
+}  // namespace mcl::perf

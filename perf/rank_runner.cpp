@@ -1,0 +1,307 @@
+#include "rank_runner.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "collective_bench.h"
+#include "collective_check.h"
+#include "dtype.h"
+#include "mcl_error.h"
+#include "report.h"
+
+namespace mcl::perf {
+
+namespace {
+
+constexpr size_t kBufferAlignment = 4096;
+// Seed of the input written before timing; the checks use 1, 2, ...
+constexpr uint64_t kTimingSeed = 99;
+
+// A page-aligned, zeroed (so touched) buffer.
+class Buffer {
+ public:
+  Buffer(size_t bytes, int rank) {
+    size_ = std::max<size_t>(
+        kBufferAlignment,
+        (bytes + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment);
+    data_ = static_cast<char*>(std::aligned_alloc(kBufferAlignment, size_));
+    if (!data_) {
+      std::fprintf(stderr, "mcl-perf: rank %d: cannot allocate %zu bytes\n",
+                   rank, size_);
+      exitNow(kExitFailure);
+    }
+    std::memset(data_, 0, size_);
+  }
+  ~Buffer() { std::free(data_); }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  char* data() const { return data_; }
+
+ private:
+  char* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+std::string transportName(const Options& o) {
+  if (!o.transport.empty()) return o.transport;
+  const char* env = std::getenv("MCL_TRANSPORT");
+  return env && *env ? env : "auto";
+}
+
+// What every rank tells rank 0 for the "Using ranks" lines.
+struct WireRankInfo {
+  int32_t rank;
+  int32_t pid;
+  char host[256];
+  char transport[64];
+};
+
+std::vector<RankInfo> gatherRankInfo(mclComm_t comm, int rank, int nranks,
+                                     const std::string& transport) {
+  WireRankInfo mine{};
+  mine.rank = rank;
+  mine.pid = static_cast<int32_t>(getpid());
+  if (gethostname(mine.host, sizeof mine.host - 1) != 0)
+    std::snprintf(mine.host, sizeof mine.host, "unknown");
+  std::snprintf(mine.transport, sizeof mine.transport, "%s", transport.c_str());
+  std::vector<WireRankInfo> all(static_cast<size_t>(nranks));
+  checkMcl(
+      rank, "mclAllGather",
+      mclAllGather(&mine, all.data(), sizeof mine, mclUint8, comm, nullptr),
+      comm);
+  std::vector<RankInfo> infos;
+  for (const WireRankInfo& w : all) {
+    RankInfo info;
+    info.rank = w.rank;
+    info.pid = w.pid;
+    info.host.assign(w.host, strnlen(w.host, sizeof w.host));
+    info.transport.assign(w.transport,
+                          strnlen(w.transport, sizeof w.transport));
+    infos.push_back(std::move(info));
+  }
+  return infos;
+}
+
+// One size of one (type, op, root).
+struct SizeCase {
+  mclDataType_t type;
+  mclRedOp_t op;
+  int root;
+  size_t elementSize;
+  CollCounts counts;
+  size_t totalBytes;  // the larger of the send and receive sizes
+};
+
+class Bench {
+ public:
+  Bench(const Options& o, int rank, int nranks, mclComm_t comm, Report* report)
+      : o_(o),
+        coll_(o.collective),
+        rank_(rank),
+        nranks_(nranks),
+        comm_(comm),
+        report_(report),
+        send_(o.maxBytes, rank),
+        recv_(o.maxBytes, rank),
+        sizes_(sizeList(o)) {}
+
+  void runAll() {
+    const CollectiveInfo& info = collectiveInfo(coll_);
+    std::vector<int> roots{-1};
+    if (info.hasRoot) {
+      roots.clear();
+      for (int r = 0; r < nranks_; ++r)
+        if (o_.root < 0 || o_.root == r) roots.push_back(r);
+    }
+    const std::vector<mclRedOp_t> ops =
+        info.hasOp ? o_.ops : std::vector<mclRedOp_t>{mclSum};
+    for (mclDataType_t type : o_.types)
+      for (mclRedOp_t op : ops)
+        for (int root : roots)
+          timeTest(type, op, info.hasOp ? opName(op) : "none", root);
+  }
+
+  int64_t localErrors() const { return localErrors_; }
+  double averageBusBw() const { return bwCount_ ? bwSum_ / bwCount_ : 0.0; }
+
+ private:
+  SizeCase makeCase(mclDataType_t type, mclRedOp_t op, int root,
+                    size_t bytes) const {
+    SizeCase c{type, op, root < 0 ? 0 : root, typeSize(type), {}, 0};
+    c.counts = collCounts(coll_, bytes, c.elementSize, nranks_);
+    c.totalBytes =
+        std::max(c.counts.sendCount, c.counts.recvCount) * c.elementSize;
+    return c;
+  }
+
+  CheckCase checkCase(const SizeCase& c, bool inPlace, uint64_t seed) const {
+    return {coll_,   c.type,   c.op,    c.root, rank_,
+            nranks_, c.counts, inPlace, seed};
+  }
+
+  // One call; iterations walk through the buffers (as nccl-tests does) so
+  // small sizes do not always hit the same cache lines.
+  void launch(const SizeCase& c, bool inPlace, int iter) {
+    const size_t steps = c.totalBytes ? o_.maxBytes / c.totalBytes : 1;
+    const size_t shift =
+        c.totalBytes * (static_cast<size_t>(iter) % std::max<size_t>(steps, 1));
+    const CallBuffers b = callBuffers(c.counts, inPlace, rank_, c.elementSize,
+                                      send_.data(), recv_.data(), shift);
+    const CallResult r = runCollective(coll_, b, c.counts.paramCount, c.type,
+                                       c.op, c.root, comm_, rank_, nranks_);
+    checkMcl(rank_, r.call, r.result, comm_);
+  }
+
+  void barrier() {
+    checkMcl(rank_, "mclBarrier", mclBarrier(comm_, nullptr), comm_);
+  }
+
+  // The time per call shown: -a picks rank 0's, the average, the minimum
+  // or the maximum over the ranks.
+  double aggregateTime(double seconds) {
+    double v = seconds;
+    if (o_.average == 0) {
+      checkMcl(rank_, "mclBroadcast",
+               mclBroadcast(&v, &v, 1, mclFloat64, 0, comm_, nullptr), comm_);
+      return v;
+    }
+    const mclRedOp_t op = o_.average == 1   ? mclSum
+                          : o_.average == 2 ? mclMin
+                                            : mclMax;
+    checkMcl(rank_, "mclAllReduce",
+             mclAllReduce(&v, &v, 1, mclFloat64, op, comm_, nullptr), comm_);
+    return o_.average == 1 ? v / nranks_ : v;
+  }
+
+  int64_t sumOverRanks(int64_t value) {
+    checkMcl(rank_, "mclAllReduce",
+             mclAllReduce(&value, &value, 1, mclInt64, mclSum, comm_, nullptr),
+             comm_);
+    return value;
+  }
+
+  void timeTest(mclDataType_t type, mclRedOp_t op, const char* shownOp,
+                int root) {
+    barrier();
+    for (size_t bytes : {o_.maxBytes, o_.minBytes}) {
+      const SizeCase c = makeCase(type, op, root, bytes);
+      for (int i = 0; i < o_.warmupIters; ++i) launch(c, false, i);
+    }
+    for (size_t bytes : sizes_) {
+      const SizeCase c = makeCase(type, op, root, bytes);
+      report_->beginRow(c.totalBytes, c.counts.paramCount, typeName(type),
+                        shownOp, root);
+      report_->addCell(benchTime(c, false));
+      report_->addCell(benchTime(c, true));
+      report_->endRow();
+    }
+  }
+
+  ResultCell benchTime(const SizeCase& c, bool inPlace) {
+    if (o_.check > 0)
+      prepareCheck(checkCase(c, inPlace, kTimingSeed), send_.data(),
+                   recv_.data());
+    launch(c, inPlace, 0);
+    barrier();
+
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < o_.iters; ++i) launch(c, inPlace, i);
+    const std::chrono::duration<double> elapsed =
+        std::chrono::steady_clock::now() - start;
+    const double seconds = aggregateTime(elapsed.count() / o_.iters);
+
+    ResultCell cell;
+    cell.timeUs = seconds * 1.0e6;
+    bandwidth(coll_, c.counts, c.elementSize, seconds, nranks_, &cell.algBw,
+              &cell.busBw);
+    bwSum_ += cell.busBw;
+    ++bwCount_;
+
+    // nccl-tests does not check in-place sendrecv (send and receive share
+    // one buffer): its #wrong is N/A.
+    cell.checked = o_.check > 0 && !(coll_ == Collective::SendRecv && inPlace);
+    for (int k = 0; cell.checked && k < o_.check; ++k) {
+      const CheckCase cc = checkCase(c, inPlace, ++checkSeed_);
+      prepareCheck(cc, send_.data(), recv_.data());
+      launch(c, inPlace, 0);
+      const int64_t wrong = countWrongElements(cc, send_.data(), recv_.data());
+      if (wrong) ++localErrors_;
+      cell.wrong = sumOverRanks(wrong);
+      if (cell.wrong) break;
+    }
+    return cell;
+  }
+
+  const Options& o_;
+  const Collective coll_;
+  const int rank_;
+  const int nranks_;
+  const mclComm_t comm_;
+  Report* const report_;
+  Buffer send_;
+  Buffer recv_;
+  const std::vector<size_t> sizes_;
+  uint64_t checkSeed_ = 0;
+  int64_t localErrors_ = 0;
+  double bwSum_ = 0;
+  int64_t bwCount_ = 0;
+};
+
+}  // namespace
+
+int runRank(const Options& options, const RankSetup& setup) {
+  const int rank = setup.rank;
+  const std::string transport = transportName(options);
+  RunInfo info;
+  info.options = &options;
+  info.nranks = setup.nranks;
+  info.startTime = timeNow();
+
+  mclConfig_t config = MCL_CONFIG_INITIALIZER;
+  config.commName = "mcl-perf";
+  if (!options.transport.empty()) config.transport = options.transport.c_str();
+  if (options.timeoutSeconds > 0)
+    config.timeoutSeconds = options.timeoutSeconds;
+  mclComm_t comm = nullptr;
+  checkMcl(rank, "mclCommInitRankConfig",
+           mclCommInitRankConfig(&comm, setup.nranks, setup.id, rank, &config),
+           nullptr);
+  checkMcl(rank, "mclGetVersion", mclGetVersion(&info.libraryVersion), comm);
+  info.ranks = gatherRankInfo(comm, rank, setup.nranks, transport);
+
+  Report report(rank == 0);
+  report.printHeader(info);
+  int64_t errors = 0;
+  double avgBusBw = 0;
+  {
+    Bench bench(options, rank, setup.nranks, comm, &report);
+    bench.runAll();
+    avgBusBw = bench.averageBusBw();
+    errors = bench.localErrors();
+  }
+  checkMcl(rank, "mclAllReduce",
+           mclAllReduce(&errors, &errors, 1, mclInt64, mclSum, comm, nullptr),
+           comm);
+  report.printFooter(errors, avgBusBw);
+
+  int code = errors ? kExitWrongData : kExitOk;
+  std::string jsonError;
+  if (rank == 0 && !options.jsonPath.empty() &&
+      !report.writeJson(info, errors, avgBusBw, &jsonError)) {
+    std::fprintf(stderr, "mcl-perf: rank 0: cannot write the JSON report %s\n",
+                 jsonError.c_str());
+    code = kExitFailure;
+  }
+  checkMcl(rank, "mclCommDestroy", mclCommDestroy(comm), nullptr);
+  return code;
+}
+
+}  // namespace mcl::perf

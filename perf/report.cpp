@@ -1,0 +1,298 @@
+#include "report.h"
+
+#include <mcl/mcl.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <utility>
+
+#include "json_writer.h"
+
+extern char** environ;
+
+namespace mcl::perf {
+
+namespace {
+
+// The host name up to its first dot, as nccl-tests shows it.
+std::string shortHost(const std::string& host) {
+  return host.substr(0, host.find('.'));
+}
+
+std::string versionText(int code) {
+  return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) +
+         "." + std::to_string(code % 100);
+}
+
+// nccl-tests' time column: fewer decimals as the time grows.
+std::string timeText(double us) {
+  char buf[64];
+  if (us >= 10000.0)
+    std::snprintf(buf, sizeof buf, "%7.0f", us);
+  else if (us >= 100.0)
+    std::snprintf(buf, sizeof buf, "%7.1f", us);
+  else
+    std::snprintf(buf, sizeof buf, "%7.2f", us);
+  return buf;
+}
+
+// MCL_* variables, sorted; the unique id is a secret and is not written.
+std::vector<std::pair<std::string, std::string>> mclEnvironment() {
+  std::vector<std::pair<std::string, std::string>> vars;
+  for (char** e = environ; e && *e; ++e) {
+    std::string entry = *e;
+    if (entry.rfind("MCL_", 0) != 0) continue;
+    size_t eq = entry.find('=');
+    std::string name = entry.substr(0, eq);
+    std::string value = eq == std::string::npos ? "" : entry.substr(eq + 1);
+    if (name == "MCL_UNIQUE_ID") value = "(redacted)";
+    vars.emplace_back(std::move(name), std::move(value));
+  }
+  std::sort(vars.begin(), vars.end());
+  return vars;
+}
+
+void writeCell(JsonWriter& w, const char* name, const ResultCell& c) {
+  w.key(name);
+  w.beginObject();
+  w.key("time_us");
+  w.number(c.timeUs);
+  w.key("algbw_gbps");
+  w.number(c.algBw);
+  w.key("busbw_gbps");
+  w.number(c.busBw);
+  w.key("wrong");
+  if (c.checked)
+    w.integer(c.wrong);
+  else
+    w.null();
+  w.endObject();
+}
+
+void writeConfig(JsonWriter& w, const Options& o, const RunInfo& info) {
+  w.key("config");
+  w.beginObject();
+  w.key("minbytes");
+  w.unsignedInteger(o.minBytes);
+  w.key("maxbytes");
+  w.unsignedInteger(o.maxBytes);
+  w.key("stepbytes");
+  w.unsignedInteger(o.stepBytes);
+  w.key("stepfactor");
+  w.unsignedInteger(o.stepFactor);
+  w.key("iters");
+  w.integer(o.iters);
+  w.key("warmup_iters");
+  w.integer(o.warmupIters);
+  w.key("check");
+  w.integer(o.check);
+  w.key("datatype");
+  w.string(o.datatypeArg);
+  w.key("op");
+  w.string(o.opArg);
+  w.key("root");
+  w.integer(o.root);
+  w.key("average");
+  w.integer(o.average);
+  w.key("transport");
+  w.string(info.ranks.empty() ? "" : info.ranks[0].transport);
+  w.key("timeout_seconds");
+  if (o.timeoutSeconds > 0)
+    w.integer(o.timeoutSeconds);
+  else
+    w.null();
+  w.endObject();
+}
+
+}  // namespace
+
+std::string timeNow() {
+  std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &local);
+  return buf;
+}
+
+void Report::printHeader(const RunInfo& info) {
+  if (!isPrinter_) return;
+  const Options& o = *info.options;
+  std::printf("# mcl-perf version %s mcl-headers=%d mcl-library=%d\n",
+              versionText(MCL_VERSION_CODE).c_str(), MCL_VERSION_CODE,
+              info.libraryVersion);
+  std::printf("# Collective test starting: %s\n",
+              collectiveInfo(o.collective).name);
+  std::printf(
+      "# nThread %d nGpus %d minBytes %zu maxBytes %zu step: %zu(%s) warmup "
+      "iters: %d iters: %d agg iters: %d validation: %d graph: %d\n",
+      1, 1, o.minBytes, o.maxBytes,
+      o.stepFactor > 1 ? o.stepFactor : o.stepBytes,
+      o.stepFactor > 1 ? "factor" : "bytes", o.warmupIters, o.iters, 1, o.check,
+      0);
+  std::printf("#\n");
+  std::printf("# Using ranks\n");
+  for (const RankInfo& r : info.ranks)
+    std::printf("#  Rank %2d Pid %6ld on %10s transport %s\n", r.rank, r.pid,
+                shortHost(r.host).c_str(), r.transport.c_str());
+  std::printf("#\n");
+  std::printf(
+      "# %10s  %12s  %8s  %6s  %6s           out-of-place                  "
+      "     in-place          \n",
+      "", "", "", "", "");
+  std::printf(
+      "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n",
+      "size", "count", "type", "redop", "root", "time", "algbw", "busbw",
+      "#wrong", "time", "algbw", "busbw", "#wrong");
+  std::printf(
+      "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n",
+      "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)",
+      "(GB/s)", "(GB/s)", "");
+}
+
+void Report::beginRow(size_t bytes, size_t count, const char* type,
+                      const char* redop, int root) {
+  if (!isPrinter_) return;
+  ResultRow row;
+  row.bytes = bytes;
+  row.count = count;
+  row.type = type;
+  row.redop = redop;
+  row.root = root;
+  rows_.push_back(std::move(row));
+  cellsInRow_ = 0;
+  char rootText[32];
+  std::snprintf(rootText, sizeof rootText, "%6i", root);
+  std::printf("%12zu  %12zu  %8s  %6s  %6s", bytes, count, type, redop,
+              rootText);
+}
+
+void Report::addCell(const ResultCell& cell) {
+  if (!isPrinter_) return;
+  ResultRow& row = rows_.back();
+  (cellsInRow_++ == 0 ? row.outOfPlace : row.inPlace) = cell;
+  const std::string time = timeText(cell.timeUs);
+  if (cell.checked)
+    std::printf("  %7s  %6.2f  %6.2f  %5g", time.c_str(), cell.algBw,
+                cell.busBw, static_cast<double>(cell.wrong));
+  else
+    std::printf("  %7s  %6.2f  %6.2f  %5s", time.c_str(), cell.algBw,
+                cell.busBw, "N/A");
+}
+
+void Report::endRow() {
+  if (isPrinter_) std::printf("\n");
+}
+
+void Report::printFooter(int64_t errors, double avgBusBw) {
+  if (!isPrinter_) return;
+  std::printf("# Out of bounds values : %lld %s\n",
+              static_cast<long long>(errors), errors ? "FAILED" : "OK");
+  std::printf("# Avg bus bandwidth    : %g %s\n", avgBusBw, "");
+  std::printf("#\n");
+  const char* last = mclGetLastError(nullptr);
+  std::printf("%s\n", last ? last : "");
+  std::fflush(stdout);
+}
+
+bool Report::writeJson(const RunInfo& info, int64_t errors, double avgBusBw,
+                       std::string* error) const {
+  const Options& o = *info.options;
+  JsonWriter w;
+  w.beginObject();
+  w.key("tool");
+  w.string("mcl-perf");
+  w.key("format_version");
+  w.integer(1);
+  w.key("operation");
+  w.string(collectiveInfo(o.collective).name);
+  w.key("command_line");
+  w.beginArray();
+  for (const std::string& arg : o.commandLine) w.string(arg);
+  w.endArray();
+  w.key("environment");
+  w.beginObject();
+  for (const auto& [name, value] : mclEnvironment()) {
+    w.key(name);
+    w.string(value);
+  }
+  w.endObject();
+  w.key("hostname");
+  w.string(info.ranks.empty() ? "" : info.ranks[0].host);
+  w.key("nranks");
+  w.integer(info.nranks);
+  w.key("mcl_version");
+  w.beginObject();
+  w.key("library");
+  w.integer(info.libraryVersion);
+  w.key("library_text");
+  w.string(versionText(info.libraryVersion));
+  w.key("headers");
+  w.integer(MCL_VERSION_CODE);
+  w.endObject();
+  w.key("start_time");
+  w.string(info.startTime);
+  w.key("end_time");
+  w.string(timeNow());
+  writeConfig(w, o, info);
+  w.key("ranks");
+  w.beginArray();
+  for (const RankInfo& r : info.ranks) {
+    w.beginObject();
+    w.key("rank");
+    w.integer(r.rank);
+    w.key("pid");
+    w.integer(r.pid);
+    w.key("hostname");
+    w.string(r.host);
+    w.key("transport");
+    w.string(r.transport);
+    w.endObject();
+  }
+  w.endArray();
+  w.key("results");
+  w.beginArray();
+  for (const ResultRow& row : rows_) {
+    w.beginObject();
+    w.key("size");
+    w.unsignedInteger(row.bytes);
+    w.key("count");
+    w.unsignedInteger(row.count);
+    w.key("type");
+    w.string(row.type);
+    w.key("redop");
+    w.string(row.redop);
+    w.key("root");
+    w.integer(row.root);
+    writeCell(w, "out_of_place", row.outOfPlace);
+    writeCell(w, "in_place", row.inPlace);
+    w.endObject();
+  }
+  w.endArray();
+  w.key("out_of_bounds");
+  w.beginObject();
+  w.key("count");
+  w.integer(errors);
+  w.key("ok");
+  w.boolean(errors == 0);
+  w.endObject();
+  w.key("avg_bus_bandwidth_gbps");
+  w.number(avgBusBw);
+  w.endObject();
+
+  std::FILE* f = std::fopen(o.jsonPath.c_str(), "w");
+  if (!f) {
+    *error = o.jsonPath + ": " + std::strerror(errno);
+    return false;
+  }
+  const std::string& text = w.text();
+  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  ok = (std::fclose(f) == 0) && ok;
+  if (!ok) *error = o.jsonPath + ": write failed";
+  return ok;
+}
+
+}  // namespace mcl::perf

@@ -1,0 +1,28 @@
+// Turns an operation into the steps this rank runs. Ring and chain
+// algorithms for now; the tuner will choose among more.
+#pragma once
+
+#include <vector>
+
+#include "algorithms/context.h"
+#include "algorithms/op.h"
+#include "algorithms/step.h"
+
+namespace mcl {
+
+void appendSteps(const OpArgs& op, AlgoContext& ctx, std::vector<Step>& steps);
+
+void appendRingAllReduce(const OpArgs& op, AlgoContext& ctx,
+                         std::vector<Step>& steps);
+void appendRingAllGather(const OpArgs& op, AlgoContext& ctx,
+                         std::vector<Step>& steps);
+void appendRingReduceScatter(const OpArgs& op, AlgoContext& ctx,
+                             std::vector<Step>& steps);
+void appendChainBroadcast(const OpArgs& op, AlgoContext& ctx,
+                          std::vector<Step>& steps);
+void appendChainReduce(const OpArgs& op, AlgoContext& ctx,
+                       std::vector<Step>& steps);
+void appendPointToPoint(const OpArgs& op, AlgoContext& ctx,
+                        std::vector<Step>& steps);
+
+}  // namespace mcl

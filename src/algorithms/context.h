@@ -1,0 +1,34 @@
+// What algorithms know of a communicator: ranks, one connection per peer,
+// how to wait, and when to give up. Core fills it; algorithms only read it.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "transports/transport.h"
+
+namespace mcl {
+
+struct WaitPolicy {
+  int64_t spinNs = 20000;    // busy-poll this long after the last progress
+  int64_t yieldNs = 200000;  // then yield the CPU this long, then sleep
+};
+
+struct AlgoContext {
+  int rank = 0;
+  int nranks = 1;
+  std::vector<transport::Connection*> peers;  // by rank, self included
+  transport::Waker* waker = nullptr;
+  std::chrono::nanoseconds timeout{std::chrono::seconds(300)};
+  WaitPolicy wait;
+  const std::atomic<bool>* aborted = nullptr;
+  // The most one ring step may send before the next step receives: half of
+  // the smallest buffer between two ranks (the same on every rank).
+  size_t maxStepBytes = 256 * 1024;
+  // Room for barrier's one-byte all-reduce.
+  std::byte scratch[2] = {};
+};
+
+}  // namespace mcl

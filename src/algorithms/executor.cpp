@@ -1,0 +1,168 @@
+#include "algorithms/executor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+
+#include "base/error.h"
+#include "platform/cpu.h"
+
+namespace mcl {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int64_t kSleepSliceNs = 50'000'000;  // re-check abort and peers
+constexpr int64_t kPeerCheckIntervalNs = 1'000'000;
+
+bool progressLane(Lane& lane) {
+  bool moved = false;
+  while (!lane.done()) {
+    Step& step = lane.steps[lane.next];
+    moved |= progressStep(step);
+    if (step.done < step.bytes) break;
+    ++lane.next;
+  }
+  return moved;
+}
+
+bool progressAll(std::span<Lane> lanes, bool* allDone) {
+  bool moved = false;
+  bool done = true;
+  for (Lane& lane : lanes) {
+    if (lane.done()) continue;
+    moved |= progressLane(lane);
+    done &= lane.done();
+  }
+  *allDone = done;
+  return moved;
+}
+
+Lane& firstStuck(std::span<Lane> lanes) {
+  for (Lane& lane : lanes)
+    if (!lane.done()) return lane;
+  return lanes.front();
+}
+
+std::string describeWait(const Lane& lane) {
+  const Step& s = lane.steps[lane.next];
+  std::string what =
+      std::string(opKindName(s.kind)) + " #" + std::to_string(s.sequence) +
+      " (step " + std::to_string(lane.next + 1) + " of " +
+      std::to_string(lane.steps.size()) + ", " + std::to_string(s.done) +
+      " of " + std::to_string(s.bytes) + " bytes done)";
+  if (s.recvFrom != nullptr && s.recvFrom->peekRecv().empty())
+    return what + " waiting for data from rank " + std::to_string(s.recvPeer) +
+           " via " + s.recvFrom->linkName();
+  if (s.sendTo != nullptr)
+    return what + " waiting for room to send to rank " +
+           std::to_string(s.sendPeer) + " via " + s.sendTo->linkName();
+  return what;
+}
+
+[[noreturn]] void throwPeerGone(const AlgoContext& ctx, const Step& s, int peer,
+                                const char* link) {
+  throw error(mclRemoteError,
+              "rank %d: peer rank %d is gone (its process exited) during %s "
+              "#%llu; link %s",
+              ctx.rank, peer, opKindName(s.kind),
+              static_cast<unsigned long long>(s.sequence), link);
+}
+
+void checkAbortAndPeers(std::span<Lane> lanes) {
+  for (const Lane& lane : lanes) {
+    if (lane.done()) continue;
+    const AlgoContext& ctx = *lane.context;
+    const Step& s = lane.steps[lane.next];
+    if (ctx.aborted != nullptr && ctx.aborted->load(std::memory_order_relaxed))
+      throw error(mclRemoteError, "rank %d: %s was aborted (mclCommAbort)",
+                  ctx.rank, opKindName(s.kind));
+    // A peer that exited after handing over everything is no failure: only
+    // one we still wait on is. Liveness is read before the ring, so data
+    // published before the exit is seen.
+    if (s.recvFrom != nullptr && !s.recvFrom->peerAlive() &&
+        s.recvFrom->peekRecv().empty())
+      throwPeerGone(ctx, s, s.recvPeer, s.recvFrom->linkName());
+    if (s.sendTo != nullptr && !s.sendTo->peerAlive() &&
+        s.sendTo->acquireSend(1).empty())
+      throwPeerGone(ctx, s, s.sendPeer, s.sendTo->linkName());
+  }
+}
+
+// The waker all lanes share, or null when they span communicators.
+transport::Waker* commonWaker(std::span<Lane> lanes) {
+  transport::Waker* w = lanes.front().context->waker;
+  for (const Lane& lane : lanes)
+    if (lane.context->waker != w) return nullptr;
+  return w;
+}
+
+}  // namespace
+
+void runLanes(std::span<Lane> lanes) {
+  if (lanes.empty()) return;
+  bool allDone = false;
+  progressAll(lanes, &allDone);
+  if (allDone) return;
+
+  const AlgoContext& ctx = *lanes.front().context;
+  transport::Waker* waker = commonWaker(lanes);
+  const int64_t timeoutNs = ctx.timeout.count();
+  Clock::time_point idleSince = Clock::now();
+  uint32_t spins = 0;
+  int64_t lastCheckNs = 0;
+  while (true) {
+    if (progressAll(lanes, &allDone)) {
+      if (allDone) return;
+      idleSince = Clock::now();
+      spins = 0;
+      continue;
+    }
+    if (allDone) return;
+    ++spins;
+    // Reading the clock costs more than a poll: look every 64 spins.
+    if (spins % 64 != 0) {
+      platform::cpuRelax();
+      continue;
+    }
+    int64_t idleNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                         Clock::now() - idleSince)
+                         .count();
+    if (idleNs < ctx.wait.spinNs) {
+      // A peer that shares our core (more ranks than free cores, or a busy
+      // machine) only runs when we let it: a yield now and then is nearly
+      // free when nobody else wants the core, and saves a whole spin budget
+      // per message when somebody does.
+      platform::yieldCpu();
+      continue;
+    }
+    if (idleNs - lastCheckNs >= kPeerCheckIntervalNs || idleNs < lastCheckNs) {
+      checkAbortAndPeers(lanes);  // a few system calls: not every spin
+      lastCheckNs = idleNs;
+    }
+    if (idleNs >= timeoutNs) {
+      const Lane& stuck = firstStuck(lanes);
+      throw error(mclTimeout,
+                  "rank %d: %s: no progress for %lld s (the "
+                  "timeout, MCL_TIMEOUT)",
+                  stuck.context->rank, describeWait(stuck).c_str(),
+                  static_cast<long long>(timeoutNs / 1000000000));
+    }
+    if (idleNs < ctx.wait.spinNs + ctx.wait.yieldNs || waker == nullptr) {
+      platform::yieldCpu();
+      continue;
+    }
+    uint32_t token = waker->arm();
+    if (progressAll(lanes, &allDone)) {
+      waker->disarm();
+      if (allDone) return;
+      idleSince = Clock::now();
+      spins = 0;
+      continue;
+    }
+    waker->sleep(token, std::min(kSleepSliceNs, timeoutNs - idleNs));
+    waker->disarm();
+  }
+}
+
+}  // namespace mcl

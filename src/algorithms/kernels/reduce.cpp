@@ -1,0 +1,527 @@
+// Most loops here are written for the compiler's auto-vectorizer, so one
+// source serves SSE, AVX and NEON:
+//  - One fused loop per aliasing case loads, widens (half, bf16, fp8 to
+//    float), combines, narrows and stores each element. Fusing matters: a
+//    widen-to-scratch pipeline costs four extra stores per element, and
+//    stores, not arithmetic, limit these loops once data sits in cache.
+//  - Each loop is an outer loop over fixed-size blocks whose inner loop has a
+//    constant trip count, plus a scalar tail. GCC at -O2 only vectorizes
+//    loops whose vector code needs no epilogue, and this shape qualifies.
+//  - Aliasing is resolved before the loop (dst == a, dst == b, both, or
+//    neither) so every loop can promise __restrict; otherwise the compiler
+//    adds a run-time overlap check that in-place calls would fail.
+//  - Ops are functors inlined into the loop body; float max/min are written
+//    as compare-and-select so they become vector compares and blends.
+// Half needs the CPU's conversion instructions to be fast: __fp16 on
+// AArch64 (the compiler vectorizes it), and on x86-64 an explicit AVX2+F16C
+// kernel picked at run time, which also serves bfloat16 (see below).
+#include "algorithms/kernels/reduce.h"
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "algorithms/kernels/float_convert.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace mcl::kernels {
+namespace {
+
+// Bytes of storage per inner block: a few vector registers on every target.
+constexpr size_t kBlockBytes = 64;
+
+std::atomic<bool> portableOnly{false};
+
+bool cpuSpecificAllowed() {
+  return !portableOnly.load(std::memory_order_relaxed);
+}
+
+// ---- Ops ----
+
+struct SumOp {
+  template <typename T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) {
+      // Unsigned arithmetic wraps by definition; signed overflow is UB.
+      using U = std::make_unsigned_t<T>;
+      return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+    } else {
+      return a + b;
+    }
+  }
+};
+
+struct ProdOp {
+  template <typename T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) {
+      // 8-bit values promote to int, where 255 * 255 still fits.
+      using U = std::make_unsigned_t<T>;
+      return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+    } else {
+      return a * b;
+    }
+  }
+};
+
+// For floats, "b != b" (b is NaN) picks b, and a NaN a is kept because every
+// comparison with it is false: either NaN wins. Equal inputs give a.
+struct MaxOp {
+  template <typename T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      return (b > a || b != b) ? b : a;
+    } else {
+      return b > a ? b : a;
+    }
+  }
+};
+
+struct MinOp {
+  template <typename T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      return (b < a || b != b) ? b : a;
+    } else {
+      return b < a ? b : a;
+    }
+  }
+};
+
+// ---- Codecs: how an element is stored and the type it is computed in ----
+
+template <typename T>
+struct NativeCodec {
+  using Storage = T;
+  static T widen(T v) { return v; }
+  static T narrow(T v) { return v; }
+};
+
+struct Bf16Codec {
+  using Storage = uint16_t;
+  static float widen(uint16_t v) { return bf16ToFloat(v); }
+  static uint16_t narrow(float v) { return floatToBf16(v); }
+};
+
+struct HalfCodec {
+  using Storage = uint16_t;
+  static float widen(uint16_t v) { return halfToFloat(v); }
+  static uint16_t narrow(float v) { return floatToHalf(v); }
+};
+
+#if defined(__aarch64__)
+// FCVT: baseline on AArch64, vectorized as FCVTL/FCVTN, bit-identical to
+// halfToFloat/floatToHalf under the default FPCR (nearest even, no flush).
+struct HalfFcvtCodec {
+  using Storage = uint16_t;
+  static float widen(uint16_t v) {
+    return static_cast<float>(std::bit_cast<__fp16>(v));
+  }
+  static uint16_t narrow(float v) {
+    return std::bit_cast<uint16_t>(static_cast<__fp16>(v));
+  }
+};
+#endif
+
+struct E4m3Codec {
+  using Storage = uint8_t;
+  static float widen(uint8_t v) { return e4m3ToFloat(v); }
+  static uint8_t narrow(float v) { return floatToE4m3(v); }
+};
+
+struct E5m2Codec {
+  using Storage = uint8_t;
+  static float widen(uint8_t v) { return e5m2ToFloat(v); }
+  static uint8_t narrow(float v) { return floatToE5m2(v); }
+};
+
+// ---- Fused loops, one per aliasing case ----
+
+template <typename Codec, typename Op>
+struct Combiner {
+  using S = typename Codec::Storage;
+  static constexpr size_t kLanes = kBlockBytes / sizeof(S);
+
+  static S apply(S a, S b) {
+    return Codec::narrow(Op{}(Codec::widen(a), Codec::widen(b)));
+  }
+
+  static void disjoint(S* __restrict dst, const S* __restrict a,
+                       const S* __restrict b, size_t count) {
+    size_t i = 0;
+    for (; i + kLanes <= count; i += kLanes) {
+      for (size_t j = 0; j < kLanes; ++j) {
+        dst[i + j] = apply(a[i + j], b[i + j]);
+      }
+    }
+    for (; i < count; ++i) dst[i] = apply(a[i], b[i]);
+  }
+
+  // acc[i] = apply(acc[i], other[i]), or apply(other[i], acc[i]) when
+  // kAccIsB, so operand order (which max/min's tie rule sees) stays a, b.
+  template <bool kAccIsB>
+  static void into(S* __restrict acc, const S* __restrict other, size_t count) {
+    auto step = [](S accValue, S otherValue) {
+      return kAccIsB ? apply(otherValue, accValue)
+                     : apply(accValue, otherValue);
+    };
+    size_t i = 0;
+    for (; i + kLanes <= count; i += kLanes) {
+      for (size_t j = 0; j < kLanes; ++j) {
+        acc[i + j] = step(acc[i + j], other[i + j]);
+      }
+    }
+    for (; i < count; ++i) acc[i] = step(acc[i], other[i]);
+  }
+
+  // dst == a == b.
+  static void withItself(S* acc, size_t count) {
+    size_t i = 0;
+    for (; i + kLanes <= count; i += kLanes) {
+      for (size_t j = 0; j < kLanes; ++j) {
+        acc[i + j] = apply(acc[i + j], acc[i + j]);
+      }
+    }
+    for (; i < count; ++i) acc[i] = apply(acc[i], acc[i]);
+  }
+
+  static void run(void* dstRaw, const void* aRaw, const void* bRaw,
+                  size_t count) {
+    S* dst = static_cast<S*>(dstRaw);
+    const S* a = static_cast<const S*>(aRaw);
+    const S* b = static_cast<const S*>(bRaw);
+    if (dst == a && dst == b) {
+      withItself(dst, count);
+    } else if (dst == a) {
+      into<false>(dst, b, count);
+    } else if (dst == b) {
+      into<true>(dst, a, count);
+    } else {
+      disjoint(dst, a, b, count);
+    }
+  }
+};
+
+// buf[i] = narrow(widen(buf[i]) / divisor). Divisor is the compute type, or
+// int for 8-bit integers so that divisors above 127 stay exact.
+template <typename Codec, typename Divisor>
+void divideLoop(void* bufRaw, size_t count, Divisor divisor) {
+  using S = typename Codec::Storage;
+  constexpr size_t kLanes = kBlockBytes / sizeof(S);
+  S* buf = static_cast<S*>(bufRaw);
+  auto step = [divisor](S v) {
+    using Compute = decltype(Codec::widen(v));
+    // For 8-bit integers the quotient is an int that always fits back.
+    return Codec::narrow(static_cast<Compute>(Codec::widen(v) / divisor));
+  };
+  size_t i = 0;
+  for (; i + kLanes <= count; i += kLanes) {
+    for (size_t j = 0; j < kLanes; ++j) buf[i + j] = step(buf[i + j]);
+  }
+  for (; i < count; ++i) buf[i] = step(buf[i]);
+}
+
+// ---- Half and bfloat16 on x86-64: explicit AVX2 ----
+//
+// Baseline x86-64 (SSE2) has neither half conversions nor a cheap 32-to-16
+// bit narrowing, so the portable loops above run at a fraction of memory
+// speed for these types. These kernels are chosen at run time when the CPU
+// has AVX2 and F16C, and match the portable path bit for bit.
+
+#if defined(__x86_64__)
+#define MCL_AVX2 __attribute__((target("avx2,f16c")))
+
+// Vector forms of the ops, lane for lane the scalar functors, NaN rules too.
+struct SumVec {
+  MCL_AVX2 __m256 operator()(__m256 a, __m256 b) const {
+    return _mm256_add_ps(a, b);
+  }
+};
+struct ProdVec {
+  MCL_AVX2 __m256 operator()(__m256 a, __m256 b) const {
+    return _mm256_mul_ps(a, b);
+  }
+};
+struct MaxVec {  // (b > a || b is NaN) ? b : a
+  MCL_AVX2 __m256 operator()(__m256 a, __m256 b) const {
+    const __m256 takeB = _mm256_or_ps(_mm256_cmp_ps(b, a, _CMP_GT_OQ),
+                                      _mm256_cmp_ps(b, b, _CMP_UNORD_Q));
+    return _mm256_blendv_ps(a, b, takeB);
+  }
+};
+struct MinVec {  // (b < a || b is NaN) ? b : a
+  MCL_AVX2 __m256 operator()(__m256 a, __m256 b) const {
+    const __m256 takeB = _mm256_or_ps(_mm256_cmp_ps(b, a, _CMP_LT_OQ),
+                                      _mm256_cmp_ps(b, b, _CMP_UNORD_Q));
+    return _mm256_blendv_ps(a, b, takeB);
+  }
+};
+
+// 8 halves <-> one vector of floats, by F16C.
+struct HalfLanes {
+  using Codec = HalfCodec;
+  static constexpr size_t kVectors = 1;
+  MCL_AVX2 static void load(const uint16_t* src, __m256 (&out)[kVectors]) {
+    out[0] =
+        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src)));
+  }
+  MCL_AVX2 static void store(uint16_t* dst, const __m256 (&in)[kVectors]) {
+    const __m128i halves =
+        _mm256_cvtps_ph(in[0], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), halves);
+  }
+};
+
+// 16 bfloat16 <-> two vectors of floats. Unpacking next to zeros within each
+// 128-bit lane yields bf16 << 16 (the float) but in lane order 0-3, 8-11 /
+// 4-7, 12-15; packing within lanes undoes exactly that order, so no
+// cross-lane shuffle is needed either way.
+struct Bf16Lanes {
+  using Codec = Bf16Codec;
+  static constexpr size_t kVectors = 2;
+  MCL_AVX2 static void load(const uint16_t* src, __m256 (&out)[kVectors]) {
+    const __m256i bits =
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src));
+    const __m256i zero = _mm256_setzero_si256();
+    out[0] = _mm256_castsi256_ps(_mm256_unpacklo_epi16(zero, bits));
+    out[1] = _mm256_castsi256_ps(_mm256_unpackhi_epi16(zero, bits));
+  }
+  // floatToBf16 on 8 lanes: round to nearest even, or quiet a NaN.
+  MCL_AVX2 static __m256i roundToHighHalf(__m256 value) {
+    const __m256i bits = _mm256_castps_si256(value);
+    const __m256i lsb =
+        _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));
+    const __m256i rounded = _mm256_add_epi32(
+        _mm256_add_epi32(bits, _mm256_set1_epi32(0x7fff)), lsb);
+    const __m256i quiet = _mm256_or_si256(bits, _mm256_set1_epi32(0x400000));
+    const __m256 isNan = _mm256_cmp_ps(value, value, _CMP_UNORD_Q);
+    const __m256 chosen = _mm256_blendv_ps(_mm256_castsi256_ps(rounded),
+                                           _mm256_castsi256_ps(quiet), isNan);
+    // An arithmetic shift leaves each result in int16 range, so the
+    // saturating pack below is an exact truncation.
+    return _mm256_srai_epi32(_mm256_castps_si256(chosen), 16);
+  }
+  MCL_AVX2 static void store(uint16_t* dst, const __m256 (&in)[kVectors]) {
+    const __m256i packed =
+        _mm256_packs_epi32(roundToHighHalf(in[0]), roundToHighHalf(in[1]));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), packed);
+  }
+};
+
+// Each group is loaded before it is stored, so dst may equal a or b.
+template <typename Lanes, typename VecOp, typename Op>
+MCL_AVX2 void combineAvx2(void* dstRaw, const void* aRaw, const void* bRaw,
+                          size_t count) {
+  constexpr size_t kGroup = Lanes::kVectors * 8;
+  uint16_t* dst = static_cast<uint16_t*>(dstRaw);
+  const uint16_t* a = static_cast<const uint16_t*>(aRaw);
+  const uint16_t* b = static_cast<const uint16_t*>(bRaw);
+  size_t i = 0;
+  for (; i + kGroup <= count; i += kGroup) {
+    __m256 x[Lanes::kVectors];
+    __m256 y[Lanes::kVectors];
+    Lanes::load(a + i, x);
+    Lanes::load(b + i, y);
+    for (size_t k = 0; k < Lanes::kVectors; ++k) x[k] = VecOp{}(x[k], y[k]);
+    Lanes::store(dst + i, x);
+  }
+  using Codec = typename Lanes::Codec;
+  for (; i < count; ++i) {
+    dst[i] = Codec::narrow(Op{}(Codec::widen(a[i]), Codec::widen(b[i])));
+  }
+}
+
+bool useAvx2() { return cpuSpecificAllowed() && cpuHasAvx2F16c(); }
+
+template <typename Lanes, typename Op>
+void combine16Bit(void* dst, const void* a, const void* b, size_t count) {
+  if (useAvx2()) {
+    if constexpr (std::is_same_v<Op, SumOp>) {
+      return combineAvx2<Lanes, SumVec, Op>(dst, a, b, count);
+    } else if constexpr (std::is_same_v<Op, ProdOp>) {
+      return combineAvx2<Lanes, ProdVec, Op>(dst, a, b, count);
+    } else if constexpr (std::is_same_v<Op, MaxOp>) {
+      return combineAvx2<Lanes, MaxVec, Op>(dst, a, b, count);
+    } else {
+      return combineAvx2<Lanes, MinVec, Op>(dst, a, b, count);
+    }
+  }
+  Combiner<typename Lanes::Codec, Op>::run(dst, a, b, count);
+}
+
+template <typename Op>
+void combineHalf(void* dst, const void* a, const void* b, size_t count) {
+  combine16Bit<HalfLanes, Op>(dst, a, b, count);
+}
+
+template <typename Op>
+void combineBf16(void* dst, const void* a, const void* b, size_t count) {
+  combine16Bit<Bf16Lanes, Op>(dst, a, b, count);
+}
+
+const char* cpuSpecificPath() { return cpuHasAvx2F16c() ? "avx2" : nullptr; }
+
+#undef MCL_AVX2
+#else
+
+template <typename Op>
+void combineHalf(void* dst, const void* a, const void* b, size_t count) {
+#if defined(__aarch64__)
+  if (cpuSpecificAllowed()) {
+    return Combiner<HalfFcvtCodec, Op>::run(dst, a, b, count);
+  }
+#endif
+  Combiner<HalfCodec, Op>::run(dst, a, b, count);
+}
+
+template <typename Op>
+void combineBf16(void* dst, const void* a, const void* b, size_t count) {
+  Combiner<Bf16Codec, Op>::run(dst, a, b, count);
+}
+
+#if defined(__aarch64__)
+const char* cpuSpecificPath() { return "neon"; }
+#else
+const char* cpuSpecificPath() { return nullptr; }
+#endif
+
+#endif
+
+// Half division converts through the array functions (F16C or NEON) in
+// chunks; it runs once per all-reduce, so a scratch buffer is fine here.
+void divideHalf(void* bufRaw, size_t count, float divisor) {
+  if (!cpuSpecificAllowed()) {
+    return divideLoop<HalfCodec>(bufRaw, count, divisor);
+  }
+  constexpr size_t kChunk = 256;
+  uint16_t* buf = static_cast<uint16_t*>(bufRaw);
+  float wide[kChunk];
+  for (size_t start = 0; start < count; start += kChunk) {
+    const size_t n = std::min(kChunk, count - start);
+    halfToFloatArray(buf + start, wide, n);
+    divideLoop<NativeCodec<float>>(wide, n, divisor);
+    floatToHalfArray(wide, buf + start, n);
+  }
+}
+
+// ---- Dispatch ----
+
+[[noreturn]] void throwInvalid(const char* what, int value) {
+  throw std::invalid_argument(std::string("mcl kernels: invalid ") + what +
+                              " " + std::to_string(value));
+}
+
+template <typename Op>
+void reduceWithOp(void* dst, const void* a, const void* b, size_t count,
+                  mclDataType_t type) {
+  switch (type) {
+    case mclInt8:
+      return Combiner<NativeCodec<int8_t>, Op>::run(dst, a, b, count);
+    case mclUint8:
+      return Combiner<NativeCodec<uint8_t>, Op>::run(dst, a, b, count);
+    case mclInt32:
+      return Combiner<NativeCodec<int32_t>, Op>::run(dst, a, b, count);
+    case mclUint32:
+      return Combiner<NativeCodec<uint32_t>, Op>::run(dst, a, b, count);
+    case mclInt64:
+      return Combiner<NativeCodec<int64_t>, Op>::run(dst, a, b, count);
+    case mclUint64:
+      return Combiner<NativeCodec<uint64_t>, Op>::run(dst, a, b, count);
+    case mclFloat32:
+      return Combiner<NativeCodec<float>, Op>::run(dst, a, b, count);
+    case mclFloat64:
+      return Combiner<NativeCodec<double>, Op>::run(dst, a, b, count);
+    case mclFloat16:
+      return combineHalf<Op>(dst, a, b, count);
+    case mclBfloat16:
+      return combineBf16<Op>(dst, a, b, count);
+    case mclFloat8e4m3:
+      return Combiner<E4m3Codec, Op>::run(dst, a, b, count);
+    case mclFloat8e5m2:
+      return Combiner<E5m2Codec, Op>::run(dst, a, b, count);
+    case mclNumTypes:
+      break;
+  }
+  throwInvalid("data type", type);
+}
+
+}  // namespace
+
+void reduce(void* dst, const void* a, const void* b, size_t count,
+            mclDataType_t type, mclRedOp_t op) {
+  switch (op) {
+    case mclSum:
+    case mclAvg:  // the division by nranks comes later, in divide()
+      return reduceWithOp<SumOp>(dst, a, b, count, type);
+    case mclProd:
+      return reduceWithOp<ProdOp>(dst, a, b, count, type);
+    case mclMax:
+      return reduceWithOp<MaxOp>(dst, a, b, count, type);
+    case mclMin:
+      return reduceWithOp<MinOp>(dst, a, b, count, type);
+    case mclNumOps:
+      break;
+  }
+  throwInvalid("reduction op", op);
+}
+
+void divide(void* buf, size_t count, mclDataType_t type, int divisor) {
+  if (divisor < 1) throwInvalid("divisor", divisor);
+  const float floatDivisor = static_cast<float>(divisor);
+  switch (type) {
+    case mclInt8:
+      return divideLoop<NativeCodec<int8_t>>(buf, count, divisor);
+    case mclUint8:
+      return divideLoop<NativeCodec<uint8_t>>(buf, count, divisor);
+    case mclInt32:
+      return divideLoop<NativeCodec<int32_t>>(buf, count, divisor);
+    case mclUint32:
+      return divideLoop<NativeCodec<uint32_t>>(buf, count,
+                                               static_cast<uint32_t>(divisor));
+    case mclInt64:
+      return divideLoop<NativeCodec<int64_t>>(buf, count,
+                                              static_cast<int64_t>(divisor));
+    case mclUint64:
+      return divideLoop<NativeCodec<uint64_t>>(buf, count,
+                                               static_cast<uint64_t>(divisor));
+    case mclFloat32:
+      return divideLoop<NativeCodec<float>>(buf, count, floatDivisor);
+    case mclFloat64:
+      return divideLoop<NativeCodec<double>>(buf, count,
+                                             static_cast<double>(divisor));
+    case mclFloat16:
+      return divideHalf(buf, count, floatDivisor);
+    case mclBfloat16:
+      return divideLoop<Bf16Codec>(buf, count, floatDivisor);
+    case mclFloat8e4m3:
+      return divideLoop<E4m3Codec>(buf, count, floatDivisor);
+    case mclFloat8e5m2:
+      return divideLoop<E5m2Codec>(buf, count, floatDivisor);
+    case mclNumTypes:
+      break;
+  }
+  throwInvalid("data type", type);
+}
+
+void copy(void* dst, const void* src, size_t bytes) {
+  if (bytes != 0) std::memcpy(dst, src, bytes);
+}
+
+const char* kernelPath() {
+  const char* path = cpuSpecificAllowed() ? cpuSpecificPath() : nullptr;
+  return path ? path : "portable";
+}
+
+void forcePortableKernels(bool portable) {
+  portableOnly.store(portable, std::memory_order_relaxed);
+}
+
+}  // namespace mcl::kernels

@@ -1,0 +1,51 @@
+#include "algorithms/step.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "algorithms/kernels/reduce.h"
+#include "algorithms/kernels/types.h"
+
+namespace mcl {
+
+bool progressStep(Step& s) {
+  bool moved = false;
+  const size_t elementBytes = kernels::typeSize(s.type);
+  while (s.done < s.bytes) {
+    size_t len = s.bytes - s.done;
+    std::span<const std::byte> in;
+    if (s.recvFrom != nullptr) {
+      in = s.recvFrom->peekRecv();
+      if (in.empty()) break;
+      len = std::min(len, in.size());
+    }
+    std::span<std::byte> slot;
+    if (s.sendTo != nullptr) {
+      slot = s.sendTo->acquireSend(len);
+      if (slot.empty()) break;
+      len = std::min(len, slot.size());
+    }
+    const std::byte* local = s.local ? s.local + s.done : nullptr;
+    std::byte* out = s.out ? s.out + s.done : nullptr;
+    // The result is produced once, into the outgoing slot when there is one,
+    // and copied to `out` from there.
+    std::byte* target = s.sendTo != nullptr ? slot.data() : out;
+    const std::byte* source = in.empty() ? local : in.data();
+    if (s.reduce) {
+      kernels::reduce(target, in.data(), local, len / elementBytes, s.type,
+                      s.op);
+    } else if (target != source) {
+      memcpy(target, source, len);
+    }
+    if (s.divide)
+      kernels::divide(target, len / elementBytes, s.type, s.divisor);
+    if (s.sendTo != nullptr && out != nullptr) memcpy(out, target, len);
+    if (s.sendTo != nullptr) s.sendTo->commitSend(len);
+    if (s.recvFrom != nullptr) s.recvFrom->releaseRecv(len);
+    s.done += len;
+    moved = true;
+  }
+  return moved;
+}
+
+}  // namespace mcl

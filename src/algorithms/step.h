@@ -1,0 +1,40 @@
+// A step is one streaming primitive of a schedule: bytes that come from a
+// peer and/or a local buffer, are copied or reduced, and go to a peer and/or
+// a local buffer, piece by piece as the connections allow. Every ring and
+// chain algorithm is a list of steps, as in NCCL's send / recvReduceSend /
+// recvReduceCopySend primitives.
+#pragma once
+
+#include <mcl/mcl.h>
+
+#include <cstddef>
+
+#include "algorithms/op.h"
+#include "transports/transport.h"
+
+namespace mcl {
+
+struct Step {
+  transport::Connection* recvFrom = nullptr;  // incoming bytes, if any
+  transport::Connection* sendTo = nullptr;    // outgoing bytes, if any
+  const std::byte* local = nullptr;  // source, or the reduction's operand
+  std::byte* out = nullptr;          // where the result also lands
+  size_t bytes = 0;
+  size_t done = 0;
+  bool reduce = false;  // incoming op local (else: copy)
+  bool divide = false;  // avg: divide the result by `divisor`
+  int divisor = 1;
+  // For messages: whom we wait on, and in which operation.
+  int recvPeer = -1;
+  int sendPeer = -1;
+  OpKind kind = OpKind::Barrier;
+  uint64_t sequence = 0;
+  mclDataType_t type = mclUint8;
+  mclRedOp_t op = mclSum;
+};
+
+// Moves as many pieces as the connections allow right now. Returns true if
+// any byte moved. Never blocks.
+bool progressStep(Step& step);
+
+}  // namespace mcl

@@ -1,0 +1,89 @@
+#include "algorithms/step_builder.h"
+
+#include "algorithms/kernels/types.h"
+
+namespace mcl {
+
+StepBuilder::StepBuilder(const OpArgs& op, AlgoContext& ctx,
+                         std::vector<Step>& steps)
+    : op_(op),
+      ctx_(ctx),
+      steps_(steps),
+      elementBytes_(kernels::typeSize(op.type)) {}
+
+const std::byte* StepBuilder::send(size_t elementOffset) const {
+  return static_cast<const std::byte*>(op_.sendbuff) +
+         elementOffset * elementBytes_;
+}
+
+std::byte* StepBuilder::recv(size_t elementOffset) const {
+  return static_cast<std::byte*>(op_.recvbuff) + elementOffset * elementBytes_;
+}
+
+Step& StepBuilder::add(size_t elements) {
+  Step& s = steps_.emplace_back();
+  s.bytes = elements * elementBytes_;
+  s.type = op_.type;
+  s.op = op_.op;
+  s.divisor = ctx_.nranks;
+  return s;
+}
+
+void StepBuilder::copy(const std::byte* from, std::byte* to, size_t elements) {
+  if (elements == 0 || from == to) return;
+  Step& s = add(elements);
+  s.local = from;
+  s.out = to;
+}
+
+void StepBuilder::sendTo(int peer, const std::byte* from, std::byte* alsoTo,
+                         size_t elements) {
+  if (elements == 0) return;
+  Step& s = add(elements);
+  s.sendTo = ctx_.peers[static_cast<size_t>(peer)];
+  s.sendPeer = peer;
+  s.local = from;
+  s.out = alsoTo;
+}
+
+void StepBuilder::recvFrom(int peer, std::byte* to, size_t elements) {
+  if (elements == 0) return;
+  Step& s = add(elements);
+  s.recvFrom = ctx_.peers[static_cast<size_t>(peer)];
+  s.recvPeer = peer;
+  s.out = to;
+}
+
+void StepBuilder::forward(int from, int to, std::byte* alsoTo,
+                          size_t elements) {
+  if (elements == 0) return;
+  Step& s = add(elements);
+  s.recvFrom = ctx_.peers[static_cast<size_t>(from)];
+  s.recvPeer = from;
+  s.sendTo = ctx_.peers[static_cast<size_t>(to)];
+  s.sendPeer = to;
+  s.out = alsoTo;
+}
+
+void StepBuilder::recvReduceSend(int from, int to, const std::byte* local,
+                                 size_t elements) {
+  recvReduceOut(from, to, local, nullptr, elements, false);
+}
+
+void StepBuilder::recvReduceOut(int from, int to, const std::byte* local,
+                                std::byte* out, size_t elements, bool divide) {
+  if (elements == 0) return;
+  Step& s = add(elements);
+  s.recvFrom = ctx_.peers[static_cast<size_t>(from)];
+  s.recvPeer = from;
+  if (to >= 0) {
+    s.sendTo = ctx_.peers[static_cast<size_t>(to)];
+    s.sendPeer = to;
+  }
+  s.local = local;
+  s.out = out;
+  s.reduce = true;
+  s.divide = divide;
+}
+
+}  // namespace mcl

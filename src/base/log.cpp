@@ -1,0 +1,139 @@
+#include "base/log.h"
+
+#include <unistd.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "platform/host_identity.h"
+
+namespace mcl {
+
+namespace {
+
+LogLevel parseLevel(const char* s) {
+  if (s == nullptr || *s == '\0') return LogLevel::Warn;
+  std::string v(s);
+  for (auto& c : v)
+    c = static_cast<char>(toupper(static_cast<unsigned char>(c)));
+  if (v == "NONE" || v == "OFF" || v == "VERSION") return LogLevel::None;
+  if (v == "WARN") return LogLevel::Warn;
+  if (v == "INFO") return LogLevel::Info;
+  if (v == "TRACE") return LogLevel::Trace;
+  fprintf(stderr,
+          "MCL WARN MCL_DEBUG='%s' is not NONE, WARN, INFO or TRACE; "
+          "using WARN\n",
+          s);
+  return LogLevel::Warn;
+}
+
+uint32_t subsysBit(const std::string& name) {
+  static const struct {
+    const char* name;
+    uint32_t bit;
+  } kNames[] = {{"INIT", kLogInit}, {"BOOTSTRAP", kLogBootstrap},
+                {"SHM", kLogShm},   {"COLL", kLogColl},
+                {"P2P", kLogP2p},   {"ENV", kLogEnv},
+                {"ALL", kLogAll}};
+  for (const auto& n : kNames)
+    if (strcasecmp(n.name, name.c_str()) == 0) return n.bit;
+  fprintf(stderr, "MCL WARN MCL_DEBUG_SUBSYS: unknown subsystem '%s'\n",
+          name.c_str());
+  return 0;
+}
+
+uint32_t parseSubsystems(const char* s) {
+  if (s == nullptr || *s == '\0') return kLogAll;
+  bool exclude = s[0] == '^';
+  if (exclude) ++s;
+  uint32_t mask = 0;
+  std::string list(s);
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t comma = list.find(',', start);
+    if (comma == std::string::npos) comma = list.size();
+    if (comma > start) mask |= subsysBit(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return exclude ? ~mask : mask;
+}
+
+std::string expandFileName(const char* pattern) {
+  std::string out;
+  for (const char* p = pattern; *p; ++p) {
+    if (p[0] == '%' && p[1] == 'h') {
+      out += platform::hostName();
+      ++p;
+    } else if (p[0] == '%' && p[1] == 'p') {
+      out += std::to_string(getpid());
+      ++p;
+    } else {
+      out += *p;
+    }
+  }
+  return out;
+}
+
+FILE* logFile() {
+  static FILE* file = [] {
+    const char* pattern = getenv("MCL_DEBUG_FILE");
+    if (pattern == nullptr || *pattern == '\0') return stderr;
+    std::string name = expandFileName(pattern);
+    FILE* f = fopen(name.c_str(), "a");
+    if (f == nullptr) {
+      fprintf(stderr, "MCL WARN cannot open MCL_DEBUG_FILE '%s': %s\n",
+              name.c_str(), strerror(errno));
+      return stderr;
+    }
+    setvbuf(f, nullptr, _IOLBF, 0);
+    return f;
+  }();
+  return file;
+}
+
+const char* levelName(LogLevel level) {
+  switch (level) {
+    case LogLevel::Warn:
+      return "WARN";
+    case LogLevel::Info:
+      return "INFO";
+    case LogLevel::Trace:
+      return "TRACE";
+    default:
+      return "";
+  }
+}
+
+}  // namespace
+
+const LogConfig& logConfig() {
+  static const LogConfig config = [] {
+    LogConfig c;
+    c.level = parseLevel(getenv("MCL_DEBUG"));
+    c.subsystems = parseSubsystems(getenv("MCL_DEBUG_SUBSYS"));
+    return c;
+  }();
+  return config;
+}
+
+void logMessage(LogLevel level, uint32_t subsys, const char* fmt, ...) {
+  (void)subsys;
+  static const std::string host = platform::hostName();
+  char text[2048];
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(text, sizeof(text), fmt, args);
+  va_end(args);
+  // One fprintf per line so lines from threads do not interleave.
+  fprintf(logFile(), "%s:%d:%zu MCL %s %s\n", host.c_str(),
+          static_cast<int>(getpid()),
+          std::hash<std::thread::id>{}(std::this_thread::get_id()) % 100000,
+          levelName(level), text);
+}
+
+}  // namespace mcl

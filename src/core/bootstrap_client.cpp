@@ -1,0 +1,135 @@
+#include "core/bootstrap_client.h"
+
+#include <cerrno>
+#include <system_error>
+#include <thread>
+
+#include "base/error.h"
+#include "base/log.h"
+
+namespace mcl {
+
+namespace {
+
+using platform::Clock;
+
+// Connect, retrying with backoff while the root refuses (not started yet).
+platform::Socket connectWithRetry(const platform::SocketAddress& root,
+                                  platform::Deadline deadline) {
+  auto backoff = std::chrono::milliseconds(5);
+  std::string lastError = "no attempt";
+  while (true) {
+    try {
+      return platform::connectTcp(root, deadline);
+    } catch (const std::system_error& e) {
+      lastError = e.what();
+    } catch (const platform::TimeoutError& e) {
+      lastError = e.what();
+    }
+    if (Clock::now() + backoff >= deadline)
+      throw error(mclTimeout,
+                  "could not reach the rendezvous root at %s before the "
+                  "timeout (last error: %s); is the process that called "
+                  "mclGetUniqueId running?",
+                  root.toString().c_str(), lastError.c_str());
+    std::this_thread::sleep_for(backoff);
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(500));
+  }
+}
+
+}  // namespace
+
+BootstrapClient::BootstrapClient(const UniqueIdContents& id, const Hello& hello,
+                                 platform::Deadline deadline)
+    : rootText_(id.root.toString()), deadline_(deadline), rank_(hello.rank) {
+  socket_ = connectWithRetry(id.root, deadline);
+
+  Frame challenge = expect(FrameType::Challenge, "authentication");
+  Nonce rootNonce;
+  if (challenge.payload.size() != rootNonce.size())
+    throw error(mclRemoteError, "malformed challenge from the root at %s",
+                rootText_.c_str());
+  std::copy(challenge.payload.begin(), challenge.payload.end(),
+            rootNonce.begin());
+  AuthProof proof;
+  proof.nonce = randomNonce();
+  proof.mac = authMac(id.secret, "mcl-client", rootNonce, proof.nonce);
+  sendFrame(socket_.fd(), FrameType::AuthProof, encode(proof), deadline_);
+
+  Frame ok = expect(FrameType::AuthOk, "authentication");
+  Mac rootMac;
+  if (ok.payload.size() != rootMac.size())
+    throw error(mclRemoteError, "malformed AuthOk from %s", rootText_.c_str());
+  std::copy(ok.payload.begin(), ok.payload.end(), rootMac.begin());
+  if (!macEqual(rootMac,
+                authMac(id.secret, "mcl-server", proof.nonce, rootNonce)))
+    throw error(mclRemoteError,
+                "the process at %s does not know this unique id's secret: it "
+                "is not our rendezvous root",
+                rootText_.c_str());
+
+  sendFrame(socket_.fd(), FrameType::Hello, encode(hello), deadline_);
+  welcome_ = decodeWelcome(expect(FrameType::Welcome, "rendezvous").payload);
+  if (welcome_.peers.size() != static_cast<size_t>(hello.nranks))
+    throw error(mclRemoteError, "the root described %zu ranks, expected %d",
+                welcome_.peers.size(), hello.nranks);
+  MCL_LOG(Info, kLogBootstrap,
+          "rank %d: joined the rendezvous at %s (%d ranks)", rank_,
+          rootText_.c_str(), hello.nranks);
+}
+
+Frame BootstrapClient::expect(FrameType type, const char* during) {
+  Frame f;
+  try {
+    f = recvFrame(socket_.fd(), deadline_);
+  } catch (const platform::TimeoutError&) {
+    throw error(mclTimeout,
+                "rank %d: timed out during %s with the rendezvous root at %s "
+                "(are all ranks started, with the same nranks?)",
+                rank_, during, rootText_.c_str());
+  } catch (const platform::ConnectionClosed&) {
+    throw error(mclRemoteError,
+                "rank %d: the rendezvous root at %s closed the connection "
+                "during %s",
+                rank_, rootText_.c_str(), during);
+  }
+  if (f.type == FrameType::Failure) {
+    Failure failure = decodeFailure(f.payload);
+    mclResult_t code = static_cast<mclResult_t>(failure.code);
+    if (failure.code < 0 || failure.code >= mclNumResults ||
+        failure.code == mclSuccess)
+      code = mclRemoteError;
+    throw Error(code, "rank " + std::to_string(rank_) +
+                          ": init failed: " + failure.message);
+  }
+  if (f.type != type)
+    throw error(mclRemoteError, "rank %d: the root sent %s, expected %s", rank_,
+                frameTypeName(f.type), frameTypeName(type));
+  return f;
+}
+
+std::vector<std::vector<uint8_t>> BootstrapClient::allGather(
+    const std::vector<uint8_t>& mine) {
+  AllGatherMessage m;
+  m.round = round_;
+  m.parts.push_back(mine);
+  sendFrame(socket_.fd(), FrameType::AllGather, encode(m), deadline_);
+  AllGatherMessage result =
+      decodeAllGather(expect(FrameType::AllGatherResult, "init").payload);
+  if (result.round != round_ || result.parts.size() != welcome_.peers.size())
+    throw error(mclRemoteError, "rank %d: all-gather round %u came back wrong",
+                rank_, round_);
+  ++round_;
+  return std::move(result.parts);
+}
+
+void BootstrapClient::close() {
+  if (!socket_.valid()) return;
+  try {
+    sendFrame(socket_.fd(), FrameType::Bye, {}, deadline_);
+  } catch (const std::exception&) {
+  }
+  socket_.close();
+}
+
+}  // namespace mcl

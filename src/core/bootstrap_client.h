@@ -1,0 +1,44 @@
+// A rank's side of the rendezvous: connect to the root (retrying while it is
+// not up yet), prove the secret and check the root's proof, introduce
+// itself, receive everyone's table, then all-gather what the transports need
+// to connect. Every step is bounded by the deadline.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/bootstrap_protocol.h"
+#include "core/unique_id.h"
+#include "platform/socket.h"
+
+namespace mcl {
+
+class BootstrapClient {
+ public:
+  // Joins the rendezvous of id as rank/nranks. Throws Error: mclTimeout when
+  // the root cannot be reached or the others do not come, the root's code
+  // when it reports a failure (wrong secret, nranks disagreement, ...).
+  BootstrapClient(const UniqueIdContents& id, const Hello& hello,
+                  platform::Deadline deadline);
+
+  const Welcome& welcome() const { return welcome_; }
+
+  // Every rank's bytes, indexed by rank.
+  std::vector<std::vector<uint8_t>> allGather(const std::vector<uint8_t>& mine);
+  void barrier() { allGather({}); }
+
+  // Tells the root this rank is done; the connection closes.
+  void close();
+
+ private:
+  Frame expect(FrameType type, const char* during);
+
+  std::string rootText_;
+  platform::Socket socket_;
+  platform::Deadline deadline_;
+  Welcome welcome_;
+  uint32_t round_ = 0;
+  int rank_ = -1;
+};
+
+}  // namespace mcl

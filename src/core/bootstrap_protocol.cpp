@@ -1,0 +1,198 @@
+#include "core/bootstrap_protocol.h"
+
+#include "base/error.h"
+#include "core/wire.h"
+
+namespace mcl {
+
+namespace {
+
+constexpr size_t kHeaderBytes = 8;
+constexpr uint32_t kMaxRanks = 1u << 16;
+
+void putHeader(uint8_t* h, FrameType type, size_t length) {
+  WireWriter w;
+  w.u32(static_cast<uint32_t>(type));
+  w.u32(static_cast<uint32_t>(length));
+  std::copy(w.bytes().begin(), w.bytes().end(), h);
+}
+
+Frame parseHeader(const uint8_t* h, uint32_t* length) {
+  WireReader r(h, kHeaderBytes, "bootstrap frame header");
+  Frame f;
+  uint32_t type = r.u32();
+  *length = r.u32();
+  if (type < static_cast<uint32_t>(FrameType::Challenge) ||
+      type > static_cast<uint32_t>(FrameType::Bye))
+    throw error(mclRemoteError, "bootstrap frame of unknown type %u", type);
+  if (*length > kMaxFrameBytes)
+    throw error(mclRemoteError, "bootstrap frame of %u bytes exceeds %u",
+                *length, kMaxFrameBytes);
+  f.type = static_cast<FrameType>(type);
+  return f;
+}
+
+}  // namespace
+
+const char* frameTypeName(FrameType type) {
+  switch (type) {
+    case FrameType::Challenge:
+      return "Challenge";
+    case FrameType::AuthProof:
+      return "AuthProof";
+    case FrameType::AuthOk:
+      return "AuthOk";
+    case FrameType::Hello:
+      return "Hello";
+    case FrameType::Welcome:
+      return "Welcome";
+    case FrameType::Failure:
+      return "Failure";
+    case FrameType::AllGather:
+      return "AllGather";
+    case FrameType::AllGatherResult:
+      return "AllGatherResult";
+    case FrameType::Bye:
+      return "Bye";
+  }
+  return "unknown";
+}
+
+void sendFrame(int fd, FrameType type, const std::vector<uint8_t>& payload,
+               platform::Deadline deadline) {
+  uint8_t header[kHeaderBytes];
+  putHeader(header, type, payload.size());
+  platform::sendAll(fd, header, sizeof(header), deadline);
+  if (!payload.empty())
+    platform::sendAll(fd, payload.data(), payload.size(), deadline);
+}
+
+Frame recvFrame(int fd, platform::Deadline deadline) {
+  uint8_t header[kHeaderBytes];
+  platform::recvAll(fd, header, sizeof(header), deadline);
+  uint32_t length = 0;
+  Frame f = parseHeader(header, &length);
+  f.payload.resize(length);
+  if (length > 0) platform::recvAll(fd, f.payload.data(), length, deadline);
+  return f;
+}
+
+bool takeFrame(std::vector<uint8_t>& buffer, Frame* out) {
+  if (buffer.size() < kHeaderBytes) return false;
+  uint32_t length = 0;
+  Frame f = parseHeader(buffer.data(), &length);
+  if (buffer.size() < kHeaderBytes + length) return false;
+  f.payload.assign(buffer.begin() + kHeaderBytes,
+                   buffer.begin() + kHeaderBytes + length);
+  buffer.erase(buffer.begin(), buffer.begin() + kHeaderBytes + length);
+  *out = std::move(f);
+  return true;
+}
+
+std::vector<uint8_t> encode(const AuthProof& m) {
+  WireWriter w;
+  w.raw(m.nonce.data(), m.nonce.size());
+  w.raw(m.mac.data(), m.mac.size());
+  return w.take();
+}
+
+AuthProof decodeAuthProof(const std::vector<uint8_t>& payload) {
+  WireReader r(payload.data(), payload.size(), "AuthProof");
+  AuthProof m;
+  r.raw(m.nonce.data(), m.nonce.size());
+  r.raw(m.mac.data(), m.mac.size());
+  r.finish();
+  return m;
+}
+
+std::vector<uint8_t> encode(const Hello& m) {
+  WireWriter w;
+  w.u32(m.protocol);
+  w.i32(m.rank);
+  w.i32(m.nranks);
+  w.u32(m.pid);
+  w.str(m.hostId);
+  w.str(m.hostName);
+  return w.take();
+}
+
+Hello decodeHello(const std::vector<uint8_t>& payload) {
+  WireReader r(payload.data(), payload.size(), "Hello");
+  Hello m;
+  m.protocol = r.u32();
+  m.rank = r.i32();
+  m.nranks = r.i32();
+  m.pid = r.u32();
+  m.hostId = r.str(kMaxHostText);
+  m.hostName = r.str(kMaxHostText);
+  r.finish();
+  return m;
+}
+
+std::vector<uint8_t> encode(const Welcome& m) {
+  WireWriter w;
+  w.u64(m.commId);
+  w.u32(static_cast<uint32_t>(m.peers.size()));
+  for (const auto& p : m.peers) {
+    w.str(p.hostId);
+    w.str(p.hostName);
+    w.u32(p.pid);
+  }
+  return w.take();
+}
+
+Welcome decodeWelcome(const std::vector<uint8_t>& payload) {
+  WireReader r(payload.data(), payload.size(), "Welcome");
+  Welcome m;
+  m.commId = r.u64();
+  uint32_t n = r.u32();
+  if (n == 0 || n > kMaxRanks)
+    throw error(mclRemoteError, "malformed Welcome: %u ranks", n);
+  m.peers.resize(n);
+  for (auto& p : m.peers) {
+    p.hostId = r.str(kMaxHostText);
+    p.hostName = r.str(kMaxHostText);
+    p.pid = r.u32();
+  }
+  r.finish();
+  return m;
+}
+
+std::vector<uint8_t> encode(const Failure& m) {
+  WireWriter w;
+  w.i32(m.code);
+  w.str(m.message);
+  return w.take();
+}
+
+Failure decodeFailure(const std::vector<uint8_t>& payload) {
+  WireReader r(payload.data(), payload.size(), "Failure");
+  Failure m;
+  m.code = r.i32();
+  m.message = r.str(4096);
+  r.finish();
+  return m;
+}
+
+std::vector<uint8_t> encode(const AllGatherMessage& m) {
+  WireWriter w;
+  w.u32(m.round);
+  w.u32(static_cast<uint32_t>(m.parts.size()));
+  for (const auto& p : m.parts) w.blob(p.data(), p.size());
+  return w.take();
+}
+
+AllGatherMessage decodeAllGather(const std::vector<uint8_t>& payload) {
+  WireReader r(payload.data(), payload.size(), "AllGather");
+  AllGatherMessage m;
+  m.round = r.u32();
+  uint32_t n = r.u32();
+  if (n > kMaxRanks)
+    throw error(mclRemoteError, "malformed AllGather: %u parts", n);
+  m.parts.resize(n);
+  for (auto& p : m.parts) p = r.blob(kMaxAllGatherBytes);
+  r.finish();
+  return m;
+}
+
+}  // namespace mcl

@@ -1,0 +1,96 @@
+// The messages ranks and the rendezvous root exchange while a communicator is
+// built, and their framing: u32 type, u32 length, payload.
+//
+//   root -> rank   Challenge {nonce_r}
+//   rank -> root   AuthProof {nonce_c, HMAC(secret, "client", nonce_r,
+//   nonce_c)} root -> rank   AuthOk    {HMAC(secret, "server", nonce_c,
+//   nonce_r)} rank -> root   Hello     {rank, nranks, pid, host identity, host
+//   name} root -> ranks  Welcome   {communicator id, every rank's host and pid}
+//   rank -> root   AllGather {round, bytes}  ... root -> ranks AllGatherResult
+//   rank -> root   Bye
+//   root -> ranks  Failure   {result code, message} whenever init fails
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/auth.h"
+#include "platform/socket.h"
+
+namespace mcl {
+
+constexpr uint32_t kBootstrapProtocol = 1;
+constexpr uint32_t kMaxFrameBytes = 64u << 20;
+constexpr uint32_t kMaxAllGatherBytes = 1u << 20;  // per rank and round
+constexpr size_t kMaxHostText = 256;
+
+enum class FrameType : uint32_t {
+  Challenge = 1,
+  AuthProof = 2,
+  AuthOk = 3,
+  Hello = 4,
+  Welcome = 5,
+  Failure = 6,
+  AllGather = 7,
+  AllGatherResult = 8,
+  Bye = 9,
+};
+const char* frameTypeName(FrameType type);
+
+struct Frame {
+  FrameType type{};
+  std::vector<uint8_t> payload;
+};
+
+void sendFrame(int fd, FrameType type, const std::vector<uint8_t>& payload,
+               platform::Deadline deadline);
+Frame recvFrame(int fd, platform::Deadline deadline);
+// For non-blocking readers: moves one complete frame out of buffer, if any.
+bool takeFrame(std::vector<uint8_t>& buffer, Frame* out);
+
+struct AuthProof {
+  Nonce nonce{};
+  Mac mac{};
+};
+std::vector<uint8_t> encode(const AuthProof& m);
+AuthProof decodeAuthProof(const std::vector<uint8_t>& payload);
+
+struct Hello {
+  uint32_t protocol = kBootstrapProtocol;
+  int32_t rank = -1;
+  int32_t nranks = 0;
+  uint32_t pid = 0;
+  std::string hostId;
+  std::string hostName;
+};
+std::vector<uint8_t> encode(const Hello& m);
+Hello decodeHello(const std::vector<uint8_t>& payload);
+
+struct PeerInfo {
+  std::string hostId;
+  std::string hostName;
+  uint32_t pid = 0;
+};
+struct Welcome {
+  uint64_t commId = 0;
+  std::vector<PeerInfo> peers;
+};
+std::vector<uint8_t> encode(const Welcome& m);
+Welcome decodeWelcome(const std::vector<uint8_t>& payload);
+
+struct Failure {
+  int32_t code = 0;
+  std::string message;
+};
+std::vector<uint8_t> encode(const Failure& m);
+Failure decodeFailure(const std::vector<uint8_t>& payload);
+
+struct AllGatherMessage {
+  uint32_t round = 0;
+  std::vector<std::vector<uint8_t>> parts;  // one from a rank; all from root
+};
+std::vector<uint8_t> encode(const AllGatherMessage& m);
+AllGatherMessage decodeAllGather(const std::vector<uint8_t>& payload);
+
+}  // namespace mcl

@@ -1,0 +1,354 @@
+#include "core/bootstrap_root.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "base/error.h"
+#include "base/log.h"
+#include "core/bootstrap_protocol.h"
+
+namespace mcl {
+
+namespace {
+
+using platform::Clock;
+using platform::Deadline;
+
+// A rank that has not proven the secret gets this long to do it, so a
+// stranger cannot hold a slot for the whole init timeout.
+constexpr auto kAuthWindow = std::chrono::seconds(10);
+constexpr auto kSendWindow = std::chrono::seconds(5);
+
+enum class State { AwaitProof, AwaitHello, Joined, Done };
+
+struct Client {
+  platform::Socket socket;
+  std::string address;
+  State state = State::AwaitProof;
+  Nonce nonce{};
+  Deadline authDeadline;
+  std::vector<uint8_t> inbox;
+  Hello hello;
+  bool hasContribution = false;
+  std::vector<uint8_t> contribution;
+};
+
+class Root {
+ public:
+  Root(platform::Socket listener, const Secret& secret, int timeoutSeconds)
+      : listener_(std::move(listener)),
+        secret_(secret),
+        deadline_(Clock::now() + std::chrono::seconds(timeoutSeconds)) {}
+
+  void run() {
+    try {
+      loop();
+    } catch (const std::exception& e) {
+      MCL_LOG(Warn, kLogBootstrap, "rendezvous root stopped: %s", e.what());
+      failAll(mclInternalError,
+              std::string("rendezvous root failed: ") + e.what());
+    }
+    MCL_LOG(Info, kLogBootstrap, "rendezvous root on %s closed",
+            platform::localAddress(listener_.fd()).toString().c_str());
+  }
+
+ private:
+  void loop() {
+    while (!finished_) {
+      if (Clock::now() >= deadline_) {
+        failAll(mclTimeout, timeoutMessage());
+        return;
+      }
+      std::vector<pollfd> fds;
+      fds.push_back({listener_.fd(), POLLIN, 0});
+      for (auto& c : clients_) fds.push_back({c->socket.fd(), POLLIN, 0});
+      int n = poll(fds.data(), fds.size(), 100);
+      if (n < 0 && errno != EINTR)
+        throw std::runtime_error("poll failed in the rendezvous root");
+      if (fds[0].revents & POLLIN) acceptAll();
+      for (size_t i = 1; i < fds.size() && !finished_; ++i)
+        if (fds[i].revents & (POLLIN | POLLHUP | POLLERR))
+          readClient(*clients_[i - 1]);
+      dropExpired();
+      std::erase_if(clients_, [](const auto& c) { return !c->socket.valid(); });
+    }
+  }
+
+  std::string timeoutMessage() const {
+    std::string missing;
+    int joined = 0;
+    std::vector<bool> present(static_cast<size_t>(std::max(nranks_, 0)));
+    for (const auto& c : clients_)
+      if (c->state == State::Joined || c->state == State::Done) {
+        ++joined;
+        present[static_cast<size_t>(c->hello.rank)] = true;
+      }
+    for (int r = 0; r < nranks_ && missing.size() < 200; ++r)
+      if (!present[static_cast<size_t>(r)])
+        missing += (missing.empty() ? "" : ",") + std::to_string(r);
+    if (nranks_ == 0) return "no rank joined the rendezvous within the timeout";
+    return "rendezvous timed out: " + std::to_string(joined) + " of " +
+           std::to_string(nranks_) + " ranks joined; missing ranks " + missing;
+  }
+
+  void acceptAll() {
+    while (true) {
+      platform::Socket s = platform::acceptConnection(listener_.fd());
+      if (!s.valid()) return;
+      auto c = std::make_unique<Client>();
+      c->address = platform::peerAddress(s.fd()).toString();
+      c->socket = std::move(s);
+      c->nonce = randomNonce();
+      c->authDeadline = Clock::now() + kAuthWindow;
+      try {
+        sendFrame(c->socket.fd(), FrameType::Challenge,
+                  std::vector<uint8_t>(c->nonce.begin(), c->nonce.end()),
+                  Clock::now() + kSendWindow);
+      } catch (const std::exception&) {
+        continue;
+      }
+      clients_.push_back(std::move(c));
+    }
+  }
+
+  void readClient(Client& c) {
+    uint8_t buf[64 * 1024];
+    bool closed = false;
+    while (true) {
+      ssize_t n = recv(c.socket.fd(), buf, sizeof(buf), 0);
+      if (n > 0) {
+        c.inbox.insert(c.inbox.end(), buf, buf + n);
+        if (c.inbox.size() > kMaxFrameBytes + 64) {
+          disconnect(c, "sent an oversized message");
+          return;
+        }
+        continue;
+      }
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+      if (n < 0 && errno == EINTR) continue;
+      closed = true;  // handle what arrived first: a Bye, then the close
+      break;
+    }
+    processFrames(c);
+    if (closed && c.socket.valid() && !finished_)
+      disconnect(c, "closed the connection");
+  }
+
+  void processFrames(Client& c) {
+    Frame f;
+    try {
+      while (c.socket.valid() && !finished_ && takeFrame(c.inbox, &f))
+        handle(c, f);
+    } catch (const Error& e) {
+      if (c.state == State::AwaitProof || c.state == State::AwaitHello) {
+        MCL_LOG(Warn, kLogBootstrap,
+                "rendezvous: dropped connection from %s: %s", c.address.c_str(),
+                e.what());
+        c.socket.close();
+      } else {
+        failAll(e.code(), std::string("rank ") + std::to_string(c.hello.rank) +
+                              ": " + e.what());
+      }
+    }
+  }
+
+  void handle(Client& c, const Frame& f) {
+    switch (c.state) {
+      case State::AwaitProof:
+        return handleProof(c, f);
+      case State::AwaitHello:
+        return handleHello(c, f);
+      case State::Joined:
+        return handleJoined(c, f);
+      case State::Done:
+        throw error(mclRemoteError, "sent %s after Bye", frameTypeName(f.type));
+    }
+  }
+
+  void handleProof(Client& c, const Frame& f) {
+    if (f.type != FrameType::AuthProof)
+      throw error(mclRemoteError, "sent %s before proving the secret",
+                  frameTypeName(f.type));
+    AuthProof proof = decodeAuthProof(f.payload);
+    if (!macEqual(proof.mac,
+                  authMac(secret_, "mcl-client", c.nonce, proof.nonce))) {
+      MCL_LOG(Warn, kLogBootstrap,
+              "rendezvous: rejected a connection from %s: it does not know "
+              "the secret of this unique id",
+              c.address.c_str());
+      Failure reject{mclInvalidArgument,
+                     "the rendezvous root rejected this process: its unique "
+                     "id has the wrong secret (an id from another job?)"};
+      try {
+        sendFrame(c.socket.fd(), FrameType::Failure, encode(reject),
+                  Clock::now() + kSendWindow);
+      } catch (const std::exception&) {
+      }
+      c.socket.close();
+      return;
+    }
+    Mac reply = authMac(secret_, "mcl-server", proof.nonce, c.nonce);
+    sendFrame(c.socket.fd(), FrameType::AuthOk,
+              std::vector<uint8_t>(reply.begin(), reply.end()),
+              Clock::now() + kSendWindow);
+    c.state = State::AwaitHello;
+  }
+
+  void handleHello(Client& c, const Frame& f) {
+    if (f.type != FrameType::Hello)
+      throw error(mclRemoteError, "sent %s instead of Hello",
+                  frameTypeName(f.type));
+    Hello h = decodeHello(f.payload);
+    if (h.protocol != kBootstrapProtocol)
+      return failAll(
+          mclInvalidUsage,
+          "rank " + std::to_string(h.rank) + " (pid " + std::to_string(h.pid) +
+              ") speaks bootstrap protocol " + std::to_string(h.protocol) +
+              ", this root speaks " + std::to_string(kBootstrapProtocol) +
+              ": mixed mcl versions");
+    if (nranks_ == 0) {
+      nranks_ = h.nranks;
+      firstRank_ = h.rank;
+      ranks_.assign(static_cast<size_t>(nranks_), nullptr);
+    } else if (h.nranks != nranks_) {
+      return failAll(mclInvalidUsage, "ranks disagree on nranks: rank " +
+                                          std::to_string(h.rank) + " says " +
+                                          std::to_string(h.nranks) + ", rank " +
+                                          std::to_string(firstRank_) +
+                                          " says " + std::to_string(nranks_));
+    }
+    if (h.rank < 0 || h.rank >= nranks_)
+      return failAll(mclInvalidArgument, "a process joined as rank " +
+                                             std::to_string(h.rank) + " of " +
+                                             std::to_string(nranks_));
+    Client*& slot = ranks_[static_cast<size_t>(h.rank)];
+    if (slot != nullptr)
+      return failAll(mclInvalidUsage,
+                     "two processes claim rank " + std::to_string(h.rank) +
+                         " (pids " + std::to_string(slot->hello.pid) + " and " +
+                         std::to_string(h.pid) + ")");
+    c.hello = h;
+    c.state = State::Joined;
+    slot = &c;
+    ++joined_;
+    MCL_LOG(Info, kLogBootstrap, "rendezvous: rank %d of %d joined from %s",
+            h.rank, nranks_, c.address.c_str());
+    if (joined_ == nranks_) welcomeAll();
+  }
+
+  void welcomeAll() {
+    Welcome w;
+    w.commId = randomU64();
+    for (Client* c : ranks_)
+      w.peers.push_back({c->hello.hostId, c->hello.hostName, c->hello.pid});
+    std::vector<uint8_t> payload = encode(w);
+    for (Client* c : ranks_)
+      sendFrame(c->socket.fd(), FrameType::Welcome, payload,
+                Clock::now() + kSendWindow);
+  }
+
+  void handleJoined(Client& c, const Frame& f) {
+    if (f.type == FrameType::Bye) {
+      c.state = State::Done;
+      if (++done_ == nranks_) finished_ = true;
+      return;
+    }
+    if (f.type != FrameType::AllGather)
+      throw error(mclRemoteError, "sent %s during init", frameTypeName(f.type));
+    if (joined_ != nranks_ || c.hasContribution)
+      throw error(mclRemoteError, "sent an all-gather out of turn");
+    AllGatherMessage m = decodeAllGather(f.payload);
+    if (m.round != round_ || m.parts.size() != 1)
+      throw error(mclRemoteError, "all-gather round %u, expected %u", m.round,
+                  round_);
+    c.contribution = std::move(m.parts[0]);
+    c.hasContribution = true;
+    if (++contributions_ < nranks_) return;
+    AllGatherMessage result;
+    result.round = round_;
+    for (Client* r : ranks_) {
+      result.parts.push_back(std::move(r->contribution));
+      r->hasContribution = false;
+    }
+    std::vector<uint8_t> payload = encode(result);
+    for (Client* r : ranks_)
+      if (r->socket.valid())
+        sendFrame(r->socket.fd(), FrameType::AllGatherResult, payload,
+                  Clock::now() + kSendWindow);
+    contributions_ = 0;
+    ++round_;
+  }
+
+  void disconnect(Client& c, const char* why) {
+    if (c.state == State::Joined && !finished_) {
+      failAll(mclRemoteError, "rank " + std::to_string(c.hello.rank) +
+                                  " (pid " + std::to_string(c.hello.pid) +
+                                  ") " + why + " during init");
+      return;
+    }
+    c.socket.close();
+  }
+
+  void dropExpired() {
+    Deadline now = Clock::now();
+    for (auto& c : clients_)
+      if ((c->state == State::AwaitProof || c->state == State::AwaitHello) &&
+          now > c->authDeadline) {
+        MCL_LOG(Warn, kLogBootstrap,
+                "rendezvous: dropped %s: it did not authenticate in time",
+                c->address.c_str());
+        c->socket.close();
+      }
+  }
+
+  // Tells every joined rank why init failed, then ends the root.
+  void failAll(int code, const std::string& message) {
+    MCL_LOG(Warn, kLogBootstrap, "rendezvous failed: %s", message.c_str());
+    std::vector<uint8_t> payload = encode(Failure{code, message});
+    for (auto& c : clients_) {
+      if (!c->socket.valid() || c->state == State::AwaitProof) continue;
+      try {
+        sendFrame(c->socket.fd(), FrameType::Failure, payload,
+                  Clock::now() + kSendWindow);
+      } catch (const std::exception&) {
+      }
+      c->socket.close();
+    }
+    finished_ = true;
+  }
+
+  platform::Socket listener_;
+  Secret secret_;
+  Deadline deadline_;
+  std::vector<std::unique_ptr<Client>> clients_;
+  std::vector<Client*> ranks_;
+  int nranks_ = 0;
+  int firstRank_ = -1;
+  int joined_ = 0;
+  int done_ = 0;
+  int contributions_ = 0;
+  uint32_t round_ = 0;
+  bool finished_ = false;
+};
+
+}  // namespace
+
+platform::SocketAddress startRendezvousRoot(const Secret& secret,
+                                            const platform::SocketAddress& bind,
+                                            int timeoutSeconds) {
+  platform::Socket listener = platform::listenTcp(bind, 256);
+  platform::SocketAddress bound = platform::localAddress(listener.fd());
+  MCL_LOG(Info, kLogBootstrap, "rendezvous root listening on %s",
+          bound.toString().c_str());
+  auto root =
+      std::make_shared<Root>(std::move(listener), secret, timeoutSeconds);
+  std::thread([root] { root->run(); }).detach();
+  return bound;
+}
+
+}  // namespace mcl

@@ -1,0 +1,98 @@
+#include "core/params.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "base/error.h"
+#include "base/log.h"
+
+extern char** environ;
+
+namespace mcl {
+
+namespace {
+
+constexpr ParamDef kParams[] = {
+    {"MCL_DEBUG", "WARN", "Log level: NONE, WARN, INFO or TRACE."},
+    {"MCL_DEBUG_SUBSYS", "ALL",
+     "Subsystems to log, comma-separated (INIT, BOOTSTRAP, SHM, COLL, P2P, "
+     "ENV, ALL); a leading ^ excludes them."},
+    {"MCL_DEBUG_FILE", "",
+     "Write the log to this file instead of stderr; %h is the host name, %p "
+     "the process id."},
+    {"MCL_TIMEOUT", "300",
+     "Seconds any wait may last without progress (init, collectives, "
+     "point-to-point) before it fails with mclTimeout."},
+    {"MCL_TRANSPORT", "auto",
+     "Transport between peers: auto (shared memory within a host) or shm."},
+    {"MCL_SHM_SLOT_BYTES", "65536",
+     "Size of one slot of a shared-memory ring, in bytes (a multiple of 64): "
+     "the pipelining chunk of large transfers."},
+    {"MCL_SHM_SLOTS", "8",
+     "Slots per shared-memory ring, one ring per ordered pair of local "
+     "ranks."},
+    {"MCL_SPIN_US", "auto",
+     "Microseconds a waiting rank spins before yielding the CPU; auto spins "
+     "less when ranks outnumber cores."},
+    {"MCL_YIELD_US", "auto",
+     "Microseconds a waiting rank yields the CPU before it sleeps in the OS "
+     "(a wake-up then costs tens of microseconds)."},
+    {"MCL_UNIQUE_ID", "",
+     "A unique id in string form (mclUniqueIdToString), read by mcl-perf "
+     "with MCL_RANK and MCL_WORLD_SIZE to join a job started elsewhere."},
+    {"MCL_RANK", "", "This process' rank, for mcl-perf with MCL_UNIQUE_ID."},
+    {"MCL_WORLD_SIZE", "",
+     "The number of ranks, for mcl-perf with MCL_UNIQUE_ID."},
+};
+
+const ParamDef* findParam(const char* name) {
+  for (const auto& p : kParams)
+    if (strcmp(p.name, name) == 0) return &p;
+  return nullptr;
+}
+
+}  // namespace
+
+std::span<const ParamDef> allParams() { return kParams; }
+
+ParamValue paramValue(const char* name) {
+  const ParamDef* def = findParam(name);
+  if (def == nullptr)
+    throw error(mclInternalError, "parameter %s is not registered", name);
+  const char* env = getenv(name);
+  if (env != nullptr && *env != '\0') return {env, "env"};
+  return {def->defaultValue, "default"};
+}
+
+int64_t paramInt(const char* name, int64_t min, int64_t max) {
+  ParamValue v = paramValue(name);
+  errno = 0;
+  char* end = nullptr;
+  long long n = strtoll(v.text.c_str(), &end, 10);
+  if (errno != 0 || end == v.text.c_str() || *end != '\0' || n < min || n > max)
+    throw error(mclInvalidArgument,
+                "%s='%s' is not an integer between %lld and %lld", name,
+                v.text.c_str(), static_cast<long long>(min),
+                static_cast<long long>(max));
+  return n;
+}
+
+void warnUnknownEnvironment() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+      if (strncmp(*e, "MCL_", 4) != 0) continue;
+      const char* eq = strchr(*e, '=');
+      std::string name(*e, eq ? static_cast<size_t>(eq - *e) : strlen(*e));
+      if (findParam(name.c_str()) == nullptr)
+        MCL_LOG(Warn, kLogEnv,
+                "environment variable %s is not an mcl parameter (a typo?); "
+                "README.md lists the parameters",
+                name.c_str());
+    }
+  });
+}
+
+}  // namespace mcl

@@ -1,0 +1,95 @@
+#include "core/settings.h"
+
+#include <cstddef>
+#include <cstring>
+
+#include "base/error.h"
+#include "core/params.h"
+#include "platform/cpu.h"
+
+namespace mcl {
+
+namespace {
+
+constexpr int64_t kMaxTimeoutSeconds = 24 * 3600;
+
+int64_t autoOrInt(const char* name, const std::string& text, int64_t whenAuto) {
+  if (text == "auto") return whenAuto;
+  return paramInt(name, 0, 10'000'000);
+}
+
+}  // namespace
+
+int timeoutFromEnvironment() {
+  return static_cast<int>(paramInt("MCL_TIMEOUT", 1, kMaxTimeoutSeconds));
+}
+
+CommSettings loadSettings(const mclConfig_t* config) {
+  CommSettings s;
+  if (config != nullptr) {
+    if (config->magic != MCL_CONFIG_MAGIC)
+      throw error(mclInvalidArgument,
+                  "config was not initialised with MCL_CONFIG_INITIALIZER "
+                  "(magic 0x%x)",
+                  config->magic);
+    if (config->size < offsetof(mclConfig_t, commName) + sizeof(char*))
+      throw error(mclInvalidArgument,
+                  "config->size %zu is smaller than this mcl's mclConfig_t "
+                  "(%zu): built against an older header?",
+                  config->size, sizeof(mclConfig_t));
+  }
+  if (config != nullptr && config->timeoutSeconds != MCL_CONFIG_UNDEF_INT) {
+    if (config->timeoutSeconds <= 0 ||
+        config->timeoutSeconds > kMaxTimeoutSeconds)
+      throw error(mclInvalidArgument,
+                  "config->timeoutSeconds %d must be between 1 and %lld",
+                  config->timeoutSeconds,
+                  static_cast<long long>(kMaxTimeoutSeconds));
+    s.timeoutSeconds = config->timeoutSeconds;
+  } else {
+    s.timeoutSeconds = timeoutFromEnvironment();
+  }
+
+  s.transport = config != nullptr && config->transport != nullptr
+                    ? config->transport
+                    : paramValue("MCL_TRANSPORT").text;
+  if (s.transport != "auto" && s.transport != "shm") {
+    if (s.transport == "tcp" || s.transport == "rdma")
+      throw error(mclInvalidArgument,
+                  "transport '%s' is not available in this mcl yet; this "
+                  "build has shm (shared memory, one host)",
+                  s.transport.c_str());
+    throw error(mclInvalidArgument,
+                "transport '%s' is unknown; use auto or shm",
+                s.transport.c_str());
+  }
+  if (config != nullptr && config->commName != nullptr)
+    s.name = std::string(config->commName).substr(0, 64);
+
+  s.shm.slotBytes =
+      static_cast<uint32_t>(paramInt("MCL_SHM_SLOT_BYTES", 64, 64 << 20));
+  if (s.shm.slotBytes % 64 != 0)
+    throw error(mclInvalidArgument,
+                "MCL_SHM_SLOT_BYTES=%u is not a multiple of 64",
+                s.shm.slotBytes);
+  s.shm.slots = static_cast<uint32_t>(paramInt("MCL_SHM_SLOTS", 2, 4096));
+  s.spin = paramValue("MCL_SPIN_US").text;
+  s.yield = paramValue("MCL_YIELD_US").text;
+  // Validate now rather than at first use.
+  waitPolicyFor(s, 1);
+  return s;
+}
+
+WaitPolicy waitPolicyFor(const CommSettings& s, int localRanks) {
+  // With more ranks than cores, a spinning rank steals the core its peer
+  // needs: hand the CPU over almost at once. Otherwise spin long enough to
+  // catch a peer's next piece without paying a ~25 us wake-up.
+  bool oversubscribed = localRanks > platform::onlineCpuCount();
+  WaitPolicy p;
+  p.spinNs = 1000 * autoOrInt("MCL_SPIN_US", s.spin, oversubscribed ? 2 : 100);
+  p.yieldNs =
+      1000 * autoOrInt("MCL_YIELD_US", s.yield, oversubscribed ? 2000 : 1000);
+  return p;
+}
+
+}  // namespace mcl

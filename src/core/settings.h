@@ -1,0 +1,33 @@
+// A communicator's settings: mclConfig_t fields where set, else the
+// environment (params.h), else defaults, all validated up front so a bad
+// value fails init with a message naming it.
+#pragma once
+
+#include <mcl/mcl.h>
+
+#include <string>
+
+#include "algorithms/context.h"
+#include "transports/shm/shm_device.h"
+
+namespace mcl {
+
+struct CommSettings {
+  int timeoutSeconds = 300;
+  std::string transport = "auto";
+  std::string name;
+  transport::shm::ShmOptions shm;
+  std::string spin = "auto";   // MCL_SPIN_US
+  std::string yield = "auto";  // MCL_YIELD_US
+};
+
+// Throws mclInvalidArgument naming the field or variable.
+CommSettings loadSettings(const mclConfig_t* config);
+
+// The adaptive-wait budget, given how many ranks share this host's cores.
+WaitPolicy waitPolicyFor(const CommSettings& settings, int localRanks);
+
+// MCL_TIMEOUT alone, for the rendezvous root.
+int timeoutFromEnvironment();
+
+}  // namespace mcl

@@ -1,0 +1,27 @@
+// What a unique id holds (the root's address and port and the secret), its
+// 128-byte binary layout and its string form "mcl1:<addr>:<port>:<hex>".
+#pragma once
+
+#include <mcl/mcl.h>
+
+#include <string>
+
+#include "core/auth.h"
+#include "platform/socket.h"
+
+namespace mcl {
+
+struct UniqueIdContents {
+  platform::SocketAddress root;
+  Secret secret{};
+};
+
+mclUniqueId encodeUniqueId(const UniqueIdContents& contents);
+// Throws mclInvalidArgument when the bytes are not an mcl unique id.
+UniqueIdContents decodeUniqueId(const mclUniqueId& id);
+
+std::string uniqueIdToString(const UniqueIdContents& contents);
+// Throws mclInvalidArgument, saying which part is malformed.
+UniqueIdContents uniqueIdFromString(const std::string& text);
+
+}  // namespace mcl

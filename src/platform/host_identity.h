@@ -1,0 +1,20 @@
+// Who this host is: an identity shared by all processes of one host (and one
+// network namespace) and different across hosts, so ranks can tell which
+// peers they reach through shared memory.
+#pragma once
+
+#include <string>
+
+namespace mcl::platform {
+
+// Stable for the boot: Linux boot_id + network-namespace inode; macOS the
+// hardware UUID. Printable, at most 100 characters.
+std::string hostIdentity();
+
+// The host name, for messages.
+std::string hostName();
+
+// True when process pid exists (a local peer that died shows as gone).
+bool processAlive(int pid);
+
+}  // namespace mcl::platform

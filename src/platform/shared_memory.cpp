@@ -1,0 +1,107 @@
+#include "platform/shared_memory.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <utility>
+
+#include "platform/system_error.h"
+
+namespace mcl::platform {
+
+namespace {
+
+constexpr size_t kMaxNameLength = 30;
+
+void checkName(const std::string& name) {
+  if (name.size() < 2 || name[0] != '/' || name.size() > kMaxNameLength)
+    throw std::invalid_argument("shared memory name '" + name +
+                                "' must start with '/' and be at most 30 "
+                                "characters");
+}
+
+void* mapFd(int fd, size_t bytes, const std::string& name) {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) throwSystemError("mmap of shared memory " + name);
+  return p;
+}
+
+}  // namespace
+
+SharedMemory::SharedMemory(SharedMemory&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)) {}
+
+SharedMemory& SharedMemory::operator=(SharedMemory&& other) noexcept {
+  if (this != &other) {
+    release();
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
+}
+
+SharedMemory::~SharedMemory() { release(); }
+
+void SharedMemory::release() {
+  if (data_ != nullptr) munmap(data_, size_);
+  data_ = nullptr;
+  size_ = 0;
+}
+
+SharedMemory SharedMemory::create(const std::string& name, size_t bytes) {
+  checkName(name);
+  int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+  if (fd < 0) throwSystemError("shm_open(create) of " + name);
+  if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+    int err = errno;
+    close(fd);
+    shm_unlink(name.c_str());
+    errno = err;
+    throwSystemError("ftruncate of shared memory " + name + " to " +
+                     std::to_string(bytes) + " bytes");
+  }
+  SharedMemory seg;
+  try {
+    seg.data_ = mapFd(fd, bytes, name);
+  } catch (...) {
+    close(fd);
+    shm_unlink(name.c_str());
+    throw;
+  }
+  seg.size_ = bytes;
+  close(fd);
+  return seg;
+}
+
+SharedMemory SharedMemory::open(const std::string& name) {
+  checkName(name);
+  int fd = shm_open(name.c_str(), O_RDWR, 0600);
+  if (fd < 0) throwSystemError("shm_open of " + name);
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int err = errno;
+    close(fd);
+    errno = err;
+    throwSystemError("fstat of shared memory " + name);
+  }
+  SharedMemory seg;
+  try {
+    seg.data_ = mapFd(fd, static_cast<size_t>(st.st_size), name);
+  } catch (...) {
+    close(fd);
+    throw;
+  }
+  seg.size_ = static_cast<size_t>(st.st_size);
+  close(fd);
+  return seg;
+}
+
+void SharedMemory::unlink(const std::string& name) { shm_unlink(name.c_str()); }
+
+}  // namespace mcl::platform

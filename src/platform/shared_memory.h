@@ -1,0 +1,38 @@
+// Named shared-memory segments (POSIX shm_open + mmap, on Linux and macOS).
+// A segment is created by one process, opened by its peers by name, then
+// unlinked once everyone has mapped it, so a crash leaves nothing behind in
+// /dev/shm after init.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace mcl::platform {
+
+class SharedMemory {
+ public:
+  SharedMemory() = default;
+  SharedMemory(SharedMemory&& other) noexcept;
+  SharedMemory& operator=(SharedMemory&& other) noexcept;
+  SharedMemory(const SharedMemory&) = delete;
+  SharedMemory& operator=(const SharedMemory&) = delete;
+  ~SharedMemory();
+
+  // Creates a zero-filled segment; fails if the name exists. Names are at
+  // most 30 characters (macOS' limit) and start with '/'.
+  static SharedMemory create(const std::string& name, size_t bytes);
+  // Maps an existing segment; its size is the creator's.
+  static SharedMemory open(const std::string& name);
+  // Removes the name; mappings stay valid. Missing names are not an error.
+  static void unlink(const std::string& name);
+
+  void* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  void release();
+  void* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+}  // namespace mcl::platform

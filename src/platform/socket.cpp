@@ -1,0 +1,253 @@
+#include "platform/socket.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "platform/system_error.h"
+
+namespace mcl::platform {
+
+SocketAddress SocketAddress::fromNumeric(const std::string& host, int port) {
+  if (port < 0 || port > 65535)
+    throw std::invalid_argument("port " + std::to_string(port) +
+                                " is out of range");
+  SocketAddress a;
+  auto* v4 = reinterpret_cast<sockaddr_in*>(&a.storage);
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(&a.storage);
+  if (inet_pton(AF_INET, host.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(static_cast<uint16_t>(port));
+    a.length = sizeof(sockaddr_in);
+  } else if (inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(static_cast<uint16_t>(port));
+    a.length = sizeof(sockaddr_in6);
+  } else {
+    throw std::invalid_argument("'" + host +
+                                "' is not a numeric IPv4 or IPv6 address");
+  }
+  return a;
+}
+
+std::string SocketAddress::host() const {
+  char buf[INET6_ADDRSTRLEN] = {};
+  if (storage.ss_family == AF_INET) {
+    inet_ntop(AF_INET,
+              &reinterpret_cast<const sockaddr_in*>(&storage)->sin_addr, buf,
+              sizeof(buf));
+  } else if (storage.ss_family == AF_INET6) {
+    inet_ntop(AF_INET6,
+              &reinterpret_cast<const sockaddr_in6*>(&storage)->sin6_addr, buf,
+              sizeof(buf));
+  }
+  return buf;
+}
+
+int SocketAddress::port() const {
+  if (storage.ss_family == AF_INET)
+    return ntohs(reinterpret_cast<const sockaddr_in*>(&storage)->sin_port);
+  if (storage.ss_family == AF_INET6)
+    return ntohs(reinterpret_cast<const sockaddr_in6*>(&storage)->sin6_port);
+  return 0;
+}
+
+std::string SocketAddress::toString() const {
+  if (storage.ss_family == AF_INET6)
+    return "[" + host() + "]:" + std::to_string(port());
+  return host() + ":" + std::to_string(port());
+}
+
+Socket::Socket(Socket&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+
+Socket& Socket::operator=(Socket&& other) noexcept {
+  if (this != &other) {
+    close();
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
+Socket::~Socket() { close(); }
+
+void Socket::close() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+void setNonBlocking(int fd) {
+  int flags = fcntl(fd, F_GETFL, 0);
+  if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
+    throwSystemError("fcntl(O_NONBLOCK)");
+}
+
+void setNoDelay(int fd) {
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+static void setCloseOnExec(int fd) { fcntl(fd, F_SETFD, FD_CLOEXEC); }
+
+static void setNoSigPipe(int fd) {
+#if defined(SO_NOSIGPIPE)
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof(one));
+#else
+  (void)fd;
+#endif
+}
+
+Socket listenTcp(const SocketAddress& address, int backlog) {
+  Socket s(socket(address.storage.ss_family, SOCK_STREAM, 0));
+  if (!s.valid()) throwSystemError("socket");
+  setCloseOnExec(s.fd());
+  int one = 1;
+  setsockopt(s.fd(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (bind(s.fd(), reinterpret_cast<const sockaddr*>(&address.storage),
+           address.length) != 0)
+    throwSystemError("bind to " + address.toString());
+  if (listen(s.fd(), backlog) != 0)
+    throwSystemError("listen on " + address.toString());
+  setNonBlocking(s.fd());
+  return s;
+}
+
+SocketAddress localAddress(int fd) {
+  SocketAddress a;
+  a.length = sizeof(a.storage);
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&a.storage), &a.length) != 0)
+    throwSystemError("getsockname");
+  return a;
+}
+
+SocketAddress peerAddress(int fd) {
+  SocketAddress a;
+  a.length = sizeof(a.storage);
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&a.storage), &a.length) != 0)
+    a.length = 0;
+  return a;
+}
+
+Socket acceptConnection(int listenFd) {
+  int fd = accept(listenFd, nullptr, nullptr);
+  if (fd < 0) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ||
+        errno == ECONNABORTED)
+      return Socket();
+    throwSystemError("accept");
+  }
+  Socket s(fd);
+  setCloseOnExec(fd);
+  setNonBlocking(fd);
+  setNoDelay(fd);
+  setNoSigPipe(fd);
+  return s;
+}
+
+int pollTimeoutMs(Deadline deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                  deadline - Clock::now())
+                  .count();
+  if (left <= 0) return 0;
+  return static_cast<int>(std::min<long long>(left + 1, 1000 * 1000));
+}
+
+Socket connectTcp(const SocketAddress& address, Deadline deadline) {
+  Socket s(socket(address.storage.ss_family, SOCK_STREAM, 0));
+  if (!s.valid()) throwSystemError("socket");
+  setCloseOnExec(s.fd());
+  setNonBlocking(s.fd());
+  setNoDelay(s.fd());
+  setNoSigPipe(s.fd());
+  if (connect(s.fd(), reinterpret_cast<const sockaddr*>(&address.storage),
+              address.length) == 0)
+    return s;
+  if (errno != EINPROGRESS && errno != EINTR)
+    throwSystemError("connect to " + address.toString());
+  while (true) {
+    pollfd p{s.fd(), POLLOUT, 0};
+    int timeout = pollTimeoutMs(deadline);
+    int n = poll(&p, 1, timeout);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0)
+      throwSystemError("poll while connecting to " + address.toString());
+    if (n == 0) {
+      if (Clock::now() >= deadline)
+        throw TimeoutError("connect to " + address.toString() + " timed out");
+      continue;
+    }
+    int err = 0;
+    socklen_t len = sizeof(err);
+    getsockopt(s.fd(), SOL_SOCKET, SO_ERROR, &err, &len);
+    if (err != 0) throwSystemError("connect to " + address.toString(), err);
+    return s;
+  }
+}
+
+static void waitFor(int fd, short events, Deadline deadline, const char* what) {
+  while (true) {
+    pollfd p{fd, events, 0};
+    int n = poll(&p, 1, pollTimeoutMs(deadline));
+    if (n > 0) return;
+    if (n < 0 && errno != EINTR) throwSystemError(std::string("poll ") + what);
+    if (n == 0 && Clock::now() >= deadline)
+      throw TimeoutError(std::string(what) + " timed out");
+  }
+}
+
+#if defined(MSG_NOSIGNAL)
+constexpr int kSendFlags = MSG_NOSIGNAL;
+#else
+constexpr int kSendFlags = 0;  // SO_NOSIGPIPE set on the socket instead
+#endif
+
+void sendAll(int fd, const void* data, size_t bytes, Deadline deadline) {
+  auto* p = static_cast<const char*>(data);
+  while (bytes > 0) {
+    ssize_t n = send(fd, p, bytes, kSendFlags);
+    if (n > 0) {
+      p += n;
+      bytes -= static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      waitFor(fd, POLLOUT, deadline, "send");
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EPIPE || errno == ECONNRESET))
+      throw ConnectionClosed("connection closed by the other end");
+    throwSystemError("send");
+  }
+}
+
+void recvAll(int fd, void* data, size_t bytes, Deadline deadline) {
+  auto* p = static_cast<char*>(data);
+  while (bytes > 0) {
+    ssize_t n = recv(fd, p, bytes, 0);
+    if (n > 0) {
+      p += n;
+      bytes -= static_cast<size_t>(n);
+      continue;
+    }
+    if (n == 0) throw ConnectionClosed("connection closed by the other end");
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      waitFor(fd, POLLIN, deadline, "receive");
+      continue;
+    }
+    if (errno == EINTR) continue;
+    if (errno == ECONNRESET)
+      throw ConnectionClosed("connection reset by the other end");
+    throwSystemError("recv");
+  }
+}
+
+}  // namespace mcl::platform

@@ -1,0 +1,79 @@
+// TCP sockets with deadlines: every blocking step polls with the time left,
+// so no socket call can hang past the caller's timeout. POSIX poll() only,
+// which macOS and Linux both have.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <chrono>
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+
+namespace mcl::platform {
+
+using Clock = std::chrono::steady_clock;
+using Deadline = Clock::time_point;
+
+// A wait ran past its deadline.
+class TimeoutError : public std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// The other end closed the connection or reset it.
+class ConnectionClosed : public std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct SocketAddress {
+  sockaddr_storage storage{};
+  socklen_t length = 0;
+
+  // Numeric IPv4 or IPv6 address; throws std::invalid_argument otherwise.
+  static SocketAddress fromNumeric(const std::string& host, int port);
+  std::string host() const;
+  int port() const;
+  // "1.2.3.4:5" or "[::1]:5".
+  std::string toString() const;
+};
+
+class Socket {
+ public:
+  Socket() = default;
+  explicit Socket(int fd) : fd_(fd) {}
+  Socket(Socket&& other) noexcept;
+  Socket& operator=(Socket&& other) noexcept;
+  Socket(const Socket&) = delete;
+  Socket& operator=(const Socket&) = delete;
+  ~Socket();
+
+  int fd() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  void close();
+
+ private:
+  int fd_ = -1;
+};
+
+// A non-blocking listening socket bound to address (port 0 picks one).
+Socket listenTcp(const SocketAddress& address, int backlog);
+// The address a socket is bound to.
+SocketAddress localAddress(int fd);
+// The address of the other end.
+SocketAddress peerAddress(int fd);
+// Accepts one pending connection, non-blocking; invalid Socket if none.
+Socket acceptConnection(int listenFd);
+// Connects with TCP_NODELAY, non-blocking afterwards. Throws
+// std::system_error (errno ECONNREFUSED etc.) or TimeoutError.
+Socket connectTcp(const SocketAddress& address, Deadline deadline);
+
+void setNonBlocking(int fd);
+void setNoDelay(int fd);
+
+// Move exactly `bytes`, polling until the deadline.
+void sendAll(int fd, const void* data, size_t bytes, Deadline deadline);
+void recvAll(int fd, void* data, size_t bytes, Deadline deadline);
+
+// Milliseconds left until deadline for poll(): 0 when passed, capped.
+int pollTimeoutMs(Deadline deadline);
+
+}  // namespace mcl::platform

@@ -1,0 +1,41 @@
+// A connection to a peer on the same host: we produce into our ring in the
+// peer's segment and consume from the peer's ring in our own segment.
+#pragma once
+
+#include "transports/shm/shm_layout.h"
+#include "transports/transport.h"
+
+namespace mcl::transport::shm {
+
+class ShmConnection final : public Connection {
+ public:
+  // outbound: the ring for us in the peer's segment; inbound: the peer's ring
+  // in ours. peerHeader holds the doorbell to ring after publishing a piece
+  // (the peer may wait for data) or freeing a slot (it may wait for room).
+  ShmConnection(int peerRank, int peerPid, RingView outbound,
+                SegmentHeader* peerHeader, RingView inbound);
+
+  std::span<std::byte> acquireSend(size_t maxBytes) override;
+  void commitSend(size_t bytes) override;
+  std::span<const std::byte> peekRecv() override;
+  void releaseRecv(size_t bytes) override;
+  bool peerAlive() const override;
+  const char* linkName() const override { return "shm"; }
+
+ private:
+  int peerRank_;
+  int peerPid_;
+  RingView out_;
+  SegmentHeader* peerHeader_;
+  uint64_t sendIndex_ = 0;
+  uint64_t cachedConsumed_ = 0;  // the consumer's count, re-read when full
+  RingView in_;
+  uint64_t recvIndex_ = 0;
+  uint32_t recvOffset_ = 0;
+};
+
+// Rings the doorbell of the segment's owner if it sleeps. Called after
+// every publish or release.
+void notifyOwner(SegmentHeader* header);
+
+}  // namespace mcl::transport::shm

@@ -1,0 +1,140 @@
+#include "transports/shm/shm_device.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <new>
+
+#include "base/error.h"
+#include "base/log.h"
+#include "platform/wait_on_address.h"
+#include "transports/shm/shm_connection.h"
+
+namespace mcl::transport::shm {
+
+namespace {
+
+class ShmWaker final : public Waker {
+ public:
+  explicit ShmWaker(SegmentHeader* header) : header_(header) {}
+
+  uint32_t arm() override {
+    uint32_t token = header_->doorbell.load(std::memory_order_relaxed);
+    header_->sleeping.store(1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    return token;
+  }
+  void sleep(uint32_t token, int64_t timeoutNs) override {
+    platform::waitOnAddress(&header_->doorbell, token, timeoutNs);
+  }
+  void disarm() override {
+    header_->sleeping.store(0, std::memory_order_relaxed);
+  }
+  void interrupt() override {
+    header_->doorbell.fetch_add(1, std::memory_order_seq_cst);
+    platform::wakeAddress(&header_->doorbell);
+  }
+
+ private:
+  SegmentHeader* header_;
+};
+
+}  // namespace
+
+ShmDevice::ShmDevice(int rank, std::vector<int> localRanks,
+                     std::string segmentName, const ShmOptions& options)
+    : rank_(rank),
+      localRanks_(std::move(localRanks)),
+      segmentName_(std::move(segmentName)),
+      peers_(localRanks_.size()) {
+  auto rings = static_cast<uint32_t>(localRanks_.size());
+  size_t bytes = segmentBytes(rings, options.slots, options.slotBytes);
+  try {
+    own_ = platform::SharedMemory::create(segmentName_, bytes);
+  } catch (const std::system_error& e) {
+    throw error(mclSystemError,
+                "rank %d: cannot create the shared-memory segment %s of %zu "
+                "bytes: %s (is /dev/shm full?)",
+                rank, segmentName_.c_str(), bytes, e.what());
+  }
+  ownHeader_ = new (own_.data()) SegmentHeader{};
+  ownHeader_->magic = kSegmentMagic;
+  ownHeader_->rings = rings;
+  ownHeader_->slots = options.slots;
+  ownHeader_->slotBytes = options.slotBytes;
+  ownHeader_->ownerPid = static_cast<uint32_t>(getpid());
+  ownHeader_->ringStride = ringBytes(options.slots, options.slotBytes);
+  for (uint32_t i = 0; i < rings; ++i) {
+    RingView ring = ringInSegment(ownHeader_, i);
+    new (ring.control) RingControl{};
+  }
+  waker_ = std::make_unique<ShmWaker>(ownHeader_);
+  MCL_LOG(Info, kLogShm, "rank %d: shm segment %s, %u rings of %u x %u bytes",
+          rank, segmentName_.c_str(), rings, options.slots, options.slotBytes);
+}
+
+ShmDevice::~ShmDevice() {
+  if (!unlinked_) platform::SharedMemory::unlink(segmentName_);
+}
+
+int ShmDevice::localIndex(int rank) const {
+  auto it = std::lower_bound(localRanks_.begin(), localRanks_.end(), rank);
+  if (it == localRanks_.end() || *it != rank)
+    throw error(mclInternalError, "rank %d is not local to rank %d", rank,
+                rank_);
+  return static_cast<int>(it - localRanks_.begin());
+}
+
+void ShmDevice::mapPeer(int peerRank, const std::string& peerSegment,
+                        int peerPid) {
+  Peer& peer = peers_[static_cast<size_t>(localIndex(peerRank))];
+  peer.pid = peerPid;
+  if (peerRank == rank_) {
+    peer.header = ownHeader_;
+    return;
+  }
+  try {
+    peer.segment = platform::SharedMemory::open(peerSegment);
+  } catch (const std::exception& e) {
+    throw error(mclSystemError,
+                "rank %d: cannot map rank %d's shared-memory segment %s: %s",
+                rank_, peerRank, peerSegment.c_str(), e.what());
+  }
+  auto* header = static_cast<SegmentHeader*>(peer.segment.data());
+  if (peer.segment.size() < sizeof(SegmentHeader) ||
+      header->magic != kSegmentMagic || header->rings != localRanks_.size() ||
+      peer.segment.size() <
+          segmentBytes(header->rings, header->slots, header->slotBytes))
+    throw error(mclRemoteError,
+                "rank %d: rank %d's shared-memory segment %s has an "
+                "unexpected layout (mixed mcl versions?)",
+                rank_, peerRank, peerSegment.c_str());
+  peer.header = header;
+}
+
+void ShmDevice::unlinkOwnSegment() {
+  platform::SharedMemory::unlink(segmentName_);
+  unlinked_ = true;
+}
+
+std::unique_ptr<Connection> ShmDevice::connect(int peerRank) {
+  int peerIndex = localIndex(peerRank);
+  Peer& peer = peers_[static_cast<size_t>(peerIndex)];
+  if (peer.header == nullptr)
+    throw error(mclInternalError, "rank %d: rank %d's segment is not mapped",
+                rank_, peerRank);
+  auto myIndex = static_cast<uint32_t>(localIndex(rank_));
+  RingView outbound = ringInSegment(peer.header, myIndex);
+  RingView inbound =
+      ringInSegment(ownHeader_, static_cast<uint32_t>(peerIndex));
+  return std::make_unique<ShmConnection>(peerRank, peer.pid, outbound,
+                                         peer.header, inbound);
+}
+
+size_t ShmDevice::bytesMapped() const {
+  size_t total = own_.size();
+  for (const auto& p : peers_) total += p.segment.size();
+  return total;
+}
+
+}  // namespace mcl::transport::shm

@@ -1,0 +1,60 @@
+// The shared-memory transport of one rank in one communicator: its segment
+// (doorbell + inbound rings), the mapped segments of the other local ranks,
+// and the connections and waker built on them.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "platform/shared_memory.h"
+#include "transports/shm/shm_layout.h"
+#include "transports/transport.h"
+
+namespace mcl::transport::shm {
+
+struct ShmOptions {
+  uint32_t slots = 8;
+  uint32_t slotBytes = 64 * 1024;
+};
+
+class ShmDevice {
+ public:
+  // localRanks: the communicator ranks on this host, ascending, including
+  // `rank`. segmentName must be unique per communicator and rank.
+  ShmDevice(int rank, std::vector<int> localRanks, std::string segmentName,
+            const ShmOptions& options);
+  ~ShmDevice();
+
+  const std::string& segmentName() const { return segmentName_; }
+
+  // Maps a local peer's segment (after it was created, before it is
+  // unlinked).
+  void mapPeer(int peerRank, const std::string& peerSegment, int peerPid);
+  // Removes our segment's name once every peer has mapped it.
+  void unlinkOwnSegment();
+
+  std::unique_ptr<Connection> connect(int peerRank);
+  Waker& waker() { return *waker_; }
+
+  size_t bytesMapped() const;
+
+ private:
+  int localIndex(int rank) const;
+
+  int rank_;
+  std::vector<int> localRanks_;
+  std::string segmentName_;
+  bool unlinked_ = false;
+  platform::SharedMemory own_;
+  SegmentHeader* ownHeader_ = nullptr;
+  struct Peer {
+    platform::SharedMemory segment;
+    SegmentHeader* header = nullptr;
+    int pid = 0;
+  };
+  std::vector<Peer> peers_;  // by local index
+  std::unique_ptr<Waker> waker_;
+};
+
+}  // namespace mcl::transport::shm

@@ -1,0 +1,83 @@
+// The layout of a rank's shared-memory segment: a header with the rank's
+// doorbell, then one inbound ring per local peer (the peer produces, this
+// rank consumes). Single producer, single consumer, fixed-size slots; each
+// slot's sequence word sits in the same cache line as its first bytes, so a
+// small message crosses in one cache-line transfer.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace mcl::transport::shm {
+
+constexpr size_t kCacheLine = 64;
+constexpr uint64_t kSegmentMagic = 0x6d636c2d73686d31ull;  // "mcl-shm1"
+
+struct alignas(kCacheLine) SegmentHeader {
+  uint64_t magic;
+  uint32_t rings;      // one per local rank, in local-rank order
+  uint32_t slots;      // per ring
+  uint32_t slotBytes;  // payload bytes per slot
+  uint32_t ownerPid;
+  uint64_t ringStride;  // bytes from one ring to the next
+  // Peers bump the doorbell and wake it when `sleeping` is set.
+  alignas(kCacheLine) std::atomic<uint32_t> doorbell;
+  alignas(kCacheLine) std::atomic<uint32_t> sleeping;
+};
+
+// Written by the consumer only.
+struct alignas(kCacheLine) RingControl {
+  std::atomic<uint64_t> consumed;  // slots released so far
+};
+
+struct SlotHeader {
+  std::atomic<uint64_t> sequence;  // index + 1 of the piece it holds
+  uint32_t length;                 // payload bytes
+  uint32_t reserved;
+};
+constexpr size_t kSlotPayloadOffset = 16;
+static_assert(sizeof(SlotHeader) <= kSlotPayloadOffset);
+
+inline size_t slotStride(uint32_t slotBytes) {
+  return (kSlotPayloadOffset + slotBytes + kCacheLine - 1) / kCacheLine *
+         kCacheLine;
+}
+
+inline size_t ringBytes(uint32_t slots, uint32_t slotBytes) {
+  return sizeof(RingControl) + slots * slotStride(slotBytes);
+}
+
+inline size_t segmentBytes(uint32_t rings, uint32_t slots, uint32_t slotBytes) {
+  return sizeof(SegmentHeader) + rings * ringBytes(slots, slotBytes);
+}
+
+// A view of one ring inside a mapped segment.
+struct RingView {
+  RingControl* control = nullptr;
+  std::byte* slots = nullptr;
+  uint32_t slotCount = 0;
+  uint32_t slotBytes = 0;
+  size_t stride = 0;
+
+  SlotHeader* slot(uint64_t index) const {
+    return reinterpret_cast<SlotHeader*>(slots + (index % slotCount) * stride);
+  }
+  std::byte* payload(uint64_t index) const {
+    return reinterpret_cast<std::byte*>(slot(index)) + kSlotPayloadOffset;
+  }
+};
+
+inline RingView ringInSegment(SegmentHeader* header, uint32_t ringIndex) {
+  auto* base = reinterpret_cast<std::byte*>(header) + sizeof(SegmentHeader) +
+               ringIndex * header->ringStride;
+  RingView v;
+  v.control = reinterpret_cast<RingControl*>(base);
+  v.slots = base + sizeof(RingControl);
+  v.slotCount = header->slots;
+  v.slotBytes = header->slotBytes;
+  v.stride = slotStride(header->slotBytes);
+  return v;
+}
+
+}  // namespace mcl::transport::shm

@@ -1,0 +1,48 @@
+// The interface algorithms see: a Connection per peer that moves bytes in
+// pieces without blocking, and a Waker to sleep until a peer acts. Each
+// transport (shm now; tcp and rdma later) implements both. Bytes sent on a
+// connection arrive in order; the sender's pieces may be consumed in smaller
+// parts by the receiver.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace mcl::transport {
+
+class Connection {
+ public:
+  virtual ~Connection() = default;
+
+  // Space for the next piece to the peer, at most maxBytes (> 0), or empty
+  // when the peer has no room yet. The caller writes, then commits.
+  virtual std::span<std::byte> acquireSend(size_t maxBytes) = 0;
+  // Publishes bytes (> 0) of the acquired space to the peer.
+  virtual void commitSend(size_t bytes) = 0;
+
+  // The received bytes not yet consumed (part of one piece), or empty.
+  virtual std::span<const std::byte> peekRecv() = 0;
+  // Consumes the first bytes of what peekRecv returned.
+  virtual void releaseRecv(size_t bytes) = 0;
+
+  // False once the peer is known to be gone (process exited).
+  virtual bool peerAlive() const = 0;
+  // Which link this is, for messages ("shm").
+  virtual const char* linkName() const = 0;
+};
+
+// A rank with nothing to do sleeps through its Waker until a peer commits or
+// releases bytes that concern it. arm() must come before the last progress
+// check so a peer acting in between is not missed.
+class Waker {
+ public:
+  virtual ~Waker() = default;
+  virtual uint32_t arm() = 0;
+  virtual void sleep(uint32_t token, int64_t timeoutNs) = 0;
+  virtual void disarm() = 0;
+  // Wakes the sleeper from another thread (abort).
+  virtual void interrupt() = 0;
+};
+
+}  // namespace mcl::transport

@@ -1,0 +1,269 @@
+// The collective matrix over shared memory: every collective x type x op x
+// size (0, 1, odd, larger than a ring slot and than a whole ring) x in-place
+// and out-of-place x 1..4 ranks (8 ranks on a reduced matrix), each element
+// checked bit for bit against the reference.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "multiprocess.h"
+#include "reference.h"
+
+namespace mcl::test {
+namespace {
+
+enum class Coll {
+  AllReduce,
+  AllGather,
+  Broadcast,
+  Reduce,
+  ReduceScatter,
+  SendRecv
+};
+
+const char* collName(Coll c) {
+  switch (c) {
+    case Coll::AllReduce:
+      return "AllReduce";
+    case Coll::AllGather:
+      return "AllGather";
+    case Coll::Broadcast:
+      return "Broadcast";
+    case Coll::Reduce:
+      return "Reduce";
+    case Coll::ReduceScatter:
+      return "ReduceScatter";
+    case Coll::SendRecv:
+      return "SendRecv";
+  }
+  return "?";
+}
+
+bool reduces(Coll c) {
+  return c == Coll::AllReduce || c == Coll::Reduce || c == Coll::ReduceScatter;
+}
+
+struct Matrix {
+  std::vector<mclDataType_t> types;
+  std::vector<mclRedOp_t> ops;
+  std::vector<size_t> counts;
+};
+
+Matrix fullMatrix() {
+  Matrix m;
+  for (int t = 0; t < mclNumTypes; ++t)
+    m.types.push_back(static_cast<mclDataType_t>(t));
+  for (int o = 0; o < mclNumOps; ++o)
+    m.ops.push_back(static_cast<mclRedOp_t>(o));
+  // 70001 elements: more than one 64 KiB slot for every type, and more than
+  // a whole ring (8 slots) for 8-byte types, so the rings wrap.
+  m.counts = {0, 1, 7, 1000, 70001};
+  return m;
+}
+
+Matrix reducedMatrix() {
+  Matrix m;
+  m.types = {mclInt8, mclFloat32, mclBfloat16, mclFloat8e5m2, mclUint64};
+  m.ops = {mclSum, mclMax, mclAvg};
+  m.counts = {1, 1000, 70001};
+  return m;
+}
+
+// Runs one case on this rank and checks it. Returns false on a mismatch.
+class CaseRunner {
+ public:
+  CaseRunner(RankContext& ctx, mclComm_t comm) : ctx_(ctx), comm_(comm) {}
+
+  void run(Coll coll, mclDataType_t type, mclRedOp_t op, size_t count,
+           bool inPlace, int root) {
+    type_ = type;
+    op_ = op;
+    es_ = typeBytes(type);
+    const int n = ctx_.nranks();
+    const int r = ctx_.rank();
+    snprintf(label_, sizeof(label_), "%s %s %s count=%zu %s root=%d",
+             collName(coll), typeLabel(type), reduces(coll) ? opLabel(op) : "-",
+             count, inPlace ? "in-place" : "out-of-place", root);
+    auto red = [&](int rank) {
+      return
+          [&, rank](size_t i) { return reductionInput(type, op, n, rank, i); };
+    };
+    auto mov = [&](int rank) {
+      return [&, rank](size_t i) { return movementInput(type, rank, i); };
+    };
+    const auto nz = static_cast<size_t>(n);
+    const auto rz = static_cast<size_t>(r);
+    mclResult_t res = mclSuccess;
+    switch (coll) {
+      case Coll::AllReduce: {
+        auto in = makeBuffer(type, count, red(r));
+        std::vector<uint8_t> out = inPlace ? in : sentinel(count);
+        uint8_t* o = out.data();
+        res = mclAllReduce(inPlace ? o : in.data(), o, count, type, op, comm_,
+                           nullptr);
+        if (!ctx_.ok(res, label_)) return;
+        checkReduced(o, count, 0);
+        if (!inPlace) checkUnchanged(in, count, red(r));
+        break;
+      }
+      case Coll::Reduce: {
+        auto in = makeBuffer(type, count, red(r));
+        std::vector<uint8_t> out = inPlace ? in : sentinel(count);
+        res = mclReduce(inPlace ? out.data() : in.data(), out.data(), count,
+                        type, op, root, comm_, nullptr);
+        if (!ctx_.ok(res, label_)) return;
+        if (r == root) checkReduced(out.data(), count, 0);
+        break;
+      }
+      case Coll::ReduceScatter: {
+        auto in = makeBuffer(type, count * nz, red(r));
+        std::vector<uint8_t> out = sentinel(count);
+        uint8_t* o = inPlace ? in.data() + rz * count * es_ : out.data();
+        res = mclReduceScatter(in.data(), o, count, type, op, comm_, nullptr);
+        if (!ctx_.ok(res, label_)) return;
+        checkReduced(o, count, rz * count);
+        break;
+      }
+      case Coll::AllGather: {
+        std::vector<uint8_t> out = sentinel(count * nz);
+        auto in = makeBuffer(type, count, mov(r));
+        const uint8_t* s = in.data();
+        if (inPlace) {
+          if (count > 0)
+            memcpy(out.data() + rz * count * es_, in.data(), count * es_);
+          s = out.data() + rz * count * es_;
+        }
+        res = mclAllGather(s, out.data(), count, type, comm_, nullptr);
+        if (!ctx_.ok(res, label_)) return;
+        for (int src = 0; src < n; ++src)
+          checkMoved(out.data() + static_cast<size_t>(src) * count * es_, count,
+                     src);
+        break;
+      }
+      case Coll::Broadcast: {
+        auto in = makeBuffer(type, count, mov(root));
+        std::vector<uint8_t> out =
+            (inPlace && r == root) ? in : sentinel(count);
+        const uint8_t* s =
+            (r == root) ? (inPlace ? out.data() : in.data()) : nullptr;
+        res = mclBroadcast(s, out.data(), count, type, root, comm_, nullptr);
+        if (!ctx_.ok(res, label_)) return;
+        checkMoved(out.data(), count, root);
+        break;
+      }
+      case Coll::SendRecv: {
+        // Ring exchange plus a message to self, in one group.
+        int next = (r + 1) % n;
+        int prev = (r + n - 1) % n;
+        auto in = makeBuffer(type, count, mov(r));
+        std::vector<uint8_t> fromPrev = sentinel(count);
+        std::vector<uint8_t> fromSelf = sentinel(count);
+        ctx_.ok(mclGroupStart(), "mclGroupStart");
+        ctx_.ok(mclSend(in.data(), count, type, next, comm_, nullptr), label_);
+        ctx_.ok(mclRecv(fromPrev.data(), count, type, prev, comm_, nullptr),
+                label_);
+        ctx_.ok(mclSend(in.data(), count, type, r, comm_, nullptr), label_);
+        ctx_.ok(mclRecv(fromSelf.data(), count, type, r, comm_, nullptr),
+                label_);
+        if (!ctx_.ok(mclGroupEnd(), label_)) return;
+        checkMoved(fromPrev.data(), count, prev);
+        checkMoved(fromSelf.data(), count, r);
+        break;
+      }
+    }
+  }
+
+ private:
+  std::vector<uint8_t> sentinel(size_t count) {
+    return std::vector<uint8_t>(count * es_, 0xA5);
+  }
+
+  void checkReduced(const uint8_t* got, size_t count, size_t firstIndex) {
+    uint8_t want[8];
+    for (size_t i = 0; i < count; ++i) {
+      double exact = exactReduction(type_, op_, ctx_.nranks(), firstIndex + i);
+      encodeReduction(type_, op_, ctx_.nranks(), exact, want);
+      if (memcmp(got + i * es_, want, es_) != 0) {
+        ctx_.fail("%s: element %zu wrong (expected %g)", label_, i, exact);
+        return;
+      }
+    }
+  }
+
+  template <class F>
+  void checkUnchanged(const std::vector<uint8_t>& in, size_t count, F value) {
+    auto original = makeBuffer(type_, count, value);
+    if (in != original) ctx_.fail("%s: sendbuff was modified", label_);
+  }
+
+  void checkMoved(const uint8_t* got, size_t count, int src) {
+    uint8_t want[8];
+    for (size_t i = 0; i < count; ++i) {
+      encode(type_, movementInput(type_, src, i), want);
+      if (memcmp(got + i * es_, want, es_) != 0) {
+        ctx_.fail("%s: element %zu from rank %d wrong", label_, i, src);
+        return;
+      }
+    }
+  }
+
+  RankContext& ctx_;
+  mclComm_t comm_;
+  mclDataType_t type_ = mclInt8;
+  mclRedOp_t op_ = mclSum;
+  size_t es_ = 1;
+  char label_[160] = {};
+};
+
+void runMatrix(RankContext& ctx, Coll coll, const Matrix& m) {
+  mclComm_t comm = initComm(ctx);
+  if (comm == nullptr) return;
+  CaseRunner runner(ctx, comm);
+  std::vector<mclRedOp_t> ops =
+      reduces(coll) ? m.ops : std::vector<mclRedOp_t>{mclSum};
+  int sizeIndex = 0;
+  for (size_t count : m.counts) {
+    int root = sizeIndex++ % ctx.nranks();
+    for (mclDataType_t type : m.types)
+      for (mclRedOp_t op : ops)
+        for (bool inPlace : {false, true}) {
+          runner.run(coll, type, op, count, inPlace, root);
+          if (ctx.failed()) break;
+        }
+  }
+  ctx.ok(mclCommDestroy(comm), "mclCommDestroy");
+}
+
+struct MatrixCase {
+  Coll coll;
+  int nranks;
+};
+
+class CollectiveMatrix : public ::testing::TestWithParam<MatrixCase> {};
+
+TEST_P(CollectiveMatrix, MatchesReferenceExactly) {
+  MatrixCase c = GetParam();
+  Matrix m = c.nranks <= 4 ? fullMatrix() : reducedMatrix();
+  EXPECT_TRUE(
+      runRanks(c.nranks, [&](RankContext& ctx) { runMatrix(ctx, c.coll, m); }));
+}
+
+std::vector<MatrixCase> allCases() {
+  std::vector<MatrixCase> cases;
+  for (Coll coll : {Coll::AllReduce, Coll::AllGather, Coll::Broadcast,
+                    Coll::Reduce, Coll::ReduceScatter, Coll::SendRecv})
+    for (int n : {1, 2, 3, 4, 8}) cases.push_back({coll, n});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shm, CollectiveMatrix, ::testing::ValuesIn(allCases()),
+    [](const ::testing::TestParamInfo<MatrixCase>& caseInfo) {
+      return std::string(collName(caseInfo.param.coll)) + "_" +
+             std::to_string(caseInfo.param.nranks) + "ranks";
+    });
+
+}  // namespace
+}  // namespace mcl::test

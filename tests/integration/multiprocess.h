@@ -1,0 +1,56 @@
+// Runs a test body in N forked processes, one per rank, and collects what
+// each reports. A rank that fails, dies or hangs fails the test with its rank
+// named; a hang is cut off after the bound, so no test can wait forever.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <mcl/mcl.h>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace mcl::test {
+
+// What a rank's body sees.
+class RankContext {
+ public:
+  RankContext(int rank, int nranks, const mclUniqueId& id)
+      : rank_(rank), nranks_(nranks), id_(id) {}
+  int rank() const { return rank_; }
+  int nranks() const { return nranks_; }
+  const mclUniqueId& id() const { return id_; }
+
+  // Records a failure (printf-style); the rank keeps going.
+  void fail(const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+  bool failed() const { return !failures_.empty(); }
+  // Checks an mcl call; records "what: <code name>: <last error>".
+  bool ok(mclResult_t result, const char* what);
+  const std::string& failures() const { return failures_; }
+
+ private:
+  int rank_;
+  int nranks_;
+  mclUniqueId id_;
+  std::string failures_;
+  int failureCount_ = 0;
+};
+
+using RankBody = std::function<void(RankContext&)>;
+
+// Creates a unique id, forks nranks children running body, waits up to
+// bound. Passes when every rank finished without failures.
+::testing::AssertionResult runRanks(
+    int nranks, const RankBody& body,
+    std::chrono::seconds bound = std::chrono::seconds(120));
+
+// Same, with a caller-made id (to test bad ids).
+::testing::AssertionResult runRanksWithId(int nranks, const mclUniqueId& id,
+                                          const RankBody& body,
+                                          std::chrono::seconds bound);
+
+// Initialises a communicator for the rank or records the failure.
+mclComm_t initComm(RankContext& ctx, int timeoutSeconds = 60);
+
+}  // namespace mcl::test
