@@ -143,10 +143,10 @@ void runLanes(std::span<Lane> lanes) {
     if (idleNs >= timeoutNs) {
       const Lane& stuck = firstStuck(lanes);
       throw error(mclTimeout,
-                  "rank %d: %s: no progress for %lld s (the "
+                  "rank %d: %s: no progress for %.3g s (the "
                   "timeout, MCL_TIMEOUT)",
                   stuck.context->rank, describeWait(stuck).c_str(),
-                  static_cast<long long>(timeoutNs / 1000000000));
+                  static_cast<double>(timeoutNs) / 1e9);
     }
     if (idleNs < ctx.wait.spinNs + ctx.wait.yieldNs || waker == nullptr) {
       platform::yieldCpu();

@@ -5,6 +5,7 @@
 
 #include "algorithms/kernels/reduce.h"
 #include "algorithms/kernels/types.h"
+#include "base/error.h"
 
 namespace mcl {
 
@@ -25,6 +26,13 @@ bool progressStep(Step& s) {
       if (slot.empty()) break;
       len = std::min(len, slot.size());
     }
+    if (len % elementBytes != 0)
+      throw error(mclInternalError,
+                  "%s #%llu: a piece of %zu bytes splits a %zu-byte element "
+                  "(a transport broke the whole-element rule)",
+                  opKindName(s.kind),
+                  static_cast<unsigned long long>(s.sequence), len,
+                  elementBytes);
     const std::byte* local = s.local ? s.local + s.done : nullptr;
     std::byte* out = s.out ? s.out + s.done : nullptr;
     // The result is produced once, into the outgoing slot when there is one,

@@ -26,13 +26,15 @@ platform::Socket connectWithRetry(const platform::SocketAddress& root,
     } catch (const platform::TimeoutError& e) {
       lastError = e.what();
     }
-    if (Clock::now() + backoff >= deadline)
+    auto now = Clock::now();
+    if (now >= deadline)
       throw error(mclTimeout,
                   "could not reach the rendezvous root at %s before the "
                   "timeout (last error: %s); is the process that called "
                   "mclGetUniqueId running?",
                   root.toString().c_str(), lastError.c_str());
-    std::this_thread::sleep_for(backoff);
+    std::this_thread::sleep_for(
+        std::min<Clock::duration>(backoff, deadline - now));
     backoff = std::min(backoff * 2, std::chrono::milliseconds(500));
   }
 }

@@ -111,6 +111,7 @@ std::vector<uint8_t> encode(const Hello& m) {
   w.i32(m.rank);
   w.i32(m.nranks);
   w.u32(m.pid);
+  w.u32(m.timeoutMs);
   w.str(m.hostId);
   w.str(m.hostName);
   return w.take();
@@ -123,6 +124,7 @@ Hello decodeHello(const std::vector<uint8_t>& payload) {
   m.rank = r.i32();
   m.nranks = r.i32();
   m.pid = r.u32();
+  m.timeoutMs = r.u32();
   m.hostId = r.str(kMaxHostText);
   m.hostName = r.str(kMaxHostText);
   r.finish();
@@ -146,7 +148,9 @@ Welcome decodeWelcome(const std::vector<uint8_t>& payload) {
   Welcome m;
   m.commId = r.u64();
   uint32_t n = r.u32();
-  if (n == 0 || n > kMaxRanks)
+  // Each entry takes at least 12 bytes: refuse counts the payload cannot
+  // hold before allocating for them.
+  if (n == 0 || n > kMaxRanks || n > r.remaining() / 12)
     throw error(mclRemoteError, "malformed Welcome: %u ranks", n);
   m.peers.resize(n);
   for (auto& p : m.peers) {
@@ -187,7 +191,7 @@ AllGatherMessage decodeAllGather(const std::vector<uint8_t>& payload) {
   AllGatherMessage m;
   m.round = r.u32();
   uint32_t n = r.u32();
-  if (n > kMaxRanks)
+  if (n > kMaxRanks || n > r.remaining() / 4)
     throw error(mclRemoteError, "malformed AllGather: %u parts", n);
   m.parts.resize(n);
   for (auto& p : m.parts) p = r.blob(kMaxAllGatherBytes);

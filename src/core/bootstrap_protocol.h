@@ -2,13 +2,14 @@
 // built, and their framing: u32 type, u32 length, payload.
 //
 //   root -> rank   Challenge {nonce_r}
-//   rank -> root   AuthProof {nonce_c, HMAC(secret, "client", nonce_r,
-//   nonce_c)} root -> rank   AuthOk    {HMAC(secret, "server", nonce_c,
-//   nonce_r)} rank -> root   Hello     {rank, nranks, pid, host identity, host
-//   name} root -> ranks  Welcome   {communicator id, every rank's host and pid}
-//   rank -> root   AllGather {round, bytes}  ... root -> ranks AllGatherResult
+//   rank -> root   AuthProof {nonce_c, HMAC(secret, "client", ...)}
+//   root -> rank   AuthOk    {HMAC(secret, "server", ...)}
+//   rank -> root   Hello     {rank, nranks, pid, timeout, host id, name}
+//   root -> ranks  Welcome   {communicator id, every rank's host, pid}
+//   rank -> root   AllGather {round, bytes}
+//   root -> ranks  AllGatherResult {round, every rank's bytes}
 //   rank -> root   Bye
-//   root -> ranks  Failure   {result code, message} whenever init fails
+//   root -> ranks  Failure   {result code, message} when init fails
 #pragma once
 
 #include <cstdint>
@@ -61,6 +62,7 @@ struct Hello {
   int32_t rank = -1;
   int32_t nranks = 0;
   uint32_t pid = 0;
+  uint32_t timeoutMs = 0;  // how long this rank will wait for the others
   std::string hostId;
   std::string hostName;
 };

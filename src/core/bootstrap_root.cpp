@@ -23,6 +23,8 @@ using platform::Deadline;
 // stranger cannot hold a slot for the whole init timeout.
 constexpr auto kAuthWindow = std::chrono::seconds(10);
 constexpr auto kSendWindow = std::chrono::seconds(5);
+constexpr auto kGiveUpMargin = std::chrono::milliseconds(300);
+constexpr int kPollMs = 20;
 
 enum class State { AwaitProof, AwaitHello, Joined, Done };
 
@@ -67,7 +69,7 @@ class Root {
       std::vector<pollfd> fds;
       fds.push_back({listener_.fd(), POLLIN, 0});
       for (auto& c : clients_) fds.push_back({c->socket.fd(), POLLIN, 0});
-      int n = poll(fds.data(), fds.size(), 100);
+      int n = poll(fds.data(), fds.size(), kPollMs);
       if (n < 0 && errno != EINTR)
         throw std::runtime_error("poll failed in the rendezvous root");
       if (fds[0].revents & POLLIN) acceptAll();
@@ -234,6 +236,13 @@ class Root {
                          std::to_string(h.pid) + ")");
     c.hello = h;
     c.state = State::Joined;
+    // Give up, naming who is missing, a little before this rank would give
+    // up on its own knowing less.
+    if (joined_ + 1 < nranks_ && h.timeoutMs > 0) {
+      auto own =
+          Clock::now() + std::chrono::milliseconds(h.timeoutMs) - kGiveUpMargin;
+      deadline_ = std::min(deadline_, own);
+    }
     slot = &c;
     ++joined_;
     MCL_LOG(Info, kLogBootstrap, "rendezvous: rank %d of %d joined from %s",

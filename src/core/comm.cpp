@@ -25,16 +25,19 @@ std::string mclComm::stickyMessage() const {
   return stickyMessage_;
 }
 
-void mclComm::checkUsable() const {
+void mclComm::checkRunnable() const {
   mclResult_t code = stickyError();
   if (code != mclSuccess)
     throw mcl::Error(code,
-                     "communicator failed earlier (destroy or abort "
-                     "it): " +
+                     "communicator failed earlier (destroy or abort it): " +
                          stickyMessage());
   if (aborted.load(std::memory_order_relaxed))
     throw mcl::error(mclInvalidUsage, "%s: the communicator was aborted",
                      label().c_str());
+}
+
+void mclComm::checkUsable() const {
+  checkRunnable();
   if (finalized.load(std::memory_order_relaxed))
     throw mcl::error(mclInvalidUsage,
                      "%s: the communicator was finalized; it takes no new "

@@ -47,8 +47,12 @@ struct mclComm {
     return static_cast<mclResult_t>(sticky_.load(std::memory_order_acquire));
   }
   std::string stickyMessage() const;
-  // Throws the sticky error, or mclInvalidUsage after finalize.
+  // For new calls: throws the sticky error, or mclInvalidUsage after abort
+  // or finalize.
   void checkUsable() const;
+  // For operations already accepted (queued on a stream before finalize):
+  // throws the sticky error, or on abort.
+  void checkRunnable() const;
 
  private:
   std::atomic<int> sticky_{mclSuccess};

@@ -74,6 +74,8 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
   hello.rank = rank;
   hello.nranks = nranks;
   hello.pid = static_cast<uint32_t>(getpid());
+  hello.timeoutMs =
+      static_cast<uint32_t>(comm->settings.timeoutSeconds) * 1000u;
   hello.hostId = platform::hostIdentity();
   hello.hostName = platform::hostName();
   BootstrapClient bootstrap(contents, hello, deadline);

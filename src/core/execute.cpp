@@ -36,7 +36,7 @@ struct LaneRange {
 
 void executeOne(mclComm& comm, const OpArgs& op) {
   std::lock_guard<std::mutex> lock(comm.execMutex);
-  comm.checkUsable();
+  comm.checkRunnable();
   comm.steps.clear();
   appendTagged(comm, op);
   Lane lane;
@@ -60,7 +60,7 @@ void executeOps(std::vector<PendingOp>& ops) {
   std::vector<std::unique_lock<std::mutex>> locks;
   for (mclComm* c : comms) {
     locks.emplace_back(c->execMutex);
-    c->checkUsable();
+    c->checkRunnable();
     c->steps.clear();
   }
 

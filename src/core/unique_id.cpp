@@ -97,9 +97,10 @@ UniqueIdContents uniqueIdFromString(const std::string& text) {
   std::string portText = hostPort.substr(portColon + 1);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
     host = host.substr(1, host.size() - 2);
-  if (portText.empty() || portText.size() > 5 ||
+  if (portText.empty() ||
       portText.find_first_not_of("0123456789") != std::string::npos)
     throw bad("port is not a number");
+  if (portText.size() > 5) throw bad("port out of range");
   int port = std::stoi(portText);
   if (port < 1 || port > 65535) throw bad("port out of range");
   UniqueIdContents c;

@@ -37,6 +37,8 @@ class WireReader {
   void raw(void* out, size_t n);
   std::vector<uint8_t> blob(size_t maxBytes);
   std::string str(size_t maxBytes);
+  // Bytes not yet read: bounds counts before anything is allocated.
+  size_t remaining() const { return static_cast<size_t>(end_ - p_); }
   // The message must be fully consumed.
   void finish();
 

@@ -16,7 +16,9 @@ class Connection {
   virtual ~Connection() = default;
 
   // Space for the next piece to the peer, at most maxBytes (> 0), or empty
-  // when the peer has no room yet. The caller writes, then commits.
+  // when the peer has no room yet. The caller writes, then commits. The
+  // space is a multiple of 64 bytes unless maxBytes is smaller, so pieces
+  // always hold whole elements of every type.
   virtual std::span<std::byte> acquireSend(size_t maxBytes) = 0;
   // Publishes bytes (> 0) of the acquired space to the peer.
   virtual void commitSend(size_t bytes) = 0;

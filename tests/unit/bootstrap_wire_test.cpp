@@ -1,0 +1,392 @@
+// Tests for the bootstrap wire format (core/wire.h) and its messages and
+// framing (core/bootstrap_protocol.h). These bytes come from the network,
+// possibly from a stranger: whatever arrives, decoding either succeeds or
+// throws mcl::Error with mclRemoteError, and never reads out of bounds.
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "core/bootstrap_protocol.h"
+#include "core/wire.h"
+
+namespace mcl {
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+
+// Runs f and expects mcl::Error with mclRemoteError (and nothing else).
+void expectRemoteError(const std::function<void()>& f, const std::string& why,
+                       const char* mentions = nullptr) {
+  try {
+    f();
+    ADD_FAILURE() << why << ": no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), mclRemoteError) << why << ": " << e.what();
+    if (mentions != nullptr) {
+      EXPECT_NE(std::string(e.what()).find(mentions), std::string::npos)
+          << why << ": " << e.what();
+    }
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << why << ": threw a non-mcl exception: " << e.what();
+  }
+}
+
+// ---- WireWriter / WireReader ----
+
+TEST(WireTest, IntegersAreBigEndian) {
+  WireWriter w;
+  w.u8(0xab);
+  w.u32(0x01020304);
+  w.u64(0x1122334455667788ull);
+  w.i32(-2);
+  const Bytes want = {0xab, 1,    2,    3,    4,    0x11, 0x22, 0x33, 0x44,
+                      0x55, 0x66, 0x77, 0x88, 0xff, 0xff, 0xff, 0xfe};
+  EXPECT_EQ(w.bytes(), want);
+  WireReader r(want.data(), want.size(), "test");
+  EXPECT_EQ(r.u8(), 0xab);
+  EXPECT_EQ(r.u32(), 0x01020304u);
+  EXPECT_EQ(r.u64(), 0x1122334455667788ull);
+  EXPECT_EQ(r.i32(), -2);
+  EXPECT_NO_THROW(r.finish());
+}
+
+TEST(WireTest, BlobsAndStringsRoundTrip) {
+  WireWriter w;
+  w.str("");
+  w.str(std::string("a\0b", 3));
+  const uint8_t raw[3] = {9, 8, 7};
+  w.blob(raw, 3);
+  w.raw(raw, 2);
+  Bytes b = w.take();
+  WireReader r(b.data(), b.size(), "test");
+  EXPECT_EQ(r.str(0), "");
+  EXPECT_EQ(r.str(3), std::string("a\0b", 3));
+  EXPECT_EQ(r.blob(3), Bytes({9, 8, 7}));
+  uint8_t two[2] = {};
+  r.raw(two, 2);
+  EXPECT_EQ(two[0], 9);
+  EXPECT_EQ(two[1], 8);
+  EXPECT_NO_THROW(r.finish());
+}
+
+TEST(WireTest, ReaderRejectsOverrunsAndTrailingBytes) {
+  const Bytes three = {1, 2, 3};
+  expectRemoteError([&] { WireReader(three.data(), 3, "thing").u32(); },
+                    "u32 of 3 bytes", "malformed thing: truncated");
+  expectRemoteError([&] { WireReader(three.data(), 3, "thing").u64(); },
+                    "u64 of 3 bytes");
+  expectRemoteError([&] { WireReader(three.data(), 0, "thing").u8(); },
+                    "u8 of nothing");
+  expectRemoteError(
+      [&] {
+        uint8_t out[4];
+        WireReader(three.data(), 3, "thing").raw(out, 4);
+      },
+      "raw past the end");
+  expectRemoteError([&] { WireReader(three.data(), 3, "thing").finish(); },
+                    "trailing", "3 trailing bytes");
+
+  WireWriter big;  // a length field larger than the limit
+  big.u32(11);
+  big.raw("0123456789A", 11);
+  expectRemoteError(
+      [&] { WireReader(big.bytes().data(), big.bytes().size(), "t").blob(10); },
+      "blob over its limit", "exceeds");
+  WireWriter lying;  // a length field larger than what follows
+  lying.u32(0xffffffffu);
+  lying.raw("xy", 2);
+  expectRemoteError(
+      [&] {
+        WireReader(lying.bytes().data(), lying.bytes().size(), "t")
+            .blob(SIZE_MAX);
+      },
+      "blob longer than the buffer", "truncated");
+}
+
+// ---- messages ----
+
+AuthProof sampleProof() {
+  AuthProof m;
+  for (size_t i = 0; i < m.nonce.size(); ++i)
+    m.nonce[i] = static_cast<uint8_t>(i * 3 + 1);
+  for (size_t i = 0; i < m.mac.size(); ++i)
+    m.mac[i] = static_cast<uint8_t>(255 - i);
+  return m;
+}
+Hello sampleHello() {
+  Hello m;
+  m.rank = 3;
+  m.nranks = 7;
+  m.pid = 0xfedcba98u;
+  m.hostId = "host-id-\x01\xff";
+  m.hostName = std::string(kMaxHostText, 'h');
+  return m;
+}
+Welcome sampleWelcome() {
+  Welcome m;
+  m.commId = 0x0123456789abcdefull;
+  m.peers = {{"a", "alpha", 1}, {"", "", 0}, {"c", "gamma", 0xffffffffu}};
+  return m;
+}
+Failure sampleFailure() { return {mclTimeout, "rank 2 timed out"}; }
+AllGatherMessage sampleAllGather() {
+  AllGatherMessage m;
+  m.round = 42;
+  m.parts = {{1, 2, 3}, {}, Bytes(300, 0x5a)};
+  return m;
+}
+
+struct Codec {
+  const char* name;
+  Bytes valid;
+  std::function<void(const Bytes&)> decode;
+};
+
+std::vector<Codec> allCodecs() {
+  return {
+      {"AuthProof", encode(sampleProof()),
+       [](const Bytes& b) { decodeAuthProof(b); }},
+      {"Hello", encode(sampleHello()), [](const Bytes& b) { decodeHello(b); }},
+      {"Welcome", encode(sampleWelcome()),
+       [](const Bytes& b) { decodeWelcome(b); }},
+      {"Failure", encode(sampleFailure()),
+       [](const Bytes& b) { decodeFailure(b); }},
+      {"AllGather", encode(sampleAllGather()),
+       [](const Bytes& b) { decodeAllGather(b); }},
+  };
+}
+
+TEST(BootstrapMessageTest, RoundTrips) {
+  AuthProof p = decodeAuthProof(encode(sampleProof()));
+  EXPECT_EQ(p.nonce, sampleProof().nonce);
+  EXPECT_EQ(p.mac, sampleProof().mac);
+
+  Hello h = decodeHello(encode(sampleHello()));
+  EXPECT_EQ(h.protocol, kBootstrapProtocol);
+  EXPECT_EQ(h.rank, 3);
+  EXPECT_EQ(h.nranks, 7);
+  EXPECT_EQ(h.pid, 0xfedcba98u);
+  EXPECT_EQ(h.hostId, sampleHello().hostId);
+  EXPECT_EQ(h.hostName, sampleHello().hostName);
+  Hello negative;  // rank -1 survives the unsigned encoding
+  EXPECT_EQ(decodeHello(encode(negative)).rank, -1);
+
+  Welcome w = decodeWelcome(encode(sampleWelcome()));
+  EXPECT_EQ(w.commId, sampleWelcome().commId);
+  ASSERT_EQ(w.peers.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(w.peers[i].hostId, sampleWelcome().peers[i].hostId);
+    EXPECT_EQ(w.peers[i].hostName, sampleWelcome().peers[i].hostName);
+    EXPECT_EQ(w.peers[i].pid, sampleWelcome().peers[i].pid);
+  }
+
+  Failure f = decodeFailure(encode(sampleFailure()));
+  EXPECT_EQ(f.code, mclTimeout);
+  EXPECT_EQ(f.message, "rank 2 timed out");
+
+  AllGatherMessage a = decodeAllGather(encode(sampleAllGather()));
+  EXPECT_EQ(a.round, 42u);
+  EXPECT_EQ(a.parts, sampleAllGather().parts);
+  AllGatherMessage none;
+  EXPECT_TRUE(decodeAllGather(encode(none)).parts.empty());
+}
+
+TEST(BootstrapMessageTest, EveryTruncationIsRemoteError) {
+  for (const Codec& c : allCodecs()) {
+    ASSERT_NO_THROW(c.decode(c.valid)) << c.name;
+    for (size_t len = 0; len < c.valid.size(); ++len) {
+      Bytes cut(c.valid.begin(), c.valid.begin() + static_cast<ptrdiff_t>(len));
+      expectRemoteError([&] { c.decode(cut); },
+                        std::string(c.name) + " cut to " + std::to_string(len));
+    }
+  }
+}
+
+TEST(BootstrapMessageTest, TrailingBytesAreRemoteError) {
+  for (const Codec& c : allCodecs()) {
+    Bytes longer = c.valid;
+    longer.push_back(0);
+    expectRemoteError([&] { c.decode(longer); },
+                      std::string(c.name) + " + 1 byte", "trailing");
+  }
+}
+
+TEST(BootstrapMessageTest, FieldsOverTheirLimitsAreRemoteError) {
+  Hello h = sampleHello();
+  h.hostName = std::string(kMaxHostText + 1, 'h');
+  expectRemoteError([&] { decodeHello(encode(h)); }, "long host name",
+                    "exceeds");
+  h = sampleHello();
+  h.hostId = std::string(kMaxHostText + 1, 'i');
+  expectRemoteError([&] { decodeHello(encode(h)); }, "long host id");
+  Failure f{mclSystemError, std::string(4097, 'm')};
+  expectRemoteError([&] { decodeFailure(encode(f)); }, "long failure text");
+  AllGatherMessage a;
+  a.parts = {Bytes(kMaxAllGatherBytes + 1, 1)};
+  expectRemoteError([&] { decodeAllGather(encode(a)); }, "big all-gather part",
+                    "exceeds");
+
+  Welcome empty;
+  expectRemoteError([&] { decodeWelcome(encode(empty)); }, "no ranks",
+                    "0 ranks");
+  WireWriter many;  // a rank count beyond any communicator, with no peers
+  many.u64(1);
+  many.u32(0xffffffffu);
+  expectRemoteError([&] { decodeWelcome(many.bytes()); }, "4G ranks");
+  WireWriter parts;
+  parts.u32(0);
+  parts.u32(0x80000000u);
+  expectRemoteError([&] { decodeAllGather(parts.bytes()); }, "2G parts");
+}
+
+// Random corruption: decoding succeeds or throws mclRemoteError, nothing
+// else (no std::bad_alloc, no crash under the sanitizers).
+TEST(BootstrapMessageTest, CorruptedBytesNeverEscapeAsOtherErrors) {
+  std::mt19937 rng(12345);
+  for (const Codec& c : allCodecs()) {
+    for (int trial = 0; trial < 300; ++trial) {
+      Bytes b = c.valid;
+      int flips = 1 + static_cast<int>(rng() % 4);
+      for (int i = 0; i < flips; ++i)
+        b[rng() % b.size()] = static_cast<uint8_t>(rng());
+      try {
+        c.decode(b);
+      } catch (const Error& e) {
+        EXPECT_EQ(e.code(), mclRemoteError) << c.name << ": " << e.what();
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << c.name << " trial " << trial << ": " << e.what();
+      }
+    }
+  }
+}
+
+// ---- framing ----
+
+Bytes frameBytes(uint32_t type, uint32_t length, const Bytes& payload) {
+  WireWriter w;
+  w.u32(type);
+  w.u32(length);
+  w.raw(payload.data(), payload.size());
+  return w.take();
+}
+
+TEST(FrameTest, TakeFrameTakesCompleteFramesOnly) {
+  const Bytes hello = encode(sampleHello());
+  Bytes stream = frameBytes(4, static_cast<uint32_t>(hello.size()), hello);
+  const size_t first = stream.size();
+  Bytes bye = frameBytes(9, 0, {});
+  stream.insert(stream.end(), bye.begin(), bye.end());
+  Bytes third = frameBytes(7, 10, {1, 2, 3});  // 7 of 10 payload bytes missing
+  stream.insert(stream.end(), third.begin(), third.end());
+
+  // Any prefix of the first frame: false, buffer intact.
+  for (size_t len = 0; len < first; ++len) {
+    Bytes part(stream.begin(), stream.begin() + static_cast<ptrdiff_t>(len));
+    const Bytes before = part;
+    Frame f;
+    EXPECT_FALSE(takeFrame(part, &f)) << len;
+    EXPECT_EQ(part, before) << len;
+  }
+  Frame f;
+  ASSERT_TRUE(takeFrame(stream, &f));
+  EXPECT_EQ(f.type, FrameType::Hello);
+  EXPECT_EQ(f.payload, hello);
+  ASSERT_TRUE(takeFrame(stream, &f));
+  EXPECT_EQ(f.type, FrameType::Bye);
+  EXPECT_TRUE(f.payload.empty());
+  EXPECT_FALSE(takeFrame(stream, &f));
+  EXPECT_EQ(stream, third) << "the partial frame must stay buffered";
+}
+
+TEST(FrameTest, BadHeadersAreRemoteError) {
+  for (uint32_t type : {0u, 10u, 0x80000001u, 0xffffffffu}) {
+    Bytes b = frameBytes(type, 0, {});
+    expectRemoteError(
+        [&] {
+          Frame f;
+          takeFrame(b, &f);
+        },
+        "frame type " + std::to_string(type), "unknown type");
+  }
+  // Too big is refused from the header alone, before any payload arrives.
+  Bytes huge = frameBytes(7, kMaxFrameBytes + 1, {});
+  expectRemoteError(
+      [&] {
+        Frame f;
+        takeFrame(huge, &f);
+      },
+      "oversized frame", "exceeds");
+  Bytes largest = frameBytes(7, kMaxFrameBytes, {});
+  Frame f;
+  EXPECT_FALSE(takeFrame(largest, &f)) << "the limit itself is allowed";
+  EXPECT_EQ(largest.size(), 8u);
+}
+
+TEST(FrameTest, FrameTypeNames) {
+  std::vector<std::string> seen;
+  for (uint32_t t = 1; t <= 9; ++t) {
+    std::string name = frameTypeName(static_cast<FrameType>(t));
+    EXPECT_NE(name, "unknown") << t;
+    for (const auto& s : seen) EXPECT_NE(s, name);
+    seen.push_back(name);
+  }
+  EXPECT_STREQ(frameTypeName(static_cast<FrameType>(99)), "unknown");
+}
+
+class SocketPairTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fds_), 0);
+  }
+  void TearDown() override {
+    close(fds_[0]);
+    close(fds_[1]);
+  }
+  static platform::Deadline soon() {
+    return platform::Clock::now() + std::chrono::seconds(2);
+  }
+  int fds_[2] = {-1, -1};
+};
+
+TEST_F(SocketPairTest, SendFrameWritesTheDocumentedLayout) {
+  const Bytes payload = encode(sampleFailure());
+  sendFrame(fds_[0], FrameType::Failure, payload, soon());
+  const Bytes want =
+      frameBytes(6, static_cast<uint32_t>(payload.size()), payload);
+  Bytes got(want.size());
+  ASSERT_EQ(recv(fds_[1], got.data(), got.size(), MSG_WAITALL),
+            static_cast<ssize_t>(want.size()));
+  EXPECT_EQ(got, want);
+}
+
+TEST_F(SocketPairTest, FramesRoundTrip) {
+  const Bytes welcome = encode(sampleWelcome());
+  sendFrame(fds_[0], FrameType::Welcome, welcome, soon());
+  sendFrame(fds_[0], FrameType::Bye, {}, soon());
+  Frame a = recvFrame(fds_[1], soon());
+  EXPECT_EQ(a.type, FrameType::Welcome);
+  EXPECT_EQ(a.payload, welcome);
+  Frame b = recvFrame(fds_[1], soon());
+  EXPECT_EQ(b.type, FrameType::Bye);
+  EXPECT_TRUE(b.payload.empty());
+}
+
+TEST_F(SocketPairTest, RecvFrameRejectsBadHeaders) {
+  Bytes huge = frameBytes(5, 0xffffffffu, {});
+  ASSERT_EQ(write(fds_[0], huge.data(), huge.size()), 8);
+  expectRemoteError([&] { recvFrame(fds_[1], soon()); }, "oversized frame");
+  Bytes unknown = frameBytes(77, 0, {});
+  ASSERT_EQ(write(fds_[0], unknown.data(), unknown.size()), 8);
+  expectRemoteError([&] { recvFrame(fds_[1], soon()); }, "unknown frame");
+}
+
+}  // namespace
+}  // namespace mcl
