@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Side by side: mcl-perf allreduce and OpenMPI's MPI_Allreduce (Debian
-# openmpi-bin) with 2 local ranks, same sizes, interleaved ROUNDS times, and
-# the median of each. Needs mpicc (libopenmpi-dev) and a build of mcl-perf.
-#   perf/baselines/compare-openmpi.sh [ROUNDS] [MAXBYTES] [shm|tcp]
+# openmpi-bin) with NP local ranks (default 2), same sizes, interleaved
+# ROUNDS times, and the median of each. Needs mpicc (libopenmpi-dev) and a
+# build of mcl-perf.
+#   NP=4 perf/baselines/compare-openmpi.sh [ROUNDS] [MAXBYTES] [shm|tcp]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 rounds=${1:-3}
 max=${2:-33554432}
 btl=${3:-shm}
+np=${NP:-2}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mpicc -O2 perf/baselines/mpi_allreduce.c -o "$work/mpi_allreduce"
@@ -16,14 +18,14 @@ case $btl in
   tcp) mca=(--mca btl self,tcp --mca btl_tcp_if_include lo) ;;
 esac
 for r in $(seq "$rounds"); do
-  build/bin/mcl-perf allreduce -np 2 -b 8 -e "$max" -f 4 -c 0 |
+  build/bin/mcl-perf allreduce -np "$np" -b 8 -e "$max" -f 4 -c 0 |
     awk '$1 ~ /^[0-9]+$/ {print $1, $6}' > "$work/mcl.$r"
-  mpirun --allow-run-as-root --oversubscribe -np 2 "${mca[@]}" \
+  mpirun --allow-run-as-root --oversubscribe -np "$np" "${mca[@]}" \
     "$work/mpi_allreduce" 8 "$max" 4 20 5 > "$work/mpi.$r"
 done
-python3 - "$work" "$rounds" <<'PY'
+python3 - "$work" "$rounds" "$np" <<'PY'
 import statistics, sys
-work, rounds = sys.argv[1], int(sys.argv[2])
+work, rounds, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 def load(name):
     rows = {}
     for r in range(1, rounds + 1):
@@ -36,7 +38,7 @@ print(f"{'bytes':>10} {'mcl us':>10} {'openmpi us':>11} {'mcl/mpi':>8}"
       f" {'mcl busbw':>10} {'mpi busbw':>10}")
 for b in sorted(mcl):
     if b not in mpi: continue
-    bus = lambda t: 2 * (2 - 1) / 2 * b / t / 1e3  # GB/s, nccl-tests' busbw
+    bus = lambda t: 2 * (n - 1) / n * b / t / 1e3  # GB/s, nccl-tests' busbw
     print(f"{b:>10} {mcl[b]:>10.2f} {mpi[b]:>11.2f} {mcl[b]/mpi[b]:>8.2f}"
           f" {bus(mcl[b]):>10.2f} {bus(mpi[b]):>10.2f}")
 PY

@@ -79,20 +79,33 @@ std::string expandFileName(const char* pattern) {
   return out;
 }
 
+FILE* openLogFile() {
+  const char* pattern = getenv("MCL_DEBUG_FILE");
+  if (pattern == nullptr || *pattern == '\0') return stderr;
+  std::string name = expandFileName(pattern);
+  FILE* f = fopen(name.c_str(), "a");
+  if (f == nullptr) {
+    fprintf(stderr, "MCL WARN cannot open MCL_DEBUG_FILE '%s': %s\n",
+            name.c_str(), strerror(errno));
+    return stderr;
+  }
+  setvbuf(f, nullptr, _IOLBF, 0);
+  return f;
+}
+
+// Per process: a child forked after the parent logged opens its own file
+// (%p differs), instead of writing into the parent's.
 FILE* logFile() {
-  static FILE* file = [] {
-    const char* pattern = getenv("MCL_DEBUG_FILE");
-    if (pattern == nullptr || *pattern == '\0') return stderr;
-    std::string name = expandFileName(pattern);
-    FILE* f = fopen(name.c_str(), "a");
-    if (f == nullptr) {
-      fprintf(stderr, "MCL WARN cannot open MCL_DEBUG_FILE '%s': %s\n",
-              name.c_str(), strerror(errno));
-      return stderr;
-    }
-    setvbuf(f, nullptr, _IOLBF, 0);
-    return f;
-  }();
+  static std::mutex mutex;
+  static FILE* file = nullptr;
+  static pid_t owner = 0;
+  std::lock_guard<std::mutex> lock(mutex);
+  pid_t pid = getpid();
+  if (file == nullptr || owner != pid) {
+    if (file != nullptr && file != stderr && owner == pid) fclose(file);
+    file = openLogFile();
+    owner = pid;
+  }
   return file;
 }
 

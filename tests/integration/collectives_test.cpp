@@ -258,6 +258,32 @@ std::vector<MatrixCase> allCases() {
   return cases;
 }
 
+// Ranks as threads of one process: several communicators side by side.
+class CollectiveMatrixThreads : public ::testing::TestWithParam<MatrixCase> {};
+
+TEST_P(CollectiveMatrixThreads, MatchesReferenceExactly) {
+  MatrixCase c = GetParam();
+  EXPECT_TRUE(runRankThreads(c.nranks, [&](RankContext& ctx) {
+    runMatrix(ctx, c.coll, reducedMatrix());
+  }));
+}
+
+std::vector<MatrixCase> threadCases() {
+  std::vector<MatrixCase> cases;
+  for (Coll coll : {Coll::AllReduce, Coll::AllGather, Coll::Broadcast,
+                    Coll::Reduce, Coll::ReduceScatter, Coll::SendRecv})
+    cases.push_back({coll, 3});
+  return cases;
+}
+
+std::string caseName(const ::testing::TestParamInfo<MatrixCase>& caseInfo) {
+  return std::string(collName(caseInfo.param.coll)) + "_" +
+         std::to_string(caseInfo.param.nranks) + "ranks";
+}
+
+INSTANTIATE_TEST_SUITE_P(ShmThreads, CollectiveMatrixThreads,
+                         ::testing::ValuesIn(threadCases()), caseName);
+
 INSTANTIATE_TEST_SUITE_P(
     Shm, CollectiveMatrix, ::testing::ValuesIn(allCases()),
     [](const ::testing::TestParamInfo<MatrixCase>& caseInfo) {

@@ -6,8 +6,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdarg>
 #include <cstring>
+#include <memory>
 #include <thread>
 
 namespace mcl::test {
@@ -150,6 +152,46 @@ mclComm_t initComm(RankContext& ctx, int timeoutSeconds) {
     if (c.pipe >= 0) close(c.pipe);
     report += c.output;
   }
+  if (report.empty()) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "\n" << report;
+}
+
+::testing::AssertionResult runRankThreads(int nranks, const RankBody& body,
+                                          std::chrono::seconds bound) {
+  mclUniqueId id;
+  if (mclGetUniqueId(&id) != mclSuccess)
+    return ::testing::AssertionFailure()
+           << "mclGetUniqueId: " << mclGetLastError(nullptr);
+  struct Shared {
+    std::vector<std::unique_ptr<RankContext>> contexts;
+    std::atomic<int> finished{0};
+  };
+  // Shared outlives a hung run: the abandoned threads still point into it.
+  auto shared = std::make_shared<Shared>();
+  for (int r = 0; r < nranks; ++r)
+    shared->contexts.push_back(std::make_unique<RankContext>(r, nranks, id));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < nranks; ++r)
+    threads.emplace_back([shared, body, r] {
+      RankContext& ctx = *shared->contexts[static_cast<size_t>(r)];
+      try {
+        body(ctx);
+      } catch (const std::exception& e) {
+        ctx.fail("exception: %s", e.what());
+      }
+      shared->finished.fetch_add(1);
+    });
+  auto deadline = Clock::now() + bound;
+  while (shared->finished.load() < nranks && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  if (shared->finished.load() < nranks) {
+    for (auto& t : threads) t.detach();
+    return ::testing::AssertionFailure()
+           << "rank threads hung: killed after " << bound.count() << " s";
+  }
+  for (auto& t : threads) t.join();
+  std::string report;
+  for (const auto& ctx : shared->contexts) report += ctx->failures();
   if (report.empty()) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << "\n" << report;
 }

@@ -50,6 +50,14 @@ using RankBody = std::function<void(RankContext&)>;
                                           const RankBody& body,
                                           std::chrono::seconds bound);
 
+// Thread-per-rank mode: the same, with the ranks as threads of this
+// process (several communicators in one process, as a framework driving
+// several devices from one process would have). A hang past the bound fails
+// the test and abandons the threads.
+::testing::AssertionResult runRankThreads(
+    int nranks, const RankBody& body,
+    std::chrono::seconds bound = std::chrono::seconds(120));
+
 // Initialises a communicator for the rank or records the failure.
 mclComm_t initComm(RankContext& ctx, int timeoutSeconds = 60);
 
