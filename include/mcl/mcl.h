@@ -214,12 +214,15 @@ MCL_API mclResult_t mclRecv(void* recvbuff, size_t count,
                             mclStream_t stream);
 
 /* Operations issued between these run together when the outermost
- * mclGroupEnd is reached (groups nest). All operations of a group must use
- * the same stream. */
+ * mclGroupEnd is reached (groups nest): sends, receives and collectives of
+ * one group progress at once and cannot wait on each other. All operations
+ * of a group must use the same stream. */
 MCL_API mclResult_t mclGroupStart(void);
 MCL_API mclResult_t mclGroupEnd(void);
 
-/* Streams: each runs its operations in order on a background thread. */
+/* Streams: each runs its operations in order on a background thread. On
+ * any one communicator, operations run in the order they were issued, across
+ * all streams and the NULL stream. */
 MCL_API mclResult_t mclStreamCreate(mclStream_t* stream);
 /* Waits until every operation queued on the stream is done; returns the
  * first error any of them hit since the last synchronize. */

@@ -20,6 +20,9 @@ struct AlgoContext {
   int rank = 0;
   int nranks = 1;
   std::vector<transport::Connection*> peers;  // by rank, self included
+  // Point-to-point has connections of its own: its bytes never mix with a
+  // collective's, so a group can run both at once.
+  std::vector<transport::Connection*> p2pPeers;
   transport::Waker* waker = nullptr;
   std::chrono::nanoseconds timeout{std::chrono::seconds(300)};
   WaitPolicy wait;

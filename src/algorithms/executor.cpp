@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <thread>
 
 #include "base/error.h"
 #include "platform/cpu.h"
@@ -148,8 +149,14 @@ void runLanes(std::span<Lane> lanes) {
                   stuck.context->rank, describeWait(stuck).c_str(),
                   static_cast<double>(timeoutNs) / 1e9);
     }
-    if (idleNs < ctx.wait.spinNs + ctx.wait.yieldNs || waker == nullptr) {
+    if (idleNs < ctx.wait.spinNs + ctx.wait.yieldNs) {
       platform::yieldCpu();
+      continue;
+    }
+    if (waker == nullptr) {
+      // Lanes of several communicators have no one doorbell to sleep on:
+      // nap briefly instead of burning the core for the whole timeout.
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
       continue;
     }
     uint32_t token = waker->arm();

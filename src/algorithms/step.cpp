@@ -26,7 +26,7 @@ bool progressStep(Step& s) {
       if (slot.empty()) break;
       len = std::min(len, slot.size());
     }
-    if (len % elementBytes != 0)
+    if ((s.reduce || s.divide) && len % elementBytes != 0)
       throw error(mclInternalError,
                   "%s #%llu: a piece of %zu bytes splits a %zu-byte element "
                   "(a transport broke the whole-element rule)",

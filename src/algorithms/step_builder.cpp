@@ -20,6 +20,11 @@ std::byte* StepBuilder::recv(size_t elementOffset) const {
   return static_cast<std::byte*>(op_.recvbuff) + elementOffset * elementBytes_;
 }
 
+transport::Connection* StepBuilder::connection(int peer) const {
+  const auto& table = isPointToPoint(op_.kind) ? ctx_.p2pPeers : ctx_.peers;
+  return table[static_cast<size_t>(peer)];
+}
+
 Step& StepBuilder::add(size_t elements) {
   Step& s = steps_.emplace_back();
   s.bytes = elements * elementBytes_;
@@ -40,7 +45,7 @@ void StepBuilder::sendTo(int peer, const std::byte* from, std::byte* alsoTo,
                          size_t elements) {
   if (elements == 0) return;
   Step& s = add(elements);
-  s.sendTo = ctx_.peers[static_cast<size_t>(peer)];
+  s.sendTo = connection(peer);
   s.sendPeer = peer;
   s.local = from;
   s.out = alsoTo;
@@ -49,7 +54,7 @@ void StepBuilder::sendTo(int peer, const std::byte* from, std::byte* alsoTo,
 void StepBuilder::recvFrom(int peer, std::byte* to, size_t elements) {
   if (elements == 0) return;
   Step& s = add(elements);
-  s.recvFrom = ctx_.peers[static_cast<size_t>(peer)];
+  s.recvFrom = connection(peer);
   s.recvPeer = peer;
   s.out = to;
 }
@@ -58,9 +63,9 @@ void StepBuilder::forward(int from, int to, std::byte* alsoTo,
                           size_t elements) {
   if (elements == 0) return;
   Step& s = add(elements);
-  s.recvFrom = ctx_.peers[static_cast<size_t>(from)];
+  s.recvFrom = connection(from);
   s.recvPeer = from;
-  s.sendTo = ctx_.peers[static_cast<size_t>(to)];
+  s.sendTo = connection(to);
   s.sendPeer = to;
   s.out = alsoTo;
 }
@@ -74,10 +79,10 @@ void StepBuilder::recvReduceOut(int from, int to, const std::byte* local,
                                 std::byte* out, size_t elements, bool divide) {
   if (elements == 0) return;
   Step& s = add(elements);
-  s.recvFrom = ctx_.peers[static_cast<size_t>(from)];
+  s.recvFrom = connection(from);
   s.recvPeer = from;
   if (to >= 0) {
-    s.sendTo = ctx_.peers[static_cast<size_t>(to)];
+    s.sendTo = connection(to);
     s.sendPeer = to;
   }
   s.local = local;

@@ -34,6 +34,8 @@ class StepBuilder {
  private:
   Step& add(size_t elements);
 
+  transport::Connection* connection(int peer) const;
+
   const OpArgs& op_;
   AlgoContext& ctx_;
   std::vector<Step>& steps_;

@@ -2,6 +2,10 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <new>
+#include <system_error>
+
+#include "platform/socket.h"
 
 namespace mcl {
 
@@ -12,6 +16,26 @@ Error error(mclResult_t code, const char* fmt, ...) {
   vsnprintf(buf, sizeof(buf), fmt, args);
   va_end(args);
   return Error(code, buf);
+}
+
+Error asError(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const Error& x) {
+    return x;
+  } catch (const platform::TimeoutError& x) {
+    return Error(mclTimeout, x.what());
+  } catch (const platform::ConnectionClosed& x) {
+    return Error(mclRemoteError, x.what());
+  } catch (const std::system_error& x) {
+    return Error(mclSystemError, x.what());
+  } catch (const std::bad_alloc&) {
+    return Error(mclSystemError, "out of memory");
+  } catch (const std::exception& x) {
+    return Error(mclInternalError, x.what());
+  } catch (...) {
+    return Error(mclInternalError, "unknown exception");
+  }
 }
 
 const char* resultName(mclResult_t code) {

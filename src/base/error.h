@@ -4,6 +4,7 @@
 
 #include <mcl/mcl.h>
 
+#include <exception>
 #include <stdexcept>
 #include <string>
 
@@ -22,6 +23,12 @@ class Error : public std::runtime_error {
 // Builds an Error with printf-style text; use as `throw error(code, ...)`.
 Error error(mclResult_t code, const char* fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+// Any exception as an Error: the OS's (std::system_error) as
+// mclSystemError, socket timeouts as mclTimeout, closed connections as
+// mclRemoteError, out of memory as mclSystemError, the rest as
+// mclInternalError.
+Error asError(std::exception_ptr e);
 
 // Text of a result code, from the X-macro in mcl.h.
 const char* resultName(mclResult_t code);

@@ -10,41 +10,66 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Waits (sleeping) until done() or the bound passes; returns done().
-template <class Done>
-bool waitBounded(Done done, std::chrono::milliseconds bound) {
+// Waits until the communicator's queued operations are done. Each is bounded
+// by the timeout without progress, so the wait is too: it fails only when
+// the queue stops shrinking for longer than that.
+bool drainQueued(const mclComm& comm) {
+  auto bound = std::chrono::seconds(comm.settings.timeoutSeconds + 5);
+  int last = comm.queuedOps.load();
   auto deadline = Clock::now() + bound;
-  while (!done()) {
+  while (true) {
+    int now = comm.queuedOps.load();
+    if (now == 0) return true;
+    if (now < last) {
+      last = now;
+      deadline = Clock::now() + bound;
+    }
     if (Clock::now() >= deadline) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  return true;
 }
 
-std::chrono::milliseconds drainBound(const mclComm& comm) {
-  // Every queued operation ends within its timeout; allow a little more.
-  return std::chrono::seconds(comm.settings.timeoutSeconds + 5);
-}
-
-// Called with a CommRef held (activeCalls >= 1): waits for queued work and
-// for other threads' calls to leave, then frees.
-void releaseComm(mclComm* comm, bool abort) {
-  if (!mcl::unregisterComm(comm))
-    throw mcl::error(mclInvalidArgument,
-                     "comm %p is being destroyed by another thread",
-                     static_cast<void*>(comm));
-  auto bound = abort ? std::chrono::milliseconds(10000) : drainBound(*comm);
-  bool quiet = waitBounded(
-      [&] {
-        return comm->queuedOps.load() == 0 && comm->activeCalls.load() <= 1;
-      },
-      bound);
-  if (!quiet)
-    throw mcl::error(mclInternalError,
-                     "%s: operations still running after %lld ms; the "
-                     "communicator is leaked rather than freed under them",
-                     comm->label().c_str(),
-                     static_cast<long long>(bound.count()));
+// Destroy and abort: the first caller owns the object. An abort that
+// arrives while a destroy drains only speeds it up (the destroy frees).
+void closeComm(mclComm_t handle, bool abort) {
+  mclComm* comm = nullptr;
+  {
+    mcl::CommRef ref(handle);
+    comm = ref.get();
+    if (abort) {
+      comm->aborted.store(true);
+      if (comm->context.waker != nullptr) comm->context.waker->interrupt();
+    }
+    if (comm->closing.exchange(true)) {
+      if (abort) return;
+      throw mcl::error(mclInvalidUsage,
+                       "%s: the communicator is already being destroyed by "
+                       "another thread",
+                       comm->label().c_str());
+    }
+    comm->finalized.store(true);
+    if (!drainQueued(*comm)) {
+      comm->closing.store(false);
+      throw mcl::error(mclTimeout,
+                       "%s: queued operations stopped making progress; the "
+                       "communicator is left alive (abort it)",
+                       comm->label().c_str());
+    }
+  }
+  mcl::unregisterComm(handle);
+  // Calls that resolved the handle before it was removed are bounded by the
+  // timeout (or end at once after an abort).
+  auto deadline =
+      Clock::now() + std::chrono::seconds(comm->settings.timeoutSeconds + 5);
+  while (comm->activeCalls.load() > 0) {
+    if (Clock::now() >= deadline)
+      throw mcl::error(mclInternalError,
+                       "%s: other threads are still inside calls on it; the "
+                       "communicator is leaked rather than freed under them",
+                       comm->label().c_str());
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  delete comm;
 }
 
 }  // namespace
@@ -60,10 +85,7 @@ mclResult_t mclCommInitRankConfig(mclComm_t* comm, int nranks,
   return apiCall(__func__, [&] {
     if (comm == nullptr) throw error(mclInvalidArgument, "comm is NULL");
     *comm = nullptr;
-    std::unique_ptr<mclComm> created =
-        mcl::initComm(nranks, commId, rank, config);
-    mcl::registerComm(created.get());
-    *comm = created.release();
+    *comm = mcl::registerComm(mcl::initComm(nranks, commId, rank, config));
   });
 }
 
@@ -76,10 +98,8 @@ mclResult_t mclCommFinalize(mclComm_t comm) {
   return apiCall(__func__, [&] {
     mcl::CommRef ref(comm);
     ref->finalized.store(true);
-    bool drained = waitBounded([&] { return ref->queuedOps.load() == 0; },
-                               drainBound(*ref));
-    if (!drained)
-      throw error(mclTimeout, "%s: queued operations did not finish",
+    if (!drainQueued(*ref))
+      throw error(mclTimeout, "%s: queued operations stopped making progress",
                   ref->label().c_str());
     if (ref->stickyError() != mclSuccess)
       throw mcl::Error(ref->stickyError(), ref->stickyMessage());
@@ -87,26 +107,11 @@ mclResult_t mclCommFinalize(mclComm_t comm) {
 }
 
 mclResult_t mclCommDestroy(mclComm_t comm) {
-  return apiCall(__func__, [&] {
-    {
-      mcl::CommRef ref(comm);
-      ref->finalized.store(true);
-      releaseComm(comm, false);
-    }
-    delete comm;
-  });
+  return apiCall(__func__, [&] { closeComm(comm, false); });
 }
 
 mclResult_t mclCommAbort(mclComm_t comm) {
-  return apiCall(__func__, [&] {
-    {
-      mcl::CommRef ref(comm);
-      ref->aborted.store(true);
-      if (ref->context.waker != nullptr) ref->context.waker->interrupt();
-      releaseComm(comm, true);
-    }
-    delete comm;
-  });
+  return apiCall(__func__, [&] { closeComm(comm, true); });
 }
 
 mclResult_t mclCommGetAsyncError(mclComm_t comm, mclResult_t* asyncError) {
@@ -115,7 +120,6 @@ mclResult_t mclCommGetAsyncError(mclComm_t comm, mclResult_t* asyncError) {
     if (asyncError == nullptr)
       throw error(mclInvalidArgument, "asyncError is NULL");
     *asyncError = ref->stickyError();
-    if (*asyncError != mclSuccess) mcl::setLastError(ref->stickyMessage());
   });
 }
 

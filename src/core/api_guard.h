@@ -5,12 +5,7 @@
 
 #include <mcl/mcl.h>
 
-#include <new>
-#include <system_error>
-
 #include "base/error.h"
-#include "base/log.h"
-#include "platform/socket.h"
 
 namespace mcl {
 
@@ -22,20 +17,13 @@ mclResult_t apiCall(const char* function, Body&& body) noexcept {
   try {
     body();
     return mclSuccess;
-  } catch (const Error& e) {
-    return reportError(e.code(), function, e.what());
-  } catch (const platform::TimeoutError& e) {
-    return reportError(mclTimeout, function, e.what());
-  } catch (const platform::ConnectionClosed& e) {
-    return reportError(mclRemoteError, function, e.what());
-  } catch (const std::system_error& e) {
-    return reportError(mclSystemError, function, e.what());
-  } catch (const std::bad_alloc&) {
-    return reportError(mclSystemError, function, "out of memory");
-  } catch (const std::exception& e) {
-    return reportError(mclInternalError, function, e.what());
   } catch (...) {
-    return reportError(mclInternalError, function, "unknown exception");
+    try {
+      Error e = asError(std::current_exception());
+      return reportError(e.code(), function, e.what());
+    } catch (...) {
+      return mclInternalError;  // out of memory while reporting
+    }
   }
 }
 

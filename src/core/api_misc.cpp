@@ -1,6 +1,7 @@
 // Version, error strings, unique ids.
 #include <cstring>
 
+#include "base/log.h"
 #include "core/api_guard.h"
 #include "core/bootstrap_root.h"
 #include "core/group.h"

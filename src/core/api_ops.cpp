@@ -13,7 +13,7 @@ mclResult_t runOp(const char* function, mclComm_t comm, const mcl::OpArgs& op,
     mcl::CommRef ref(comm);
     ref->checkUsable();
     mcl::validateOp(*ref, op);
-    mcl::submit(ref.get(), op, stream);
+    mcl::submit(comm, ref.get(), op, stream);
   });
   if (result != mclSuccess) mcl::groupPoison(result, mcl::lastError());
   return result;

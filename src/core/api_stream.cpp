@@ -20,28 +20,26 @@ extern "C" {
 mclResult_t mclStreamCreate(mclStream_t* stream) {
   return apiCall(__func__, [&] {
     if (stream == nullptr) throw error(mclInvalidArgument, "stream is NULL");
-    auto* s = new mclStream();
-    mcl::registerStream(s);
-    *stream = s;
+    *stream = mcl::registerStream(new mclStream());
   });
 }
 
 mclResult_t mclStreamSynchronize(mclStream_t stream) {
   return apiCall(__func__, [&] {
-    if (stream == nullptr) return;  // the NULL stream is always complete
-    mcl::checkStream(stream);
+    mclStream* s = mcl::resolveStream(stream);
+    if (s == nullptr) return;  // the NULL stream is always complete
     std::string message;
-    raiseIfFailed(stream->synchronize(&message), message);
+    raiseIfFailed(s->synchronize(&message), message);
   });
 }
 
 mclResult_t mclStreamQuery(mclStream_t stream) {
   mclResult_t state = mclSuccess;
   mclResult_t result = apiCall(__func__, [&] {
-    if (stream == nullptr) return;
-    mcl::checkStream(stream);
+    mclStream* s = mcl::resolveStream(stream);
+    if (s == nullptr) return;
     std::string message;
-    state = stream->query(&message);
+    state = s->query(&message);
     raiseIfFailed(state, message);
   });
   return result != mclSuccess ? result : state;
@@ -50,12 +48,13 @@ mclResult_t mclStreamQuery(mclStream_t stream) {
 mclResult_t mclStreamDestroy(mclStream_t stream) {
   return apiCall(__func__, [&] {
     if (stream == nullptr) throw error(mclInvalidArgument, "stream is NULL");
-    if (!mcl::unregisterStream(stream))
+    mclStream* s = mcl::unregisterStream(stream);
+    if (s == nullptr)
       throw error(mclInvalidArgument,
                   "stream %p is not a live stream (destroyed or never "
                   "created)",
                   static_cast<void*>(stream));
-    delete stream;  // drains its queue first
+    delete s;  // drains its queue first
   });
 }
 

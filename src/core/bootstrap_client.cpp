@@ -56,7 +56,7 @@ BootstrapClient::BootstrapClient(const UniqueIdContents& id, const Hello& hello,
   AuthProof proof;
   proof.nonce = randomNonce();
   proof.mac = authMac(id.secret, "mcl-client", rootNonce, proof.nonce);
-  sendFrame(socket_.fd(), FrameType::AuthProof, encode(proof), deadline_);
+  send(FrameType::AuthProof, encode(proof), "authentication");
 
   Frame ok = expect(FrameType::AuthOk, "authentication");
   Mac rootMac;
@@ -70,7 +70,7 @@ BootstrapClient::BootstrapClient(const UniqueIdContents& id, const Hello& hello,
                 "is not our rendezvous root",
                 rootText_.c_str());
 
-  sendFrame(socket_.fd(), FrameType::Hello, encode(hello), deadline_);
+  send(FrameType::Hello, encode(hello), "rendezvous");
   welcome_ = decodeWelcome(expect(FrameType::Welcome, "rendezvous").payload);
   if (welcome_.peers.size() != static_cast<size_t>(hello.nranks))
     throw error(mclRemoteError, "the root described %zu ranks, expected %d",
@@ -78,6 +78,34 @@ BootstrapClient::BootstrapClient(const UniqueIdContents& id, const Hello& hello,
   MCL_LOG(Info, kLogBootstrap,
           "rank %d: joined the rendezvous at %s (%d ranks)", rank_,
           rootText_.c_str(), hello.nranks);
+}
+
+void BootstrapClient::send(FrameType type, const std::vector<uint8_t>& payload,
+                           const char* during) {
+  try {
+    sendFrame(socket_.fd(), type, payload, deadline_);
+  } catch (const std::exception& e) {
+    // The root may have said why before it closed: report that instead.
+    std::string why = e.what();
+    try {
+      auto quick = platform::Clock::now() + std::chrono::milliseconds(100);
+      Frame f = recvFrame(socket_.fd(), std::min(quick, deadline_));
+      if (f.type == FrameType::Failure) {
+        Failure failure = decodeFailure(f.payload);
+        if (failure.code > 0 && failure.code < mclNumResults)
+          throw Error(static_cast<mclResult_t>(failure.code),
+                      "rank " + std::to_string(rank_) +
+                          ": init failed: " + failure.message);
+      }
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception&) {
+    }
+    throw error(mclRemoteError,
+                "rank %d: lost the connection to the rendezvous root at %s "
+                "during %s: %s",
+                rank_, rootText_.c_str(), during, why.c_str());
+  }
 }
 
 Frame BootstrapClient::expect(FrameType type, const char* during) {
@@ -115,7 +143,7 @@ std::vector<std::vector<uint8_t>> BootstrapClient::allGather(
   AllGatherMessage m;
   m.round = round_;
   m.parts.push_back(mine);
-  sendFrame(socket_.fd(), FrameType::AllGather, encode(m), deadline_);
+  send(FrameType::AllGather, encode(m), "init");
   AllGatherMessage result =
       decodeAllGather(expect(FrameType::AllGatherResult, "init").payload);
   if (result.round != round_ || result.parts.size() != welcome_.peers.size())

@@ -32,6 +32,8 @@ class BootstrapClient {
 
  private:
   Frame expect(FrameType type, const char* during);
+  void send(FrameType type, const std::vector<uint8_t>& payload,
+            const char* during);
 
   std::string rootText_;
   platform::Socket socket_;

@@ -1,7 +1,7 @@
 #include "core/bootstrap_protocol.h"
 
 #include "base/error.h"
-#include "core/wire.h"
+#include "base/wire.h"
 
 namespace mcl {
 

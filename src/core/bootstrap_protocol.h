@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "core/auth.h"
+#include "base/auth.h"
 #include "platform/socket.h"
 
 namespace mcl {

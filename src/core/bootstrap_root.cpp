@@ -1,7 +1,13 @@
 #include "core/bootstrap_root.h"
 
 #include <poll.h>
+#include <pthread.h>
+#include <unistd.h>
+
 #include <sys/socket.h>
+#include <mutex>
+#include <set>
+#include <system_error>
 
 #include <cerrno>
 #include <memory>
@@ -21,10 +27,41 @@ using platform::Deadline;
 
 // A rank that has not proven the secret gets this long to do it, so a
 // stranger cannot hold a slot for the whole init timeout.
-constexpr auto kAuthWindow = std::chrono::seconds(10);
+constexpr auto kAuthWindow = std::chrono::seconds(5);
+// Strangers get little: a bounded number of unauthenticated connections
+// (the oldest is dropped for a new one), and only as many buffered bytes as
+// the next legitimate message can have.
+constexpr size_t kMaxUnauthenticated = 64;
+constexpr size_t kMaxProofBytes = 8 + sizeof(Nonce) + sizeof(Mac);
+constexpr size_t kMaxHelloBytes = 8 + 4096;
 constexpr auto kSendWindow = std::chrono::seconds(5);
 constexpr auto kGiveUpMargin = std::chrono::milliseconds(300);
 constexpr int kPollMs = 20;
+
+// A process forked after mclGetUniqueId (the usual way to start local
+// ranks) must not keep the root's port open: its copy of the listening
+// socket would accept connections nobody serves. Children close them.
+std::mutex rootFdsMutex;
+std::set<int> rootFds;
+
+void registerRootFd(int fd) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    pthread_atfork([] { rootFdsMutex.lock(); }, [] { rootFdsMutex.unlock(); },
+                   [] {
+                     for (int open : rootFds) close(open);
+                     rootFds.clear();
+                     rootFdsMutex.unlock();
+                   });
+  });
+  std::lock_guard<std::mutex> lock(rootFdsMutex);
+  rootFds.insert(fd);
+}
+
+void unregisterRootFd(int fd) {
+  std::lock_guard<std::mutex> lock(rootFdsMutex);
+  rootFds.erase(fd);
+}
 
 enum class State { AwaitProof, AwaitHello, Joined, Done };
 
@@ -57,6 +94,8 @@ class Root {
     }
     MCL_LOG(Info, kLogBootstrap, "rendezvous root on %s closed",
             platform::localAddress(listener_.fd()).toString().c_str());
+    unregisterRootFd(listener_.fd());
+    listener_.close();
   }
 
  private:
@@ -98,10 +137,51 @@ class Root {
            std::to_string(nranks_) + " ranks joined; missing ranks " + missing;
   }
 
+  static size_t inboxLimit(const Client& c) {
+    switch (c.state) {
+      case State::AwaitProof:
+        return kMaxProofBytes;
+      case State::AwaitHello:
+        return kMaxHelloBytes;
+      default:
+        return kMaxFrameBytes + 64;
+    }
+  }
+
+  void dropOldestStranger() {
+    size_t strangers = 0;
+    Client* oldest = nullptr;
+    for (auto& c : clients_) {
+      if (!c->socket.valid() ||
+          (c->state != State::AwaitProof && c->state != State::AwaitHello))
+        continue;
+      ++strangers;
+      if (oldest == nullptr || c->authDeadline < oldest->authDeadline)
+        oldest = c.get();
+    }
+    if (strangers >= kMaxUnauthenticated && oldest != nullptr) {
+      MCL_LOG(Warn, kLogBootstrap,
+              "rendezvous: too many unauthenticated connections; dropped "
+              "%s",
+              oldest->address.c_str());
+      oldest->socket.close();
+    }
+  }
+
   void acceptAll() {
     while (true) {
-      platform::Socket s = platform::acceptConnection(listener_.fd());
+      platform::Socket s;
+      try {
+        s = platform::acceptConnection(listener_.fd());
+      } catch (const std::system_error& e) {
+        // Out of descriptors or memory: a flood must not end the
+        // rendezvous. Leave the rest queued and try again later.
+        MCL_LOG(Warn, kLogBootstrap, "rendezvous: accept failed: %s", e.what());
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        return;
+      }
       if (!s.valid()) return;
+      dropOldestStranger();
       auto c = std::make_unique<Client>();
       c->address = platform::peerAddress(s.fd()).toString();
       c->socket = std::move(s);
@@ -125,8 +205,8 @@ class Root {
       ssize_t n = recv(c.socket.fd(), buf, sizeof(buf), 0);
       if (n > 0) {
         c.inbox.insert(c.inbox.end(), buf, buf + n);
-        if (c.inbox.size() > kMaxFrameBytes + 64) {
-          disconnect(c, "sent an oversized message");
+        if (c.inbox.size() > inboxLimit(c)) {
+          disconnect(c, "sent more than its next message can hold");
           return;
         }
         continue;
@@ -352,6 +432,7 @@ platform::SocketAddress startRendezvousRoot(const Secret& secret,
                                             int timeoutSeconds) {
   platform::Socket listener = platform::listenTcp(bind, 256);
   platform::SocketAddress bound = platform::localAddress(listener.fd());
+  registerRootFd(listener.fd());
   MCL_LOG(Info, kLogBootstrap, "rendezvous root listening on %s",
           bound.toString().c_str());
   auto root =

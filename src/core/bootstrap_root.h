@@ -4,7 +4,7 @@
 // once every rank said Bye, init failed, or the timeout passed.
 #pragma once
 
-#include "core/auth.h"
+#include "base/auth.h"
 #include "platform/socket.h"
 
 namespace mcl {

@@ -44,3 +44,43 @@ void mclComm::checkUsable() const {
                      "operations",
                      label().c_str());
 }
+
+uint64_t mclComm::takeTicket() {
+  std::lock_guard<std::mutex> lock(orderMutex_);
+  return nextTicket_++;
+}
+
+void mclComm::waitTurn(uint64_t ticket) {
+  std::unique_lock<std::mutex> lock(orderMutex_);
+  // Earlier batches are each bounded by the timeout; the slices only make
+  // an abort noticed.
+  while (serving_ != ticket) {
+    if (aborted.load(std::memory_order_relaxed))
+      throw mcl::error(mclRemoteError, "%s: aborted (mclCommAbort)",
+                       label().c_str());
+    turnChanged_.wait_for(lock, std::chrono::milliseconds(20));
+  }
+}
+
+void mclComm::advanceLocked() {
+  ++serving_;
+  while (!skipped_.empty() && *skipped_.begin() == serving_) {
+    skipped_.erase(skipped_.begin());
+    ++serving_;
+  }
+  turnChanged_.notify_all();
+}
+
+void mclComm::finishTurn() {
+  std::lock_guard<std::mutex> lock(orderMutex_);
+  advanceLocked();
+}
+
+void mclComm::skipTurn(uint64_t ticket) {
+  std::lock_guard<std::mutex> lock(orderMutex_);
+  if (ticket == serving_) {
+    advanceLocked();
+  } else if (ticket > serving_) {
+    skipped_.insert(ticket);
+  }
+}

@@ -6,8 +6,10 @@
 #include <mcl/mcl.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,15 +27,25 @@ struct mclComm {
   std::vector<mcl::PeerInfo> peers;
   std::unique_ptr<mcl::transport::shm::ShmDevice> shm;
   std::vector<std::unique_ptr<mcl::transport::Connection>> connections;
+  std::vector<std::unique_ptr<mcl::transport::Connection>> p2pConnections;
   mcl::AlgoContext context;
 
   std::atomic<bool> aborted{false};
   std::atomic<bool> finalized{false};
-  std::atomic<int> activeCalls{0};  // API calls inside right now
-  std::atomic<int> queuedOps{0};    // operations waiting on streams
+  std::atomic<bool> closing{false};  // a destroy or abort owns the object
+  std::atomic<int> activeCalls{0};   // API calls inside right now
+  std::atomic<int> queuedOps{0};     // operations waiting on streams
 
-  // Serialises execution (a stream thread and the caller may share a comm).
-  std::mutex execMutex;
+  // Issue order: each batch takes a ticket when the API accepts it and runs
+  // when its ticket comes up, so a stream's operations and the caller's run
+  // in the order they were issued, on every rank.
+  uint64_t takeTicket();
+  // Waits (checking for abort) until ticket is served.
+  void waitTurn(uint64_t ticket);
+  void finishTurn();
+  // A ticket that will never run (its batch failed before its turn).
+  void skipTurn(uint64_t ticket);
+
   std::vector<mcl::Step> steps;  // reused so a call allocates nothing
   uint64_t nextSequence = 0;
 
@@ -55,6 +67,14 @@ struct mclComm {
   void checkRunnable() const;
 
  private:
+  void advanceLocked();
+
+  std::mutex orderMutex_;
+  std::condition_variable turnChanged_;
+  uint64_t nextTicket_ = 0;
+  uint64_t serving_ = 0;
+  std::set<uint64_t> skipped_;
+
   std::atomic<int> sticky_{mclSuccess};
   mutable std::mutex stickyMutex_;
   std::string stickyMessage_;

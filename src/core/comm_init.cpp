@@ -110,11 +110,17 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
   bootstrap.close();
 
   comm->connections.resize(static_cast<size_t>(nranks));
+  comm->p2pConnections.resize(static_cast<size_t>(nranks));
   comm->context.peers.resize(static_cast<size_t>(nranks));
+  comm->context.p2pPeers.resize(static_cast<size_t>(nranks));
   for (int peer : local) {
-    comm->connections[static_cast<size_t>(peer)] = comm->shm->connect(peer);
-    comm->context.peers[static_cast<size_t>(peer)] =
-        comm->connections[static_cast<size_t>(peer)].get();
+    auto p = static_cast<size_t>(peer);
+    comm->connections[p] =
+        comm->shm->connect(peer, transport::shm::kCollectiveChannel);
+    comm->context.peers[p] = comm->connections[p].get();
+    comm->p2pConnections[p] =
+        comm->shm->connect(peer, transport::shm::kPointToPointChannel);
+    comm->context.p2pPeers[p] = comm->p2pConnections[p].get();
   }
   comm->context.rank = rank;
   comm->context.nranks = nranks;

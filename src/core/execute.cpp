@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
 
 #include "algorithms/collectives.h"
 #include "algorithms/executor.h"
@@ -22,48 +23,27 @@ void appendTagged(mclComm& comm, const OpArgs& op) {
   }
 }
 
-void failAll(const std::vector<mclComm*>& comms, const Error& e) {
-  for (mclComm* c : comms) c->fail(e.code(), e.what());
-}
-
 struct LaneRange {
   mclComm* comm;
   size_t begin;
   size_t end;
 };
 
-}  // namespace
-
-void executeOne(mclComm& comm, const OpArgs& op) {
-  std::lock_guard<std::mutex> lock(comm.execMutex);
-  comm.checkRunnable();
-  comm.steps.clear();
-  appendTagged(comm, op);
-  Lane lane;
-  lane.context = &comm.context;
-  lane.steps = comm.steps;
-  try {
-    runLanes({&lane, 1});
-  } catch (const Error& e) {
-    comm.fail(e.code(), e.what());
-    throw;
-  }
-}
-
-void executeOps(std::vector<PendingOp>& ops) {
-  if (ops.size() == 1) return executeOne(*ops[0].comm, ops[0].args);
-  // Lock every communicator involved, in address order (no lock cycles).
-  std::vector<mclComm*> comms;
-  for (const auto& op : ops) comms.push_back(op.comm);
-  std::sort(comms.begin(), comms.end());
-  comms.erase(std::unique(comms.begin(), comms.end()), comms.end());
-  std::vector<std::unique_lock<std::mutex>> locks;
+// Builds the lanes of every op and runs them together.
+void runBatch(std::vector<PendingOp>& ops, std::vector<mclComm*>& comms) {
   for (mclComm* c : comms) {
-    locks.emplace_back(c->execMutex);
     c->checkRunnable();
     c->steps.clear();
   }
-
+  if (ops.size() == 1) {
+    mclComm& comm = *ops[0].comm;
+    appendTagged(comm, ops[0].args);
+    Lane lane;
+    lane.context = &comm.context;
+    lane.steps = comm.steps;
+    runLanes({&lane, 1});
+    return;
+  }
   // Point-to-point: one lane per (comm, peer, direction), in call order
   // within the lane, as NCCL matches sends and receives.
   std::map<std::tuple<mclComm*, int, bool>, std::vector<const OpArgs*>> p2p;
@@ -78,7 +58,6 @@ void executeOps(std::vector<PendingOp>& ops) {
     for (const OpArgs* a : list) appendTagged(*c, *a);
     ranges.push_back({c, begin, c->steps.size()});
   }
-  size_t p2pLanes = ranges.size();
   for (mclComm* c : comms) {
     size_t begin = c->steps.size();
     for (const auto& op : ops)
@@ -86,7 +65,6 @@ void executeOps(std::vector<PendingOp>& ops) {
         appendTagged(*c, op.args);
     ranges.push_back({c, begin, c->steps.size()});
   }
-
   // Spans are taken only now: appending may have moved the step vectors.
   std::vector<Lane> lanes;
   for (const auto& r : ranges) {
@@ -96,13 +74,48 @@ void executeOps(std::vector<PendingOp>& ops) {
         std::span<Step>(r.comm->steps.data() + r.begin, r.end - r.begin);
     lanes.push_back(lane);
   }
-  try {
-    runLanes(std::span<Lane>(lanes.data(), p2pLanes));
-    runLanes(std::span<Lane>(lanes.data() + p2pLanes, lanes.size() - p2pLanes));
-  } catch (const Error& e) {
-    failAll(comms, e);
-    throw;
+  runLanes(lanes);
+}
+
+}  // namespace
+
+void issue(Batch& batch) {
+  std::vector<mclComm*> comms;
+  for (const auto& op : batch.ops) comms.push_back(op.comm);
+  std::sort(comms.begin(), comms.end());
+  comms.erase(std::unique(comms.begin(), comms.end()), comms.end());
+  batch.tickets.clear();
+  if (comms.size() == 1) {
+    batch.tickets.emplace_back(comms[0], comms[0]->takeTicket());
+    return;
   }
+  // Batches over several communicators take all their tickets at once, so
+  // every communicator sees batches in one global order (no turn cycles).
+  static std::mutex multiCommIssue;
+  std::lock_guard<std::mutex> lock(multiCommIssue);
+  for (mclComm* c : comms) batch.tickets.emplace_back(c, c->takeTicket());
+}
+
+void execute(Batch& batch) {
+  std::vector<mclComm*> comms;
+  size_t waited = 0;
+  try {
+    for (const auto& [comm, ticket] : batch.tickets) {
+      comm->waitTurn(ticket);
+      ++waited;
+      comms.push_back(comm);
+    }
+    runBatch(batch.ops, comms);
+  } catch (...) {
+    Error e = asError(std::current_exception());
+    for (mclComm* c : comms) c->fail(e.code(), e.what());
+    for (size_t i = 0; i < waited; ++i) batch.tickets[i].first->finishTurn();
+    // Turns not yet reached are passed on when they come up.
+    for (size_t i = waited; i < batch.tickets.size(); ++i)
+      batch.tickets[i].first->skipTurn(batch.tickets[i].second);
+    throw e;
+  }
+  for (mclComm* c : comms) c->finishTurn();
 }
 
 }  // namespace mcl

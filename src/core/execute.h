@@ -1,9 +1,14 @@
 // Runs a batch of operations (one call, or a whole group) to completion on
-// the calling thread: point-to-point first, every send and receive at once,
-// then each communicator's collectives in call order. A failure marks the
-// communicators involved as failed (sticky) and is rethrown.
+// the calling thread. Operations on a communicator run in the order the API
+// accepted them, whichever thread or stream runs them: each batch takes a
+// ticket per communicator when it is issued and waits for its turn. Within a
+// batch, every operation progresses at once (point-to-point has its own
+// connections, so it never mixes with collectives); each communicator's
+// collectives run in call order. A failure marks the communicators involved
+// as failed (sticky) and is rethrown.
 #pragma once
 
+#include <utility>
 #include <vector>
 
 #include "algorithms/op.h"
@@ -16,10 +21,16 @@ struct PendingOp {
   OpArgs args;
 };
 
-// The caller holds a CommRef (or a queued-op count) for every comm.
-void executeOps(std::vector<PendingOp>& ops);
+struct Batch {
+  std::vector<PendingOp> ops;
+  std::vector<std::pair<mclComm*, uint64_t>> tickets;  // one per comm
+};
 
-// The common case, without building a vector.
-void executeOne(mclComm& comm, const OpArgs& op);
+// Takes the batch's tickets (atomically across its communicators).
+void issue(Batch& batch);
+
+// Waits for the batch's turn on every communicator, runs it, and passes the
+// turn on, also when it fails. The caller keeps every comm alive.
+void execute(Batch& batch);
 
 }  // namespace mcl

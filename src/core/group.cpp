@@ -11,7 +11,8 @@ namespace {
 struct GroupState {
   int depth = 0;
   std::vector<PendingOp> ops;
-  mclStream* stream = nullptr;
+  std::vector<mclComm_t> handles;  // of each op, re-checked at the end
+  mclStream_t stream = nullptr;
   mclResult_t poison = mclSuccess;
   std::string poisonMessage;
 };
@@ -20,6 +21,7 @@ thread_local GroupState tlsGroup;
 
 void resetGroup() {
   tlsGroup.ops.clear();
+  tlsGroup.handles.clear();
   tlsGroup.stream = nullptr;
   tlsGroup.poison = mclSuccess;
   tlsGroup.poisonMessage.clear();
@@ -43,7 +45,8 @@ void groupEnd() {
     throw error(mclInvalidUsage, "mclGroupEnd without mclGroupStart");
   if (--tlsGroup.depth > 0) return;
   std::vector<PendingOp> ops = std::move(tlsGroup.ops);
-  mclStream* stream = tlsGroup.stream;
+  std::vector<mclComm_t> handles = std::move(tlsGroup.handles);
+  mclStream_t streamHandle = tlsGroup.stream;
   mclResult_t poison = tlsGroup.poison;
   std::string poisonMessage = tlsGroup.poisonMessage;
   resetGroup();
@@ -53,31 +56,43 @@ void groupEnd() {
                 "failed: " +
                     poisonMessage);
   if (ops.empty()) return;
+  mclStream* stream = resolveStream(streamHandle);
   // Hold every communicator while the group runs or is queued.
   std::vector<std::unique_ptr<CommRef>> refs;
-  for (const auto& op : ops) refs.push_back(std::make_unique<CommRef>(op.comm));
+  for (size_t i = 0; i < ops.size(); ++i) {
+    refs.push_back(std::make_unique<CommRef>(handles[i]));
+    ops[i].comm = refs.back()->get();
+    ops[i].comm->checkUsable();
+  }
+  Batch batch;
+  batch.ops = std::move(ops);
+  issue(batch);
   if (stream == nullptr) {
-    executeOps(ops);
+    execute(batch);
   } else {
-    checkStream(stream);
-    stream->enqueue(std::move(ops));
+    stream->enqueue(std::move(batch));
   }
 }
 
-void submit(mclComm* comm, const OpArgs& op, mclStream* stream) {
-  checkStream(stream);
+void submit(mclComm_t handle, mclComm* comm, const OpArgs& op,
+            mclStream_t streamHandle) {
+  mclStream* stream = resolveStream(streamHandle);
   if (inGroup()) {
-    if (!tlsGroup.ops.empty() && tlsGroup.stream != stream)
+    if (!tlsGroup.ops.empty() && tlsGroup.stream != streamHandle)
       throw error(mclInvalidUsage,
                   "all operations of a group must use the same stream");
-    tlsGroup.stream = stream;
+    tlsGroup.stream = streamHandle;
     tlsGroup.ops.push_back({comm, op});
+    tlsGroup.handles.push_back(handle);
     return;
   }
+  Batch batch;
+  batch.ops.push_back({comm, op});
+  issue(batch);
   if (stream == nullptr) {
-    executeOne(*comm, op);
+    execute(batch);
   } else {
-    stream->enqueue({{comm, op}});
+    stream->enqueue(std::move(batch));
   }
 }
 

@@ -15,7 +15,8 @@ void groupEnd();
 
 // Routes one validated operation: into the open group, onto the stream, or
 // executed now (stream == NULL).
-void submit(mclComm* comm, const OpArgs& op, mclStream* stream);
+void submit(mclComm_t handle, mclComm* comm, const OpArgs& op,
+            mclStream_t stream);
 
 // A call inside a group was rejected: the group will not run.
 void groupPoison(mclResult_t code, const std::string& message);

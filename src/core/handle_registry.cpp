@@ -1,7 +1,7 @@
 #include "core/handle_registry.h"
 
 #include <mutex>
-#include <unordered_set>
+#include <unordered_map>
 
 #include "base/error.h"
 
@@ -11,8 +11,12 @@ namespace {
 
 struct Registry {
   std::mutex mutex;
-  std::unordered_set<mclComm*> comms;
-  std::unordered_set<mclStream*> streams;
+  uintptr_t nextToken = 1;
+  std::unordered_map<uintptr_t, mclComm*> comms;
+  std::unordered_map<uintptr_t, mclStream*> streams;
+
+  // Tokens look like aligned pointers and are never reused.
+  uintptr_t newToken() { return (nextToken++) << 4; }
 };
 
 // Never destroyed: handles may be released from atexit paths.
@@ -21,50 +25,70 @@ Registry& registry() {
   return *r;
 }
 
+uintptr_t tokenOf(const void* handle) {
+  return reinterpret_cast<uintptr_t>(handle);
+}
+
 }  // namespace
 
-void registerComm(mclComm* comm) {
+mclComm_t registerComm(std::unique_ptr<mclComm> comm) {
   std::lock_guard<std::mutex> lock(registry().mutex);
-  registry().comms.insert(comm);
+  uintptr_t token = registry().newToken();
+  registry().comms[token] = comm.release();
+  return reinterpret_cast<mclComm_t>(token);
 }
 
-bool unregisterComm(mclComm* comm) {
+mclComm* unregisterComm(mclComm_t handle) {
   std::lock_guard<std::mutex> lock(registry().mutex);
-  return registry().comms.erase(comm) > 0;
+  auto it = registry().comms.find(tokenOf(handle));
+  if (it == registry().comms.end()) return nullptr;
+  mclComm* comm = it->second;
+  registry().comms.erase(it);
+  return comm;
 }
 
-CommRef::CommRef(mclComm* comm) : comm_(comm) {
-  if (comm == nullptr) throw error(mclInvalidArgument, "comm is NULL");
+CommRef::CommRef(mclComm_t handle) : comm_(nullptr) {
+  if (handle == nullptr) throw error(mclInvalidArgument, "comm is NULL");
   std::lock_guard<std::mutex> lock(registry().mutex);
-  if (registry().comms.count(comm) == 0)
+  auto it = registry().comms.find(tokenOf(handle));
+  if (it == registry().comms.end())
     throw error(mclInvalidArgument,
                 "comm %p is not a live communicator (destroyed, aborted or "
                 "never initialised)",
-                static_cast<void*>(comm));
-  comm->activeCalls.fetch_add(1, std::memory_order_acq_rel);
+                static_cast<void*>(handle));
+  comm_ = it->second;
+  comm_->activeCalls.fetch_add(1, std::memory_order_acq_rel);
 }
 
 CommRef::~CommRef() {
   comm_->activeCalls.fetch_sub(1, std::memory_order_acq_rel);
 }
 
-void registerStream(mclStream* stream) {
+mclStream_t registerStream(mclStream* stream) {
   std::lock_guard<std::mutex> lock(registry().mutex);
-  registry().streams.insert(stream);
+  uintptr_t token = registry().newToken();
+  registry().streams[token] = stream;
+  return reinterpret_cast<mclStream_t>(token);
 }
 
-bool unregisterStream(mclStream* stream) {
+mclStream* unregisterStream(mclStream_t handle) {
   std::lock_guard<std::mutex> lock(registry().mutex);
-  return registry().streams.erase(stream) > 0;
+  auto it = registry().streams.find(tokenOf(handle));
+  if (it == registry().streams.end()) return nullptr;
+  mclStream* stream = it->second;
+  registry().streams.erase(it);
+  return stream;
 }
 
-void checkStream(mclStream* stream) {
-  if (stream == nullptr) return;
+mclStream* resolveStream(mclStream_t handle) {
+  if (handle == nullptr) return nullptr;
   std::lock_guard<std::mutex> lock(registry().mutex);
-  if (registry().streams.count(stream) == 0)
+  auto it = registry().streams.find(tokenOf(handle));
+  if (it == registry().streams.end())
     throw error(mclInvalidArgument,
                 "stream %p is not a live stream (destroyed or never created)",
-                static_cast<void*>(stream));
+                static_cast<void*>(handle));
+  return it->second;
 }
 
 }  // namespace mcl

@@ -1,23 +1,29 @@
-// Live communicator and stream handles. The C API checks every handle here,
-// so a destroyed or never-initialised handle gets mclInvalidArgument rather
-// than a crash, and destruction waits for calls still inside.
+// Live communicator and stream handles. A handle is a token, never the
+// object's address: a destroyed handle stays invalid even when a new
+// communicator reuses the memory. The C API resolves every handle here, so a
+// destroyed or made-up handle gets mclInvalidArgument rather than a crash,
+// and destruction waits for the calls still inside.
 #pragma once
 
 #include <mcl/mcl.h>
 
+#include <memory>
+
 #include "core/comm.h"
+
+struct mclStream;
 
 namespace mcl {
 
-void registerComm(mclComm* comm);
-// Removes the handle; later calls with it fail. False if it was not live.
-bool unregisterComm(mclComm* comm);
+mclComm_t registerComm(std::unique_ptr<mclComm> comm);
+// Removes the handle (later calls with it fail) and returns the object.
+mclComm* unregisterComm(mclComm_t handle);
 
 // Holds a live communicator for the length of one API call.
 class CommRef {
  public:
-  // Throws mclInvalidArgument when comm is NULL, destroyed or unknown.
-  explicit CommRef(mclComm* comm);
+  // Throws mclInvalidArgument when handle is NULL, destroyed or unknown.
+  explicit CommRef(mclComm_t handle);
   ~CommRef();
   CommRef(const CommRef&) = delete;
   CommRef& operator=(const CommRef&) = delete;
@@ -29,9 +35,11 @@ class CommRef {
   mclComm* comm_;
 };
 
-void registerStream(mclStream* stream);
-bool unregisterStream(mclStream* stream);
-// Throws mclInvalidArgument when stream is not live.
-void checkStream(mclStream* stream);
+mclStream_t registerStream(mclStream* stream);
+// Removes the handle and returns the object, or null when it was not live.
+mclStream* unregisterStream(mclStream_t handle);
+// The stream behind a handle (null for the NULL stream); throws
+// mclInvalidArgument when the handle is not live.
+mclStream* resolveStream(mclStream_t handle);
 
 }  // namespace mcl

@@ -7,8 +7,7 @@
 
 #include "base/error.h"
 #include "base/log.h"
-
-extern char** environ;
+#include "platform/host_identity.h"
 
 namespace mcl {
 
@@ -82,7 +81,8 @@ int64_t paramInt(const char* name, int64_t min, int64_t max) {
 void warnUnknownEnvironment() {
   static std::once_flag once;
   std::call_once(once, [] {
-    for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    for (char** e = platform::environment(); e != nullptr && *e != nullptr;
+         ++e) {
       if (strncmp(*e, "MCL_", 4) != 0) continue;
       const char* eq = strchr(*e, '=');
       std::string name(*e, eq ? static_cast<size_t>(eq - *e) : strlen(*e));

@@ -14,18 +14,18 @@ mclStream::~mclStream() {
   worker_.join();
 }
 
-void mclStream::enqueue(std::vector<mcl::PendingOp> ops) {
-  for (auto& op : ops) op.comm->queuedOps.fetch_add(1);
+void mclStream::enqueue(mcl::Batch batch) {
+  for (auto& op : batch.ops) op.comm->queuedOps.fetch_add(1);
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    queue_.push_back(std::move(ops));
+    queue_.push_back(std::move(batch));
   }
   wake_.notify_one();
 }
 
 void mclStream::run() {
   while (true) {
-    std::vector<mcl::PendingOp> batch;
+    mcl::Batch batch;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
@@ -37,15 +37,13 @@ void mclStream::run() {
     mclResult_t code = mclSuccess;
     std::string message;
     try {
-      mcl::executeOps(batch);
-    } catch (const mcl::Error& e) {
+      mcl::execute(batch);
+    } catch (...) {
+      mcl::Error e = mcl::asError(std::current_exception());
       code = e.code();
       message = e.what();
-    } catch (const std::exception& e) {
-      code = mclInternalError;
-      message = e.what();
     }
-    for (auto& op : batch) op.comm->queuedOps.fetch_sub(1);
+    for (auto& op : batch.ops) op.comm->queuedOps.fetch_sub(1);
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (code != mclSuccess && error_ == mclSuccess) {

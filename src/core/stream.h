@@ -21,7 +21,7 @@ struct mclStream {
 
   // Queues a batch (one operation or a group). Counts it on each comm so
   // the comm outlives it.
-  void enqueue(std::vector<mcl::PendingOp> ops);
+  void enqueue(mcl::Batch batch);
   // Waits until idle; returns the first error since the last synchronize
   // (and clears it), with its message in *message.
   mclResult_t synchronize(std::string* message);
@@ -34,7 +34,7 @@ struct mclStream {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable idle_;
-  std::deque<std::vector<mcl::PendingOp>> queue_;
+  std::deque<mcl::Batch> queue_;
   bool busy_ = false;
   bool stopping_ = false;
   mclResult_t error_ = mclSuccess;

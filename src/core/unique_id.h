@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "core/auth.h"
+#include "base/auth.h"
 #include "platform/socket.h"
 
 namespace mcl {

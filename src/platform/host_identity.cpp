@@ -8,7 +8,13 @@
 #include <string>
 
 #if defined(__APPLE__)
+#include <crt_externs.h>
+#include <sys/sysctl.h>
 #include <uuid/uuid.h>
+#endif
+
+#if !defined(__APPLE__)
+extern char** environ;
 #endif
 
 namespace mcl::platform {
@@ -38,10 +44,18 @@ std::string hostIdentity() {
   // Two network namespaces on one kernel are two hosts as far as the network
   // goes (the multi-host tests rely on it), but they share /dev/shm, so the
   // namespace is part of the identity.
+  // The pid namespace too: peer liveness checks need the same pids. (Not
+  // the mount namespace: `ip netns exec` makes a new one per command but
+  // keeps /dev/shm shared.)
   std::string boot = readFirstLine("/proc/sys/kernel/random/boot_id");
-  std::string netns = linkTarget("/proc/self/ns/net");
   if (boot.empty()) boot = hostName();
-  return (boot + "/" + netns).substr(0, 100);
+  std::string id = boot;
+  for (const char* ns : {"/proc/self/ns/net", "/proc/self/ns/pid"}) {
+    std::string target = linkTarget(ns);
+    size_t open = target.find('[');
+    id += "/" + (open == std::string::npos ? target : target.substr(open));
+  }
+  return id.substr(0, 100);
 #elif defined(__APPLE__)
   uuid_t id;
   timespec wait = {1, 0};
@@ -56,6 +70,14 @@ std::string hostIdentity() {
 #endif
 }
 
+char** environment() {
+#if defined(__APPLE__)
+  return *_NSGetEnviron();  // environ is not visible from a dylib on macOS
+#else
+  return environ;
+#endif
+}
+
 std::string hostName() {
   char buf[256] = {};
   if (gethostname(buf, sizeof(buf) - 1) != 0) return "unknown-host";
@@ -64,7 +86,27 @@ std::string hostName() {
 
 bool processAlive(int pid) {
   if (pid <= 0) return true;
-  return kill(pid, 0) == 0 || errno == EPERM;
+  if (kill(pid, 0) != 0 && errno != EPERM) return false;
+    // A process that exited but was not reaped yet (a zombie) still answers
+    // kill(): look at its state.
+#if defined(__linux__)
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  std::getline(stat, text);
+  size_t close = text.rfind(')');
+  if (close != std::string::npos && close + 2 < text.size()) {
+    char state = text[close + 2];
+    if (state == 'Z' || state == 'X') return false;
+  }
+#elif defined(__APPLE__)
+  kinfo_proc info{};
+  size_t size = sizeof(info);
+  int query[4] = {CTL_KERN, KERN_PROC, KERN_PROC_PID, pid};
+  if (sysctl(query, 4, &info, &size, nullptr, 0) == 0 && size > 0 &&
+      info.kp_proc.p_stat == SZOMB)
+    return false;
+#endif
+  return true;
 }
 
 }  // namespace mcl::platform

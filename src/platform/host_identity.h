@@ -14,7 +14,11 @@ std::string hostIdentity();
 // The host name, for messages.
 std::string hostName();
 
-// True when process pid exists (a local peer that died shows as gone).
+// True when process pid exists and has not exited (a zombie counts as
+// gone).
 bool processAlive(int pid);
+
+// The process environment ("NAME=value" strings, null-terminated).
+char** environment();
 
 }  // namespace mcl::platform

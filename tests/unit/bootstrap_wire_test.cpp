@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/wire.h"
 #include "core/bootstrap_protocol.h"
-#include "core/wire.h"
 
 namespace mcl {
 namespace {

@@ -147,6 +147,9 @@ class Cluster {
                                                 fifos_[index(p, r)].get());
         c.peers[size(p)] = conn.get();
       }
+      // One FIFO per pair serves both channels: these tests never run
+      // point-to-point and collectives at once.
+      c.p2pPeers = c.peers;
     }
   }
 

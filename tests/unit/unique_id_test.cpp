@@ -10,8 +10,8 @@
 #include <random>
 #include <string>
 
+#include "base/auth.h"
 #include "base/error.h"
-#include "core/auth.h"
 #include "core/unique_id.h"
 
 namespace mcl {

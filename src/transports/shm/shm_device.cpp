@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <new>
+#include <system_error>
 
 #include "base/error.h"
 #include "base/log.h"
@@ -47,7 +48,7 @@ ShmDevice::ShmDevice(int rank, std::vector<int> localRanks,
       localRanks_(std::move(localRanks)),
       segmentName_(std::move(segmentName)),
       peers_(localRanks_.size()) {
-  auto rings = static_cast<uint32_t>(localRanks_.size());
+  auto rings = static_cast<uint32_t>(localRanks_.size()) * kChannels;
   size_t bytes = segmentBytes(rings, options.slots, options.slotBytes);
   try {
     own_ = platform::SharedMemory::create(segmentName_, bytes);
@@ -75,6 +76,9 @@ ShmDevice::ShmDevice(int rank, std::vector<int> localRanks,
 
 ShmDevice::~ShmDevice() {
   if (!unlinked_) platform::SharedMemory::unlink(segmentName_);
+  // A peer that died between creating its segment and unlinking it would
+  // leave the name behind; whoever knows the name removes it.
+  for (const auto& name : peerNames_) platform::SharedMemory::unlink(name);
 }
 
 int ShmDevice::localIndex(int rank) const {
@@ -89,6 +93,7 @@ void ShmDevice::mapPeer(int peerRank, const std::string& peerSegment,
                         int peerPid) {
   Peer& peer = peers_[static_cast<size_t>(localIndex(peerRank))];
   peer.pid = peerPid;
+  if (peerRank != rank_) peerNames_.push_back(peerSegment);
   if (peerRank == rank_) {
     peer.header = ownHeader_;
     return;
@@ -102,7 +107,10 @@ void ShmDevice::mapPeer(int peerRank, const std::string& peerSegment,
   }
   auto* header = static_cast<SegmentHeader*>(peer.segment.data());
   if (peer.segment.size() < sizeof(SegmentHeader) ||
-      header->magic != kSegmentMagic || header->rings != localRanks_.size() ||
+      header->magic != kSegmentMagic ||
+      header->rings != localRanks_.size() * kChannels || header->slots == 0 ||
+      header->slotBytes == 0 || header->slotBytes % 64 != 0 ||
+      header->ringStride != ringBytes(header->slots, header->slotBytes) ||
       peer.segment.size() <
           segmentBytes(header->rings, header->slots, header->slotBytes))
     throw error(mclRemoteError,
@@ -117,16 +125,17 @@ void ShmDevice::unlinkOwnSegment() {
   unlinked_ = true;
 }
 
-std::unique_ptr<Connection> ShmDevice::connect(int peerRank) {
+std::unique_ptr<Connection> ShmDevice::connect(int peerRank, Channel channel) {
   int peerIndex = localIndex(peerRank);
+  const auto base = static_cast<uint32_t>(localRanks_.size()) * channel;
   Peer& peer = peers_[static_cast<size_t>(peerIndex)];
   if (peer.header == nullptr)
     throw error(mclInternalError, "rank %d: rank %d's segment is not mapped",
                 rank_, peerRank);
   auto myIndex = static_cast<uint32_t>(localIndex(rank_));
-  RingView outbound = ringInSegment(peer.header, myIndex);
+  RingView outbound = ringInSegment(peer.header, base + myIndex);
   RingView inbound =
-      ringInSegment(ownHeader_, static_cast<uint32_t>(peerIndex));
+      ringInSegment(ownHeader_, base + static_cast<uint32_t>(peerIndex));
   return std::make_unique<ShmConnection>(peerRank, peer.pid, outbound,
                                          peer.header, inbound);
 }

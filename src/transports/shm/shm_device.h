@@ -34,7 +34,7 @@ class ShmDevice {
   // Removes our segment's name once every peer has mapped it.
   void unlinkOwnSegment();
 
-  std::unique_ptr<Connection> connect(int peerRank);
+  std::unique_ptr<Connection> connect(int peerRank, Channel channel);
   Waker& waker() { return *waker_; }
 
   size_t bytesMapped() const;
@@ -45,6 +45,7 @@ class ShmDevice {
   int rank_;
   std::vector<int> localRanks_;
   std::string segmentName_;
+  std::vector<std::string> peerNames_;
   bool unlinked_ = false;
   platform::SharedMemory own_;
   SegmentHeader* ownHeader_ = nullptr;

@@ -12,11 +12,15 @@
 namespace mcl::transport::shm {
 
 constexpr size_t kCacheLine = 64;
+// Each ordered pair of ranks has one ring per channel, so point-to-point
+// bytes never mix with a collective's (a group may run both at once).
+enum Channel : uint32_t { kCollectiveChannel = 0, kPointToPointChannel = 1 };
+constexpr uint32_t kChannels = 2;
 constexpr uint64_t kSegmentMagic = 0x6d636c2d73686d31ull;  // "mcl-shm1"
 
 struct alignas(kCacheLine) SegmentHeader {
   uint64_t magic;
-  uint32_t rings;      // one per local rank, in local-rank order
+  uint32_t rings;      // per channel, one per local rank in rank order
   uint32_t slots;      // per ring
   uint32_t slotBytes;  // payload bytes per slot
   uint32_t ownerPid;
@@ -38,6 +42,9 @@ struct SlotHeader {
 };
 constexpr size_t kSlotPayloadOffset = 16;
 static_assert(sizeof(SlotHeader) <= kSlotPayloadOffset);
+// Shared between processes: only lock-free atomics work there.
+static_assert(std::atomic<uint64_t>::is_always_lock_free);
+static_assert(std::atomic<uint32_t>::is_always_lock_free);
 
 inline size_t slotStride(uint32_t slotBytes) {
   return (kSlotPayloadOffset + slotBytes + kCacheLine - 1) / kCacheLine *

@@ -1,4 +1,4 @@
-#include "core/auth.h"
+#include "base/auth.h"
 
 #include <sodium.h>
 

@@ -1,4 +1,4 @@
-#include "core/wire.h"
+#include "base/wire.h"
 
 #include <cstring>
 

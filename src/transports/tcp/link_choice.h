@@ -1,0 +1,51 @@
+// Which links carry TCP traffic between two hosts, decided from both hosts'
+// advertised interfaces alone, so both sides reach the same answer:
+//  1. every Thunderbolt-style cable: a point-to-point subnet (IPv4 /30 or
+//     narrower, IPv6 /126 or narrower) that both hosts have an address in.
+//     Two cables between a pair are two links, used together;
+//  2. failing that, one shared subnet (a LAN: Ethernet, Wi-Fi);
+//  3. failing that, one routed path between the first addresses.
+// Loopback only joins ranks of the same host.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "platform/socket.h"
+
+namespace mcl::transport::tcp {
+
+struct Endpoint {
+  std::string interfaceName;
+  platform::SocketAddress address;  // with the rank's listening port
+  int prefixLength = 0;
+  bool loopback = false;
+  bool allowed = true;  // passes MCL_SOCKET_IFNAME
+};
+
+enum class LinkKind { Cable, Lan, Routed, Loopback };
+const char* linkKindName(LinkKind kind);
+
+struct Link {
+  LinkKind kind = LinkKind::Routed;
+  Endpoint local;
+  Endpoint remote;
+};
+
+// Links from `mine` to `peer`, most preferred kind only, in an order both
+// sides agree on (by the lower address of each pair).
+std::vector<Link> chooseLinks(const std::vector<Endpoint>& mine,
+                              const std::vector<Endpoint>& peer, bool sameHost);
+
+// True when the hosts share a cable that the chosen links do not use (the
+// filter excluded it): worth a warning, it costs most of the bandwidth.
+bool cableLeftUnused(const std::vector<Endpoint>& mine,
+                     const std::vector<Endpoint>& peer,
+                     const std::vector<Link>& chosen);
+
+// Wire form for the bootstrap all-gather.
+std::vector<uint8_t> encodeEndpoints(const std::vector<Endpoint>& endpoints);
+std::vector<Endpoint> decodeEndpoints(const std::vector<uint8_t>& bytes);
+
+}  // namespace mcl::transport::tcp
