@@ -16,14 +16,27 @@ using Clock = std::chrono::steady_clock;
 constexpr int64_t kSleepSliceNs = 50'000'000;  // re-check abort and peers
 constexpr int64_t kPeerCheckIntervalNs = 1'000'000;
 
+// A network connection may still hold committed bytes when the last step
+// is done; the operation completes only once they are handed over.
+bool flushLane(Lane& lane) {
+  bool all = true;
+  for (Step& s : lane.steps) {
+    if (s.sendTo == nullptr || s.sendTo->drained()) continue;
+    s.sendTo->progress();
+    all &= s.sendTo->drained();
+  }
+  return all;
+}
+
 bool progressLane(Lane& lane) {
   bool moved = false;
-  while (!lane.done()) {
+  while (!lane.stepsDone()) {
     Step& step = lane.steps[lane.next];
     moved |= progressStep(step);
     if (step.done < step.bytes) break;
     ++lane.next;
   }
+  if (lane.stepsDone() && !lane.flushed) lane.flushed = flushLane(lane);
   return moved;
 }
 
@@ -46,6 +59,12 @@ Lane& firstStuck(std::span<Lane> lanes) {
 }
 
 std::string describeWait(const Lane& lane) {
+  if (lane.stepsDone()) {
+    const Step& last = lane.steps.back();
+    return std::string(opKindName(last.kind)) + " #" +
+           std::to_string(last.sequence) +
+           ": waiting for a peer to take the last bytes sent";
+  }
   const Step& s = lane.steps[lane.next];
   std::string what =
       std::string(opKindName(s.kind)) + " #" + std::to_string(s.sequence) +
@@ -72,7 +91,7 @@ std::string describeWait(const Lane& lane) {
 
 void checkAbortAndPeers(std::span<Lane> lanes) {
   for (const Lane& lane : lanes) {
-    if (lane.done()) continue;
+    if (lane.stepsDone()) continue;
     const AlgoContext& ctx = *lane.context;
     const Step& s = lane.steps[lane.next];
     if (ctx.aborted != nullptr && ctx.aborted->load(std::memory_order_relaxed))

@@ -17,7 +17,9 @@ struct Lane {
   const AlgoContext* context = nullptr;
   std::span<Step> steps;
   size_t next = 0;
-  bool done() const { return next >= steps.size(); }
+  bool flushed = false;  // every byte sent is out of the send queues
+  bool stepsDone() const { return next >= steps.size(); }
+  bool done() const { return stepsDone() && flushed; }
 };
 
 // Throws Error: mclTimeout (no progress within the timeout), mclRemoteError

@@ -18,6 +18,7 @@
 #include "core/bootstrap_protocol.h"
 #include "core/settings.h"
 #include "transports/shm/shm_device.h"
+#include "transports/tcp/tcp_device.h"
 
 struct mclComm {
   int rank = 0;
@@ -25,7 +26,10 @@ struct mclComm {
   uint64_t commId = 0;
   mcl::CommSettings settings;
   std::vector<mcl::PeerInfo> peers;
+  // Devices before connections: connections go first when the comm dies.
   std::unique_ptr<mcl::transport::shm::ShmDevice> shm;
+  std::unique_ptr<mcl::transport::tcp::TcpDevice> tcp;
+  std::unique_ptr<mcl::transport::Waker> combinedWaker;
   std::vector<std::unique_ptr<mcl::transport::Connection>> connections;
   std::vector<std::unique_ptr<mcl::transport::Connection>> p2pConnections;
   mcl::AlgoContext context;

@@ -1,5 +1,6 @@
-// Building a communicator: rendezvous, transport choice per peer, and the
-// shared-memory wiring between the ranks of this host.
+// Building a communicator: rendezvous, the transport for each peer (shared
+// memory within a host, TCP between hosts, or as MCL_TRANSPORT forces), and
+// the wiring of both.
 #include <unistd.h>
 
 #include <algorithm>
@@ -7,7 +8,9 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "base/wire.h"
 #include "core/bootstrap_client.h"
+#include "core/both_wakers.h"
 #include "core/comm.h"
 #include "core/params.h"
 #include "core/unique_id.h"
@@ -17,39 +20,74 @@ namespace mcl {
 
 namespace {
 
-std::vector<uint8_t> textBytes(const std::string& s) {
-  return std::vector<uint8_t>(s.begin(), s.end());
-}
-
-std::string bytesText(const std::vector<uint8_t>& b) {
-  return std::string(b.begin(), b.end());
-}
-
-// Every rank runs this on the same table, so all of them fail alike rather
-// than some waiting for the others.
-std::vector<int> localRanksOrFail(const mclComm& comm) {
-  const std::string& me = comm.peers[static_cast<size_t>(comm.rank)].hostId;
-  std::vector<int> local;
-  for (int r = 0; r < comm.nranks; ++r) {
-    const PeerInfo& p = comm.peers[static_cast<size_t>(r)];
-    if (p.hostId == me) {
-      local.push_back(r);
-      continue;
-    }
-    throw error(mclInvalidUsage,
-                "%s: rank %d is on another host (%s, pid %u) than this rank "
-                "(%s); this mcl build reaches peers by shared memory only, "
-                "so every rank must run on one host",
-                comm.label().c_str(), r, p.hostName.c_str(), p.pid,
-                comm.peers[static_cast<size_t>(comm.rank)].hostName.c_str());
-  }
-  return local;
-}
-
 std::string segmentName(uint64_t commId, int rank) {
   char name[40];
   snprintf(name, sizeof(name), "/mcl-%016" PRIx64 "-%d", commId, rank);
   return name;
+}
+
+// Which peers each transport serves. Every rank derives this from the same
+// table, so all agree (and all fail alike when a pair cannot be served).
+struct Plan {
+  std::vector<int> shmRanks;  // this host's ranks on shm, ascending, with us
+  std::vector<int> tcpPeers;  // ranks reached over TCP
+  std::vector<bool> sameHost;
+  bool anyTcp = false;  // some pair of ranks in the comm uses TCP
+};
+
+Plan planTransports(const mclComm& comm) {
+  Plan plan;
+  const std::string& transport = comm.settings.transport;
+  const auto& peers = comm.peers;
+  const std::string& me = peers[static_cast<size_t>(comm.rank)].hostId;
+  for (int r = 0; r < comm.nranks; ++r) {
+    bool local = peers[static_cast<size_t>(r)].hostId == me;
+    plan.sameHost.push_back(local);
+    if (r == comm.rank || (local && transport != "tcp")) {
+      plan.shmRanks.push_back(r);
+    } else if (transport == "shm") {
+      throw error(mclInvalidUsage,
+                  "%s: rank %d is on another host (%s) and MCL_TRANSPORT=shm "
+                  "reaches only this host (%s)",
+                  comm.label().c_str(), r,
+                  peers[static_cast<size_t>(r)].hostName.c_str(),
+                  peers[static_cast<size_t>(comm.rank)].hostName.c_str());
+    } else {
+      plan.tcpPeers.push_back(r);
+    }
+  }
+  plan.anyTcp = transport == "tcp" && comm.nranks > 1;
+  for (const auto& p : peers)
+    if (p.hostId != peers.front().hostId) plan.anyTcp = true;
+  return plan;
+}
+
+// What ranks tell each other in the first all-gather.
+struct TransportDetails {
+  uint64_t shmCapacity = 0;
+  uint64_t tcpCapacity = 0;
+  std::string segment;
+  std::vector<uint8_t> endpoints;
+};
+
+std::vector<uint8_t> encode(const TransportDetails& d) {
+  WireWriter w;
+  w.u64(d.shmCapacity);
+  w.u64(d.tcpCapacity);
+  w.str(d.segment);
+  w.blob(d.endpoints.data(), d.endpoints.size());
+  return w.take();
+}
+
+TransportDetails decodeDetails(const std::vector<uint8_t>& bytes) {
+  WireReader r(bytes.data(), bytes.size(), "transport details");
+  TransportDetails d;
+  d.shmCapacity = r.u64();
+  d.tcpCapacity = r.u64();
+  d.segment = r.str(64);
+  d.endpoints = r.blob(64 * 1024);
+  r.finish();
+  return d;
 }
 
 }  // namespace
@@ -81,61 +119,90 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
   BootstrapClient bootstrap(contents, hello, deadline);
   comm->commId = bootstrap.welcome().commId;
   comm->peers = bootstrap.welcome().peers;
+  Plan plan = planTransports(*comm);
 
-  std::vector<int> local = localRanksOrFail(*comm);
+  const auto& shmOptions = comm->settings.shm;
   comm->shm = std::make_unique<transport::shm::ShmDevice>(
-      rank, local, segmentName(comm->commId, rank), comm->settings.shm);
-  // Each rank's segment name and ring capacity; ring schedules must size
-  // their rounds alike on every rank, from the smallest ring.
-  const transport::shm::ShmOptions& shm = comm->settings.shm;
-  uint64_t capacity = uint64_t{shm.slots} * shm.slotBytes;
-  auto gathered = bootstrap.allGather(
-      textBytes(std::to_string(capacity) + " " + comm->shm->segmentName()));
-  uint64_t smallest = capacity;
-  std::vector<std::string> names(gathered.size());
-  for (size_t r = 0; r < gathered.size(); ++r) {
-    std::string text = bytesText(gathered[r]);
-    size_t space = text.find(' ');
-    if (space == std::string::npos)
-      throw error(mclRemoteError, "rank %zu sent malformed shm details", r);
-    smallest = std::min<uint64_t>(smallest, std::stoull(text.substr(0, space)));
-    names[r] = text.substr(space + 1);
+      rank, plan.shmRanks, segmentName(comm->commId, rank), shmOptions);
+  TransportDetails mine;
+  mine.shmCapacity = uint64_t{shmOptions.slots} * shmOptions.slotBytes;
+  mine.segment = comm->shm->segmentName();
+  if (plan.anyTcp) {
+    comm->tcp = std::make_unique<transport::tcp::TcpDevice>(
+        rank, contents.secret, comm->commId, comm->settings.tcp);
+    const auto& slots = comm->settings.tcp.slots;
+    mine.tcpCapacity = uint64_t{slots.slots} * slots.slotBytes;
+    mine.endpoints = transport::tcp::encodeEndpoints(comm->tcp->endpoints());
   }
-  for (int peer : local)
+  std::vector<TransportDetails> all;
+  for (const auto& bytes : bootstrap.allGather(encode(mine)))
+    all.push_back(decodeDetails(bytes));
+
+  // Ring schedules size their rounds alike on every rank, from the smallest
+  // buffer between any two ranks.
+  uint64_t smallest = UINT64_MAX;
+  for (const auto& d : all) {
+    smallest = std::min(smallest, d.shmCapacity);
+    if (d.tcpCapacity > 0) smallest = std::min(smallest, d.tcpCapacity);
+  }
+  for (int peer : plan.shmRanks)
     comm->shm->mapPeer(
-        peer, names[static_cast<size_t>(peer)],
+        peer, all[static_cast<size_t>(peer)].segment,
         static_cast<int>(comm->peers[static_cast<size_t>(peer)].pid));
-  bootstrap.barrier();  // every rank has mapped every segment
+  if (comm->tcp) {
+    std::vector<std::vector<transport::tcp::Endpoint>> endpoints;
+    for (const auto& d : all)
+      endpoints.push_back(transport::tcp::decodeEndpoints(d.endpoints));
+    comm->tcp->connectPeers(endpoints, plan.tcpPeers, plan.sameHost, deadline);
+  }
+  bootstrap.barrier();  // every segment mapped, every socket connected
   comm->shm->unlinkOwnSegment();
+  if (comm->tcp) comm->tcp->stopListening();
   bootstrap.close();
 
-  comm->connections.resize(static_cast<size_t>(nranks));
-  comm->p2pConnections.resize(static_cast<size_t>(nranks));
-  comm->context.peers.resize(static_cast<size_t>(nranks));
-  comm->context.p2pPeers.resize(static_cast<size_t>(nranks));
-  for (int peer : local) {
+  auto n = static_cast<size_t>(nranks);
+  comm->connections.resize(n);
+  comm->p2pConnections.resize(n);
+  comm->context.peers.resize(n);
+  comm->context.p2pPeers.resize(n);
+  for (int peer : plan.shmRanks) {
     auto p = static_cast<size_t>(peer);
     comm->connections[p] =
         comm->shm->connect(peer, transport::shm::kCollectiveChannel);
-    comm->context.peers[p] = comm->connections[p].get();
     comm->p2pConnections[p] =
         comm->shm->connect(peer, transport::shm::kPointToPointChannel);
+  }
+  for (int peer : plan.tcpPeers) {
+    auto p = static_cast<size_t>(peer);
+    comm->connections[p] = comm->tcp->connect(peer, 0);
+    comm->p2pConnections[p] = comm->tcp->connect(peer, 1);
+  }
+  for (size_t p = 0; p < n; ++p) {
+    comm->context.peers[p] = comm->connections[p].get();
     comm->context.p2pPeers[p] = comm->p2pConnections[p].get();
   }
   comm->context.rank = rank;
   comm->context.nranks = nranks;
-  comm->context.waker = &comm->shm->waker();
+  if (plan.tcpPeers.empty()) {
+    comm->context.waker = &comm->shm->waker();
+  } else if (plan.shmRanks.size() == 1) {
+    comm->context.waker = &comm->tcp->waker();
+  } else {
+    comm->combinedWaker =
+        std::make_unique<BothWakers>(comm->shm->waker(), comm->tcp->waker());
+    comm->context.waker = comm->combinedWaker.get();
+  }
   comm->context.timeout = std::chrono::seconds(comm->settings.timeoutSeconds);
   comm->context.wait =
-      waitPolicyFor(comm->settings, static_cast<int>(local.size()));
+      waitPolicyFor(comm->settings, static_cast<int>(plan.shmRanks.size()));
   comm->context.aborted = &comm->aborted;
   comm->context.maxStepBytes = static_cast<size_t>(smallest / 2);
   MCL_LOG(Info, kLogInit,
           "%s: ready, comm %016" PRIx64
-          ", %zu local ranks over shm, %zu "
-          "bytes of rings mapped, timeout %d s",
-          comm->label().c_str(), comm->commId, local.size(),
-          comm->shm->bytesMapped(), comm->settings.timeoutSeconds);
+          ", %zu ranks over shm, %zu peers "
+          "over tcp, timeout %d s",
+          comm->label().c_str(), comm->commId, plan.shmRanks.size(),
+          plan.tcpPeers.size(), comm->settings.timeoutSeconds);
   return comm;
 }
 

@@ -25,7 +25,19 @@ constexpr ParamDef kParams[] = {
      "Seconds any wait may last without progress (init, collectives, "
      "point-to-point) before it fails with mclTimeout."},
     {"MCL_TRANSPORT", "auto",
-     "Transport between peers: auto (shared memory within a host) or shm."},
+     "Transport between peers: auto (shared memory within a host, TCP "
+     "between hosts), shm (one host only) or tcp (TCP for every peer)."},
+    {"MCL_SOCKET_IFNAME", "",
+     "Interfaces TCP may use, NCCL's syntax: prefixes 'en,eth', '^' to "
+     "exclude ('^docker,lo'), '=' for exact names ('=en2'). Empty: "
+     "Thunderbolt-style point-to-point links first, then any other."},
+    {"MCL_TCP_NSOCKS", "2",
+     "TCP sockets per link (cable) between two ranks; pieces are striped "
+     "over them."},
+    {"MCL_TCP_SLOT_BYTES", "131072",
+     "Size of one TCP piece (a multiple of 64): the pipelining chunk of "
+     "large transfers."},
+    {"MCL_TCP_SLOTS", "8", "TCP pieces buffered per peer and direction."},
     {"MCL_SHM_SLOT_BYTES", "65536",
      "Size of one slot of a shared-memory ring, in bytes (a multiple of 64): "
      "the pipelining chunk of large transfers."},

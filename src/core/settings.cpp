@@ -53,14 +53,13 @@ CommSettings loadSettings(const mclConfig_t* config) {
   s.transport = config != nullptr && config->transport != nullptr
                     ? config->transport
                     : paramValue("MCL_TRANSPORT").text;
-  if (s.transport != "auto" && s.transport != "shm") {
-    if (s.transport == "tcp" || s.transport == "rdma")
+  if (s.transport != "auto" && s.transport != "shm" && s.transport != "tcp") {
+    if (s.transport == "rdma")
       throw error(mclInvalidArgument,
-                  "transport '%s' is not available in this mcl yet; this "
-                  "build has shm (shared memory, one host)",
-                  s.transport.c_str());
+                  "transport 'rdma' is not available in this mcl yet; this "
+                  "build has shm (shared memory) and tcp");
     throw error(mclInvalidArgument,
-                "transport '%s' is unknown; use auto or shm",
+                "transport '%s' is unknown; use auto, shm or tcp",
                 s.transport.c_str());
   }
   if (config != nullptr && config->commName != nullptr)
@@ -73,6 +72,16 @@ CommSettings loadSettings(const mclConfig_t* config) {
                 "MCL_SHM_SLOT_BYTES=%u is not a multiple of 64",
                 s.shm.slotBytes);
   s.shm.slots = static_cast<uint32_t>(paramInt("MCL_SHM_SLOTS", 2, 4096));
+  s.tcp.socketsPerLink = static_cast<int>(paramInt("MCL_TCP_NSOCKS", 1, 64));
+  s.tcp.slots.slotBytes =
+      static_cast<uint32_t>(paramInt("MCL_TCP_SLOT_BYTES", 64, 64 << 20));
+  if (s.tcp.slots.slotBytes % 64 != 0)
+    throw error(mclInvalidArgument,
+                "MCL_TCP_SLOT_BYTES=%u is not a multiple of 64",
+                s.tcp.slots.slotBytes);
+  s.tcp.slots.slots = static_cast<uint32_t>(paramInt("MCL_TCP_SLOTS", 2, 4096));
+  s.tcp.ifname = paramValue("MCL_SOCKET_IFNAME").text;
+  transport::tcp::parseIfnameFilter(s.tcp.ifname);  // reject bad specs now
   s.spin = paramValue("MCL_SPIN_US").text;
   s.yield = paramValue("MCL_YIELD_US").text;
   // Validate now rather than at first use.

@@ -9,6 +9,7 @@
 
 #include "algorithms/context.h"
 #include "transports/shm/shm_device.h"
+#include "transports/tcp/tcp_device.h"
 
 namespace mcl {
 
@@ -17,6 +18,7 @@ struct CommSettings {
   std::string transport = "auto";
   std::string name;
   transport::shm::ShmOptions shm;
+  transport::tcp::TcpOptions tcp;
   std::string spin = "auto";   // MCL_SPIN_US
   std::string yield = "auto";  // MCL_YIELD_US
 };

@@ -160,9 +160,30 @@ int pollTimeoutMs(Deadline deadline) {
   return static_cast<int>(std::min<long long>(left + 1, 1000 * 1000));
 }
 
+void setBufferSizes(int fd, int bytes) {
+  setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes));
+  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes));
+}
+
 Socket connectTcp(const SocketAddress& address, Deadline deadline) {
+  return connectTcpFrom(SocketAddress{}, address, deadline);
+}
+
+Socket connectTcpFrom(const SocketAddress& local, const SocketAddress& address,
+                      Deadline deadline) {
   Socket s(socket(address.storage.ss_family, SOCK_STREAM, 0));
   if (!s.valid()) throwSystemError("socket");
+  if (local.length > 0) {
+    SocketAddress from = local;
+    if (from.storage.ss_family == AF_INET)
+      reinterpret_cast<sockaddr_in*>(&from.storage)->sin_port = 0;
+    else
+      reinterpret_cast<sockaddr_in6*>(&from.storage)->sin6_port = 0;
+    if (bind(s.fd(), reinterpret_cast<const sockaddr*>(&from.storage),
+             from.length) != 0)
+      throwSystemError("bind to " + from.host() + " before connecting to " +
+                       address.toString());
+  }
   setCloseOnExec(s.fd());
   setNonBlocking(s.fd());
   setNoDelay(s.fd());

@@ -65,6 +65,12 @@ Socket acceptConnection(int listenFd);
 // Connects with TCP_NODELAY, non-blocking afterwards. Throws
 // std::system_error (errno ECONNREFUSED etc.) or TimeoutError.
 Socket connectTcp(const SocketAddress& address, Deadline deadline);
+// The same, leaving from a given local address (so traffic takes the
+// interface, the cable, that address belongs to).
+Socket connectTcpFrom(const SocketAddress& local, const SocketAddress& address,
+                      Deadline deadline);
+// Socket buffer sizes (best effort: the OS caps them).
+void setBufferSizes(int fd, int bytes);
 
 void setNonBlocking(int fd);
 void setNoDelay(int fd);

@@ -30,6 +30,12 @@ class Connection {
 
   // False once the peer is known to be gone (process exited).
   virtual bool peerAlive() const = 0;
+
+  // Moves bytes that were committed but not yet handed to the peer (a
+  // network transport's send queue), without blocking. An operation is
+  // complete only when every connection it sent on is drained.
+  virtual void progress() {}
+  virtual bool drained() const { return true; }
   // Which link this is, for messages ("shm").
   virtual const char* linkName() const = 0;
 };

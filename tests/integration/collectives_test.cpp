@@ -281,6 +281,29 @@ std::string caseName(const ::testing::TestParamInfo<MatrixCase>& caseInfo) {
          std::to_string(caseInfo.param.nranks) + "ranks";
 }
 
+// The same matrix over TCP (loopback), every peer forced onto sockets.
+class CollectiveMatrixTcp : public ::testing::TestWithParam<MatrixCase> {};
+
+TEST_P(CollectiveMatrixTcp, MatchesReferenceExactly) {
+  MatrixCase c = GetParam();
+  Matrix m = c.nranks <= 2 ? fullMatrix() : reducedMatrix();
+  EXPECT_TRUE(runRanks(c.nranks, [&](RankContext& ctx) {
+    setenv("MCL_TRANSPORT", "tcp", 1);
+    runMatrix(ctx, c.coll, m);
+  }));
+}
+
+std::vector<MatrixCase> tcpCases() {
+  std::vector<MatrixCase> cases;
+  for (Coll coll : {Coll::AllReduce, Coll::AllGather, Coll::Broadcast,
+                    Coll::Reduce, Coll::ReduceScatter, Coll::SendRecv})
+    for (int n : {2, 3}) cases.push_back({coll, n});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Tcp, CollectiveMatrixTcp,
+                         ::testing::ValuesIn(tcpCases()), caseName);
+
 INSTANTIATE_TEST_SUITE_P(ShmThreads, CollectiveMatrixThreads,
                          ::testing::ValuesIn(threadCases()), caseName);
 

@@ -195,16 +195,16 @@ TEST_F(ParamsTest, TimeoutOutOfRangeIsRejected) {
   expectInvalid([] { timeoutFromEnvironment(); }, "MCL_TIMEOUT");
 }
 
-TEST_F(ParamsTest, TransportsOtherThanShmAreRejected) {
+TEST_F(ParamsTest, TransportsOtherThanShmAndTcpAreRejected) {
   mclConfig_t config = MCL_CONFIG_INITIALIZER;
   config.transport = "tcp";
-  expectInvalid([&] { loadSettings(&config); }, "not available");
+  EXPECT_EQ(loadSettings(&config).transport, "tcp");
   config.transport = "rdma";
   expectInvalid([&] { loadSettings(&config); }, "not available");
   config.transport = "bogus";
   expectInvalid([&] { loadSettings(&config); }, "'bogus' is unknown");
-  set("MCL_TRANSPORT", "tcp");
-  expectInvalid([] { loadSettings(nullptr); }, "'tcp'");
+  set("MCL_TRANSPORT", "rdma");
+  expectInvalid([] { loadSettings(nullptr); }, "'rdma'");
   set("MCL_TRANSPORT", "bogus");
   expectInvalid([] { loadSettings(nullptr); }, "unknown");
 }

@@ -38,7 +38,8 @@ std::vector<Link> usablePairs(const std::vector<Endpoint>& mine,
     if (m.loopback || (requireAllowed && !m.allowed)) continue;
     for (const auto& p : peer) {
       if (p.loopback || (requireAllowed && !p.allowed)) continue;
-      if (!shareSubnet(m, p)) continue;
+      // The same address on both sides is one host talking to itself.
+      if (!shareSubnet(m, p) || m.address.host() == p.address.host()) continue;
       Link l{isCableSubnet(m) ? LinkKind::Cable : LinkKind::Lan, m, p};
       (l.kind == LinkKind::Cable ? cables : lans).push_back(l);
     }
@@ -46,6 +47,19 @@ std::vector<Link> usablePairs(const std::vector<Endpoint>& mine,
   auto byKey = [](const Link& a, const Link& b) {
     return pairKey(a) < pairKey(b);
   };
+  // A cable with both an IPv4 and an IPv6 subnet is one wire, not two:
+  // keep one family.
+  auto oneFamily = [](std::vector<Link>& links) {
+    bool anyV4 = std::any_of(links.begin(), links.end(), [](const Link& l) {
+      return l.local.address.storage.ss_family == AF_INET;
+    });
+    if (anyV4)
+      std::erase_if(links, [](const Link& l) {
+        return l.local.address.storage.ss_family != AF_INET;
+      });
+  };
+  oneFamily(cables);
+  oneFamily(lans);
   std::sort(cables.begin(), cables.end(), byKey);
   std::sort(lans.begin(), lans.end(), byKey);
   if (!cables.empty()) return cables;
@@ -91,8 +105,6 @@ std::vector<Link> chooseLinks(const std::vector<Endpoint>& mine,
           p.address.storage.ss_family == m.address.storage.ss_family)
         return {{LinkKind::Routed, m, p}};
   }
-  if (sameHost && !mine.empty() && !peer.empty())
-    return {{LinkKind::Routed, mine.front(), peer.front()}};
   return {};
 }
 

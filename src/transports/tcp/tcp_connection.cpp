@@ -1,0 +1,197 @@
+#include "transports/tcp/tcp_connection.h"
+
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "base/error.h"
+
+namespace mcl::transport::tcp {
+
+namespace {
+
+#if defined(MSG_NOSIGNAL)
+constexpr int kSendFlags = MSG_NOSIGNAL;
+#else
+constexpr int kSendFlags = 0;  // SO_NOSIGPIPE is set on the socket
+#endif
+
+constexpr size_t kHeaderBytes = 8;
+
+}  // namespace
+
+TcpConnection::TcpConnection(int peerRank,
+                             std::vector<platform::Socket> sockets,
+                             const TcpSlots& shape, std::string link)
+    : peerRank_(peerRank),
+      link_(std::move(link)),
+      shape_(shape),
+      sendBuffer_(size_t{shape.slots} * shape.slotBytes),
+      sendLength_(shape.slots),
+      recvBuffer_(size_t{shape.slots} * shape.slotBytes),
+      recvLength_(shape.slots),
+      recvDone_(shape.slots),
+      sendWritten_(shape.slots) {
+  for (size_t i = 0; i < sockets.size(); ++i) {
+    Stripe s;
+    s.socket = std::move(sockets[i]);
+    s.sendPiece = i;
+    s.recvPiece = i;
+    stripes_.push_back(std::move(s));
+  }
+}
+
+std::byte* TcpConnection::sendSlot(uint64_t piece) const {
+  return const_cast<std::byte*>(sendBuffer_.data()) +
+         (piece % shape_.slots) * shape_.slotBytes;
+}
+
+std::byte* TcpConnection::recvSlot(uint64_t piece) const {
+  return const_cast<std::byte*>(recvBuffer_.data()) +
+         (piece % shape_.slots) * shape_.slotBytes;
+}
+
+void TcpConnection::fail(const char* what, int err) {
+  broken_ = true;
+  throw error(mclRemoteError, "tcp to rank %d over %s: %s%s%s", peerRank_,
+              link_.c_str(), what, err != 0 ? ": " : "",
+              err != 0 ? strerror(err) : "");
+}
+
+bool TcpConnection::peerAlive() const {
+  if (broken_) return false;
+  for (const Stripe& s : stripes_)
+    if (s.closed) return false;
+  return true;
+}
+
+bool TcpConnection::wantsWrite(size_t i) const {
+  return stripes_[i].sendPiece < sendCommitted_;
+}
+
+void TcpConnection::pushStripe(Stripe& s) {
+  const auto stride = static_cast<uint64_t>(stripes_.size());
+  while (s.sendPiece < sendCommitted_) {
+    const size_t slot = s.sendPiece % shape_.slots;
+    const uint32_t length = sendLength_[slot];
+    Header header{length, static_cast<uint32_t>(s.sendPiece)};
+    iovec iov[2];
+    int count = 0;
+    if (s.sendOffset < kHeaderBytes) {
+      iov[count++] = {reinterpret_cast<char*>(&header) + s.sendOffset,
+                      kHeaderBytes - s.sendOffset};
+      iov[count++] = {sendSlot(s.sendPiece), length};
+    } else {
+      size_t done = s.sendOffset - kHeaderBytes;
+      iov[count++] = {sendSlot(s.sendPiece) + done, length - done};
+    }
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = static_cast<decltype(msg.msg_iovlen)>(count);
+    ssize_t n = sendmsg(s.socket.fd(), &msg, kSendFlags);
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      if (errno == EINTR) continue;
+      fail("the connection broke while sending", errno);
+    }
+    s.sendOffset += static_cast<size_t>(n);
+    if (s.sendOffset < kHeaderBytes + length) return;  // socket buffer full
+    sendWritten_[slot] = 1;
+    s.sendOffset = 0;
+    s.sendPiece += stride;
+  }
+}
+
+void TcpConnection::pullStripe(Stripe& s) {
+  const auto stride = static_cast<uint64_t>(stripes_.size());
+  while (!s.closed && s.recvPiece < recvConsumed_ + shape_.slots) {
+    char* target;
+    size_t want;
+    if (s.recvOffset < kHeaderBytes) {
+      target = reinterpret_cast<char*>(&s.recvHeader) + s.recvOffset;
+      want = kHeaderBytes - s.recvOffset;
+    } else {
+      size_t done = s.recvOffset - kHeaderBytes;
+      target = reinterpret_cast<char*>(recvSlot(s.recvPiece)) + done;
+      want = s.recvHeader.length - done;
+    }
+    ssize_t n = recv(s.socket.fd(), target, want, 0);
+    if (n == 0) {
+      // Not an error yet: the peer may have sent all we need before it
+      // closed. peerAlive() turns false, and a wait on it fails.
+      s.closed = true;
+      return;
+    }
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      if (errno == EINTR) continue;
+      fail("the connection broke while receiving", errno);
+    }
+    s.recvOffset += static_cast<size_t>(n);
+    if (s.recvOffset == kHeaderBytes) {
+      const Header& h = s.recvHeader;
+      if (h.piece != static_cast<uint32_t>(s.recvPiece) || h.length == 0 ||
+          h.length > shape_.slotBytes)
+        fail("the byte stream is out of step (corrupt header)", 0);
+    }
+    if (s.recvOffset < kHeaderBytes ||
+        s.recvOffset < kHeaderBytes + s.recvHeader.length)
+      continue;
+    const size_t slot = s.recvPiece % shape_.slots;
+    recvLength_[slot] = s.recvHeader.length;
+    recvDone_[slot] = 1;
+    s.recvOffset = 0;
+    s.recvPiece += stride;
+  }
+}
+
+void TcpConnection::progress() {
+  for (Stripe& s : stripes_) {
+    pushStripe(s);
+    pullStripe(s);
+  }
+  while (sendFlushed_ < sendCommitted_ &&
+         sendWritten_[sendFlushed_ % shape_.slots] != 0) {
+    sendWritten_[sendFlushed_ % shape_.slots] = 0;
+    ++sendFlushed_;
+  }
+}
+
+std::span<std::byte> TcpConnection::acquireSend(size_t maxBytes) {
+  if (sendCommitted_ - sendFlushed_ >= shape_.slots) {
+    progress();
+    if (sendCommitted_ - sendFlushed_ >= shape_.slots) return {};
+  }
+  return {sendSlot(sendCommitted_),
+          std::min<size_t>(maxBytes, shape_.slotBytes)};
+}
+
+void TcpConnection::commitSend(size_t bytes) {
+  sendLength_[sendCommitted_ % shape_.slots] = static_cast<uint32_t>(bytes);
+  ++sendCommitted_;
+  progress();  // out at once: latency is what small messages are about
+}
+
+std::span<const std::byte> TcpConnection::peekRecv() {
+  const size_t slot = recvConsumed_ % shape_.slots;
+  if (recvDone_[slot] == 0) {
+    progress();
+    if (recvDone_[slot] == 0) return {};
+  }
+  return {recvSlot(recvConsumed_) + recvOffset_,
+          recvLength_[slot] - recvOffset_};
+}
+
+void TcpConnection::releaseRecv(size_t bytes) {
+  const size_t slot = recvConsumed_ % shape_.slots;
+  recvOffset_ += static_cast<uint32_t>(bytes);
+  if (recvOffset_ < recvLength_[slot]) return;
+  recvOffset_ = 0;
+  recvDone_[slot] = 0;
+  ++recvConsumed_;
+}
+
+}  // namespace mcl::transport::tcp

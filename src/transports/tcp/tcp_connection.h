@@ -1,0 +1,83 @@
+// A connection to a peer over TCP: the same slot discipline as shared
+// memory (each committed piece fills one slot, whole elements), with the
+// pieces striped over several sockets, on one or more links (cables): piece
+// k travels on socket k % sockets, each preceded by an 8-byte header
+// {length, piece index}. All I/O is non-blocking and driven by the calls of
+// the operation in progress (busy-polling while an operation runs).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "platform/socket.h"
+#include "transports/transport.h"
+
+namespace mcl::transport::tcp {
+
+struct TcpSlots {
+  uint32_t slots = 8;
+  uint32_t slotBytes = 128 * 1024;
+};
+
+class TcpConnection final : public Connection {
+ public:
+  // sockets: connected, non-blocking, in stripe order (both sides agree).
+  TcpConnection(int peerRank, std::vector<platform::Socket> sockets,
+                const TcpSlots& shape, std::string linkDescription);
+
+  std::span<std::byte> acquireSend(size_t maxBytes) override;
+  void commitSend(size_t bytes) override;
+  std::span<const std::byte> peekRecv() override;
+  void releaseRecv(size_t bytes) override;
+  bool peerAlive() const override;
+  const char* linkName() const override { return link_.c_str(); }
+  void progress() override;
+  bool drained() const override { return sendFlushed_ == sendCommitted_; }
+
+  // For the waker: each socket and whether it has bytes to write.
+  size_t socketCount() const { return stripes_.size(); }
+  int socketFd(size_t i) const { return stripes_[i].socket.fd(); }
+  bool wantsWrite(size_t i) const;
+
+ private:
+  struct Header {
+    uint32_t length;
+    uint32_t piece;
+  };
+  struct Stripe {
+    platform::Socket socket;
+    // Sending: the piece being written and how much of header+payload went.
+    uint64_t sendPiece;
+    size_t sendOffset = 0;
+    // Receiving: the piece being read, its header, and bytes read so far.
+    uint64_t recvPiece;
+    Header recvHeader{};
+    size_t recvOffset = 0;
+    bool closed = false;  // the peer closed its end
+  };
+
+  std::byte* sendSlot(uint64_t piece) const;
+  std::byte* recvSlot(uint64_t piece) const;
+  void pushStripe(Stripe& s);
+  void pullStripe(Stripe& s);
+  [[noreturn]] void fail(const char* what, int err);
+
+  int peerRank_;
+  std::string link_;
+  TcpSlots shape_;
+  std::vector<Stripe> stripes_;
+  std::vector<std::byte> sendBuffer_;
+  std::vector<uint32_t> sendLength_;
+  std::vector<std::byte> recvBuffer_;
+  std::vector<uint32_t> recvLength_;
+  std::vector<uint8_t> recvDone_;     // slot holds a complete piece
+  uint64_t sendCommitted_ = 0;        // pieces committed
+  uint64_t sendFlushed_ = 0;          // pieces fully written (in order)
+  std::vector<uint8_t> sendWritten_;  // per slot: written to its socket
+  uint64_t recvConsumed_ = 0;         // pieces released
+  uint32_t recvOffset_ = 0;           // within the current piece
+  bool broken_ = false;
+};
+
+}  // namespace mcl::transport::tcp

@@ -1,0 +1,197 @@
+#include "transports/tcp/tcp_device.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <system_error>
+
+#include "base/error.h"
+#include "base/log.h"
+#include "platform/interfaces.h"
+
+namespace mcl::transport::tcp {
+
+namespace {
+
+// Sleeps in poll() on every socket of the device, plus a pipe for abort.
+class TcpWaker final : public Waker {
+ public:
+  explicit TcpWaker(const std::vector<TcpConnection*>& connections)
+      : connections_(connections) {
+    int fds[2];
+    if (pipe(fds) != 0)
+      throw std::system_error(errno, std::generic_category(), "pipe");
+    wakeRead_ = fds[0];
+    wakeWrite_ = fds[1];
+    fcntl(wakeRead_, F_SETFL, O_NONBLOCK);
+    fcntl(wakeWrite_, F_SETFL, O_NONBLOCK);
+  }
+  ~TcpWaker() override {
+    close(wakeRead_);
+    close(wakeWrite_);
+  }
+  uint32_t arm() override { return 0; }
+  void sleep(uint32_t, int64_t timeoutNs) override {
+    std::vector<pollfd> fds;
+    fds.push_back({wakeRead_, POLLIN, 0});
+    for (TcpConnection* c : connections_)
+      for (size_t i = 0; i < c->socketCount(); ++i)
+        fds.push_back(
+            {c->socketFd(i),
+             static_cast<short>(POLLIN | (c->wantsWrite(i) ? POLLOUT : 0)), 0});
+    int ms = static_cast<int>((timeoutNs + 999999) / 1000000);
+    poll(fds.data(), fds.size(), ms);
+  }
+  void disarm() override {
+    char buf[64];
+    while (read(wakeRead_, buf, sizeof(buf)) > 0) {
+    }
+  }
+  void interrupt() override {
+    char byte = 1;
+    if (write(wakeWrite_, &byte, 1) < 0) {
+      // Full pipe: a wake-up is already pending.
+    }
+  }
+
+ private:
+  const std::vector<TcpConnection*>& connections_;
+  int wakeRead_ = -1;
+  int wakeWrite_ = -1;
+};
+
+std::string describeLinks(const std::vector<Link>& links, int sockets) {
+  std::string text = "tcp ";
+  for (size_t i = 0; i < links.size(); ++i) {
+    if (i > 0) text += "+";
+    text +=
+        links[i].local.interfaceName + "->" + links[i].remote.address.host();
+  }
+  text += " (" + std::string(linkKindName(links.front().kind)) + ", " +
+          std::to_string(sockets) + " sockets per link)";
+  return text;
+}
+
+}  // namespace
+
+TcpDevice::TcpDevice(int rank, const Secret& secret, uint64_t commId,
+                     const TcpOptions& options)
+    : rank_(rank), secret_(secret), commId_(commId), options_(options) {
+  IfnameFilter filter = parseIfnameFilter(options.ifname);
+  std::vector<platform::Socket> listening;
+  for (const auto& nic : platform::listInterfaces()) {
+    Endpoint e;
+    e.interfaceName = nic.name;
+    e.address = nic.address;
+    e.prefixLength = nic.prefixLength;
+    e.loopback = nic.loopback;
+    e.allowed = filter.matches(nic.name);
+    if (e.allowed) {
+      try {
+        platform::Socket s = platform::listenTcp(nic.address, 256);
+        e.address = platform::localAddress(s.fd());
+        listening.push_back(std::move(s));
+      } catch (const std::exception& x) {
+        MCL_LOG(Warn, kLogInit, "rank %d: cannot listen on %s (%s): %s", rank,
+                nic.name.c_str(), nic.address.host().c_str(), x.what());
+        e.allowed = false;
+      }
+    }
+    endpoints_.push_back(e);
+  }
+  listener_ =
+      std::make_unique<TcpListener>(std::move(listening), secret, commId, rank);
+  waker_ = std::make_unique<TcpWaker>(connections_);
+}
+
+TcpDevice::~TcpDevice() = default;
+
+void TcpDevice::stopListening() { listener_.reset(); }
+
+const std::vector<Link>& TcpDevice::linksTo(int peer) const {
+  return links_.at(peer);
+}
+
+void TcpDevice::connectPeers(const std::vector<std::vector<Endpoint>>& all,
+                             const std::vector<int>& peers,
+                             const std::vector<bool>& sameHost,
+                             platform::Deadline deadline) {
+  const auto stripes = static_cast<uint32_t>(options_.socketsPerLink);
+  for (int peer : peers) {
+    const auto& theirs = all[static_cast<size_t>(peer)];
+    std::vector<Link> links =
+        chooseLinks(endpoints_, theirs, sameHost[static_cast<size_t>(peer)]);
+    if (links.empty())
+      throw error(mclSystemError,
+                  "rank %d: no network path to rank %d: no allowed interface "
+                  "of this host shares a subnet or a route with it (check the "
+                  "cables and MCL_SOCKET_IFNAME)",
+                  rank_, peer);
+    if (!sameHost[static_cast<size_t>(peer)] &&
+        cableLeftUnused(endpoints_, theirs, links))
+      MCL_LOG(Warn, kLogInit,
+              "rank %d: a cable joins this host to rank %d's, but traffic "
+              "takes %s: MCL_SOCKET_IFNAME excludes the cable, which costs "
+              "most of the bandwidth",
+              rank_, peer,
+              describeLinks(links, options_.socketsPerLink).c_str());
+    MCL_LOG(Info, kLogInit, "rank %d: to rank %d via %s", rank_, peer,
+            describeLinks(links, options_.socketsPerLink).c_str());
+    links_[peer] = links;
+  }
+  // The higher rank of each pair connects; the lower one accepts on its
+  // listener thread, so nobody waits on a peer that is itself connecting.
+  for (int peer : peers) {
+    if (peer > rank_) continue;
+    const auto& links = links_[peer];
+    for (uint32_t c = 0; c < kTcpChannels; ++c)
+      for (uint32_t l = 0; l < links.size(); ++l)
+        for (uint32_t s = 0; s < stripes; ++s) {
+          platform::Socket sock;
+          try {
+            sock = platform::connectTcpFrom(links[l].local.address,
+                                            links[l].remote.address, deadline);
+            clientHandshake(sock.fd(), secret_, commId_,
+                            StreamKey{rank_, c, l, s}, deadline);
+          } catch (const Error&) {
+            throw;
+          } catch (const std::exception& e) {
+            throw error(mclSystemError,
+                        "rank %d: cannot connect to rank %d at %s over %s: %s",
+                        rank_, peer, links[l].remote.address.toString().c_str(),
+                        links[l].local.interfaceName.c_str(), e.what());
+          }
+          platform::setBufferSizes(sock.fd(), options_.bufferBytes);
+          sockets_[{peer, c}].push_back(std::move(sock));
+        }
+  }
+  for (int peer : peers) {
+    if (peer < rank_) continue;
+    const auto& links = links_[peer];
+    for (uint32_t c = 0; c < kTcpChannels; ++c)
+      for (uint32_t l = 0; l < links.size(); ++l)
+        for (uint32_t s = 0; s < stripes; ++s) {
+          platform::Socket sock =
+              listener_->take(StreamKey{peer, c, l, s}, deadline);
+          platform::setBufferSizes(sock.fd(), options_.bufferBytes);
+          sockets_[{peer, c}].push_back(std::move(sock));
+        }
+  }
+}
+
+std::unique_ptr<Connection> TcpDevice::connect(int peer, uint32_t channel) {
+  auto it = sockets_.find({peer, channel});
+  if (it == sockets_.end())
+    throw error(mclInternalError, "rank %d: no TCP sockets to rank %d", rank_,
+                peer);
+  auto conn = std::make_unique<TcpConnection>(
+      peer, std::move(it->second), options_.slots,
+      describeLinks(links_[peer], options_.socketsPerLink));
+  sockets_.erase(it);
+  connections_.push_back(conn.get());
+  return conn;
+}
+
+}  // namespace mcl::transport::tcp

@@ -1,0 +1,66 @@
+// The TCP transport of one rank in one communicator: its endpoints (the
+// allowed interfaces, each with a listening port), the links chosen to
+// each TCP peer, the authenticated sockets (several per link, striped), the
+// connections built on them, and a waker that sleeps in poll().
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/auth.h"
+#include "transports/tcp/ifname_filter.h"
+#include "transports/tcp/link_choice.h"
+#include "transports/tcp/tcp_connection.h"
+#include "transports/tcp/tcp_listener.h"
+#include "transports/transport.h"
+
+namespace mcl::transport::tcp {
+
+struct TcpOptions {
+  int socketsPerLink = 2;
+  TcpSlots slots;
+  std::string ifname;  // MCL_SOCKET_IFNAME
+  int bufferBytes = 4 << 20;
+};
+
+constexpr uint32_t kTcpChannels = 2;  // collective, point-to-point
+
+class TcpDevice {
+ public:
+  // Opens a listening socket on each allowed interface address.
+  TcpDevice(int rank, const Secret& secret, uint64_t commId,
+            const TcpOptions& options);
+  ~TcpDevice();
+
+  const std::vector<Endpoint>& endpoints() const { return endpoints_; }
+
+  // Connects to every peer in `peers` (the higher rank connects, the lower
+  // accepts), given every rank's endpoints and which ranks share this host.
+  void connectPeers(const std::vector<std::vector<Endpoint>>& all,
+                    const std::vector<int>& peers,
+                    const std::vector<bool>& sameHost,
+                    platform::Deadline deadline);
+  // Init is over: close the listening sockets.
+  void stopListening();
+
+  std::unique_ptr<Connection> connect(int peer, uint32_t channel);
+  Waker& waker() { return *waker_; }
+  // The links used to each peer, for messages.
+  const std::vector<Link>& linksTo(int peer) const;
+
+ private:
+  int rank_;
+  Secret secret_;
+  uint64_t commId_;
+  TcpOptions options_;
+  std::vector<Endpoint> endpoints_;
+  std::unique_ptr<TcpListener> listener_;
+  std::map<int, std::vector<Link>> links_;
+  std::map<std::pair<int, uint32_t>, std::vector<platform::Socket>> sockets_;
+  std::vector<TcpConnection*> connections_;
+  std::unique_ptr<Waker> waker_;
+};
+
+}  // namespace mcl::transport::tcp

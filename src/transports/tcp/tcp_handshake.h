@@ -1,0 +1,41 @@
+// How a TCP data connection proves it belongs to the communicator before it
+// carries anything: the acceptor sends a nonce, the connector answers with
+// HMAC(secret) over both nonces, the acceptor proves the secret back, then
+// the connector says which stream this socket is. Fixed-size messages, so a
+// stranger is dropped after at most 64 bytes.
+#pragma once
+
+#include <cstdint>
+
+#include "base/auth.h"
+#include "platform/socket.h"
+
+namespace mcl::transport::tcp {
+
+// Which socket of which connection this is; both sides derive the same set.
+struct StreamKey {
+  int32_t rank = 0;      // the connecting rank
+  uint32_t channel = 0;  // collective or point-to-point
+  uint32_t link = 0;     // index into the pair's chosen links
+  uint32_t stripe = 0;   // socket index within the link
+
+  bool operator<(const StreamKey& o) const;
+};
+
+constexpr size_t kChallengeBytes = sizeof(Nonce);
+constexpr size_t kProofBytes = sizeof(Nonce) + sizeof(Mac);
+constexpr size_t kServerProofBytes = sizeof(Mac);
+constexpr size_t kHelloBytes = 8 + 4 * 4;
+
+// The connector's side, blocking until the deadline. Throws mcl::Error
+// (mclRemoteError when the acceptor does not know the secret).
+void clientHandshake(int fd, const Secret& secret, uint64_t commId,
+                     const StreamKey& key, platform::Deadline deadline);
+
+// Pieces of the acceptor's side (driven by TcpListener's poll loop).
+Mac clientMac(const Secret& secret, const Nonce& server, const Nonce& client);
+Mac serverMac(const Secret& secret, const Nonce& server, const Nonce& client);
+// Decodes the hello; false when it names another communicator.
+bool decodeHello(const uint8_t* bytes, uint64_t commId, StreamKey* key);
+
+}  // namespace mcl::transport::tcp

@@ -1,0 +1,175 @@
+#include "transports/tcp/tcp_listener.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <memory>
+#include <system_error>
+
+#include "base/error.h"
+#include "base/log.h"
+
+namespace mcl::transport::tcp {
+
+namespace {
+
+using platform::Clock;
+constexpr auto kAuthWindow = std::chrono::seconds(5);
+constexpr size_t kMaxPending = 64;
+
+}  // namespace
+
+struct TcpListener::Pending {
+  platform::Socket socket;
+  std::string address;
+  Nonce nonce{};
+  Clock::time_point deadline;
+  bool proven = false;
+  std::vector<uint8_t> inbox;
+};
+
+TcpListener::TcpListener(std::vector<platform::Socket> listeners,
+                         const Secret& secret, uint64_t commId, int rank)
+    : listeners_(std::move(listeners)),
+      secret_(secret),
+      commId_(commId),
+      rank_(rank) {
+  int fds[2];
+  if (pipe(fds) != 0)
+    throw std::system_error(errno, std::generic_category(), "pipe");
+  wakeRead_ = fds[0];
+  wakeWrite_ = fds[1];
+  fcntl(wakeRead_, F_SETFL, O_NONBLOCK);
+  thread_ = std::thread([this] { run(); });
+}
+
+TcpListener::~TcpListener() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  char byte = 0;
+  if (write(wakeWrite_, &byte, 1) < 0) {
+    // The thread also polls with a timeout; it will see stop_.
+  }
+  thread_.join();
+  close(wakeRead_);
+  close(wakeWrite_);
+}
+
+platform::Socket TcpListener::take(const StreamKey& key,
+                                   platform::Deadline deadline) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (true) {
+    auto it = ready_.find(key);
+    if (it != ready_.end()) {
+      platform::Socket s = std::move(it->second);
+      ready_.erase(it);
+      return s;
+    }
+    if (arrived_.wait_until(lock, deadline) == std::cv_status::timeout &&
+        ready_.find(key) == ready_.end())
+      throw error(mclTimeout,
+                  "rank %d: rank %d did not open its TCP connection "
+                  "(channel %u, link %u, socket %u) within the timeout",
+                  rank_, key.rank, key.channel, key.link, key.stripe);
+  }
+}
+
+void TcpListener::run() {
+  std::vector<std::unique_ptr<Pending>> pending;
+  while (true) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (stop_) return;
+    }
+    std::vector<pollfd> fds;
+    fds.push_back({wakeRead_, POLLIN, 0});
+    for (auto& l : listeners_) fds.push_back({l.fd(), POLLIN, 0});
+    for (auto& p : pending) fds.push_back({p->socket.fd(), POLLIN, 0});
+    poll(fds.data(), fds.size(), 50);
+    // New connections: challenge each at once.
+    for (size_t i = 0; i < listeners_.size(); ++i) {
+      if ((fds[1 + i].revents & POLLIN) == 0) continue;
+      while (true) {
+        platform::Socket s;
+        try {
+          s = platform::acceptConnection(listeners_[i].fd());
+        } catch (const std::system_error&) {
+          break;  // out of descriptors: leave the rest queued
+        }
+        if (!s.valid()) break;
+        if (pending.size() >= kMaxPending) pending.erase(pending.begin());
+        auto p = std::make_unique<Pending>();
+        p->address = platform::peerAddress(s.fd()).toString();
+        p->socket = std::move(s);
+        p->nonce = randomNonce();
+        p->deadline = Clock::now() + kAuthWindow;
+        try {
+          platform::sendAll(p->socket.fd(), p->nonce.data(), p->nonce.size(),
+                            Clock::now() + std::chrono::seconds(1));
+        } catch (const std::exception&) {
+          continue;
+        }
+        pending.push_back(std::move(p));
+      }
+    }
+    // Handshakes in progress: read exactly what the next message holds.
+    for (auto& p : pending) {
+      size_t want = p->proven ? kHelloBytes : kProofBytes;
+      uint8_t buf[kProofBytes];
+      ssize_t n = recv(p->socket.fd(), buf, want - p->inbox.size(), 0);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+                     errno != EINTR)) {
+        p->socket.close();
+        continue;
+      }
+      if (n > 0) p->inbox.insert(p->inbox.end(), buf, buf + n);
+      if (p->inbox.size() < want) continue;
+      if (!p->proven) {
+        Nonce client;
+        Mac mac;
+        std::copy(p->inbox.begin(), p->inbox.begin() + 32, client.begin());
+        std::copy(p->inbox.begin() + 32, p->inbox.end(), mac.begin());
+        if (!macEqual(mac, clientMac(secret_, p->nonce, client))) {
+          MCL_LOG(Warn, kLogInit,
+                  "rank %d: rejected a TCP connection from %s: it does not "
+                  "know the communicator's secret",
+                  rank_, p->address.c_str());
+          p->socket.close();
+          continue;
+        }
+        Mac answer = serverMac(secret_, p->nonce, client);
+        try {
+          platform::sendAll(p->socket.fd(), answer.data(), answer.size(),
+                            Clock::now() + std::chrono::seconds(1));
+        } catch (const std::exception&) {
+          p->socket.close();
+          continue;
+        }
+        p->proven = true;
+        p->inbox.clear();
+        continue;
+      }
+      StreamKey key;
+      if (!decodeHello(p->inbox.data(), commId_, &key)) {
+        p->socket.close();
+        continue;
+      }
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ready_[key] = std::move(p->socket);
+      }
+      arrived_.notify_all();
+    }
+    auto now = Clock::now();
+    std::erase_if(pending, [&](const auto& p) {
+      return !p->socket.valid() || now > p->deadline;
+    });
+  }
+}
+
+}  // namespace mcl::transport::tcp
