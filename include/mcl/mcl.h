@@ -100,7 +100,7 @@ typedef struct {
 } mclUniqueId;
 
 /* Size of a buffer that always holds mclUniqueIdToString's output. */
-#define MCL_UNIQUE_ID_STRING_BYTES 128
+#define MCL_UNIQUE_ID_STRING_BYTES 512
 
 typedef struct mclComm* mclComm_t;
 typedef struct mclStream* mclStream_t;
@@ -138,7 +138,8 @@ MCL_API const char* mclGetErrorString(mclResult_t result);
 MCL_API const char* mclGetLastError(mclComm_t comm);
 
 /* Creates a unique id and starts the rendezvous for it in this process (a
- * background thread listening on one port, on loopback in this version).
+ * background thread listening on this host's addresses that
+ * MCL_SOCKET_IFNAME allows, each bound on its own, never on the wildcard).
  * Call it once per communicator, in one process, and hand the id to every
  * rank (through a file, the environment, MPI, or fork: the id is plain bytes
  * and holds no state of the calling process). That process must keep running
@@ -146,8 +147,9 @@ MCL_API const char* mclGetLastError(mclComm_t comm);
  * is built, or after the timeout (MCL_TIMEOUT) if the ranks do not all come. */
 MCL_API mclResult_t mclGetUniqueId(mclUniqueId* uniqueId);
 
-/* "mcl1:<address>:<port>:<32 hex digits>" and back, to pass an id through
- * the environment or a file. buf must hold MCL_UNIQUE_ID_STRING_BYTES. */
+/* "mcl1:<address>:<port>[,<address>:<port>...]:<32 hex digits>" (the root's
+ * addresses, then the secret) and back, to pass an id through the
+ * environment or a file. buf must hold MCL_UNIQUE_ID_STRING_BYTES. */
 MCL_API mclResult_t mclUniqueIdToString(const mclUniqueId* uniqueId, char* buf,
                                         size_t bufSize);
 MCL_API mclResult_t mclUniqueIdFromString(const char* str,

@@ -5,6 +5,7 @@
 #include "core/api_guard.h"
 #include "core/bootstrap_root.h"
 #include "core/group.h"
+#include "core/rendezvous_addresses.h"
 #include "core/settings.h"
 #include "core/unique_id.h"
 
@@ -48,12 +49,11 @@ mclResult_t mclGetUniqueId(mclUniqueId* uniqueId) {
       throw error(mclInvalidArgument, "uniqueId is NULL");
     mcl::UniqueIdContents contents;
     contents.secret = mcl::randomSecret();
-    // One host for now: the root listens on loopback only, never on every
-    // interface.
-    contents.root = mcl::startRendezvousRoot(
-        contents.secret,
-        mcl::platform::SocketAddress::fromNumeric("127.0.0.1", 0),
-        mcl::timeoutFromEnvironment());
+    auto bound =
+        mcl::startRendezvousRoot(contents.secret, mcl::rendezvousAddresses(),
+                                 mcl::timeoutFromEnvironment());
+    contents.root = bound.front();
+    contents.moreRoots.assign(bound.begin() + 1, bound.end());
     *uniqueId = mcl::encodeUniqueId(contents);
   });
 }

@@ -13,14 +13,21 @@ namespace {
 
 using platform::Clock;
 
+std::string describe(const std::vector<platform::SocketAddress>& roots) {
+  std::string text;
+  for (const auto& r : roots) text += (text.empty() ? "" : ", ") + r.toString();
+  return text;
+}
+
 // Connect, retrying with backoff while the root refuses (not started yet).
-platform::Socket connectWithRetry(const platform::SocketAddress& root,
-                                  platform::Deadline deadline) {
+platform::Socket connectWithRetry(
+    const std::vector<platform::SocketAddress>& roots,
+    platform::Deadline deadline) {
   auto backoff = std::chrono::milliseconds(5);
   std::string lastError = "no attempt";
   while (true) {
     try {
-      return platform::connectTcp(root, deadline);
+      return platform::connectAny(roots, deadline);
     } catch (const std::system_error& e) {
       lastError = e.what();
     } catch (const platform::TimeoutError& e) {
@@ -32,7 +39,7 @@ platform::Socket connectWithRetry(const platform::SocketAddress& root,
                   "could not reach the rendezvous root at %s before the "
                   "timeout (last error: %s); is the process that called "
                   "mclGetUniqueId running?",
-                  root.toString().c_str(), lastError.c_str());
+                  describe(roots).c_str(), lastError.c_str());
     std::this_thread::sleep_for(
         std::min<Clock::duration>(backoff, deadline - now));
     backoff = std::min(backoff * 2, std::chrono::milliseconds(500));
@@ -43,8 +50,9 @@ platform::Socket connectWithRetry(const platform::SocketAddress& root,
 
 BootstrapClient::BootstrapClient(const UniqueIdContents& id, const Hello& hello,
                                  platform::Deadline deadline)
-    : rootText_(id.root.toString()), deadline_(deadline), rank_(hello.rank) {
-  socket_ = connectWithRetry(id.root, deadline);
+    : deadline_(deadline), rank_(hello.rank) {
+  socket_ = connectWithRetry(id.allRoots(), deadline);
+  rootText_ = platform::peerAddress(socket_.fd()).toString();
 
   Frame challenge = expect(FrameType::Challenge, "authentication");
   Nonce rootNonce;

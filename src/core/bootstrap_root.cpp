@@ -1,5 +1,6 @@
 #include "core/bootstrap_root.h"
 
+#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <unistd.h>
@@ -79,8 +80,9 @@ struct Client {
 
 class Root {
  public:
-  Root(platform::Socket listener, const Secret& secret, int timeoutSeconds)
-      : listener_(std::move(listener)),
+  Root(std::vector<platform::Socket> listeners, const Secret& secret,
+       int timeoutSeconds)
+      : listeners_(std::move(listeners)),
         secret_(secret),
         deadline_(Clock::now() + std::chrono::seconds(timeoutSeconds)) {}
 
@@ -92,10 +94,11 @@ class Root {
       failAll(mclInternalError,
               std::string("rendezvous root failed: ") + e.what());
     }
-    MCL_LOG(Info, kLogBootstrap, "rendezvous root on %s closed",
-            platform::localAddress(listener_.fd()).toString().c_str());
-    unregisterRootFd(listener_.fd());
-    listener_.close();
+    MCL_LOG(Info, kLogBootstrap, "rendezvous root closed");
+    for (auto& l : listeners_) {
+      unregisterRootFd(l.fd());
+      l.close();
+    }
   }
 
  private:
@@ -106,15 +109,17 @@ class Root {
         return;
       }
       std::vector<pollfd> fds;
-      fds.push_back({listener_.fd(), POLLIN, 0});
+      for (auto& l : listeners_) fds.push_back({l.fd(), POLLIN, 0});
+      const size_t first = fds.size();
       for (auto& c : clients_) fds.push_back({c->socket.fd(), POLLIN, 0});
       int n = poll(fds.data(), fds.size(), kPollMs);
       if (n < 0 && errno != EINTR)
         throw std::runtime_error("poll failed in the rendezvous root");
-      if (fds[0].revents & POLLIN) acceptAll();
-      for (size_t i = 1; i < fds.size() && !finished_; ++i)
+      for (size_t i = 0; i < first; ++i)
+        if (fds[i].revents & POLLIN) acceptAll(listeners_[i].fd());
+      for (size_t i = first; i < fds.size() && !finished_; ++i)
         if (fds[i].revents & (POLLIN | POLLHUP | POLLERR))
-          readClient(*clients_[i - 1]);
+          readClient(*clients_[i - first]);
       dropExpired();
       std::erase_if(clients_, [](const auto& c) { return !c->socket.valid(); });
     }
@@ -168,11 +173,11 @@ class Root {
     }
   }
 
-  void acceptAll() {
+  void acceptAll(int listenFd) {
     while (true) {
       platform::Socket s;
       try {
-        s = platform::acceptConnection(listener_.fd());
+        s = platform::acceptConnection(listenFd);
       } catch (const std::system_error& e) {
         // Out of descriptors or memory: a flood must not end the
         // rendezvous. Leave the rest queued and try again later.
@@ -411,7 +416,7 @@ class Root {
     finished_ = true;
   }
 
-  platform::Socket listener_;
+  std::vector<platform::Socket> listeners_;
   Secret secret_;
   Deadline deadline_;
   std::vector<std::unique_ptr<Client>> clients_;
@@ -427,16 +432,51 @@ class Root {
 
 }  // namespace
 
-platform::SocketAddress startRendezvousRoot(const Secret& secret,
-                                            const platform::SocketAddress& bind,
-                                            int timeoutSeconds) {
-  platform::Socket listener = platform::listenTcp(bind, 256);
-  platform::SocketAddress bound = platform::localAddress(listener.fd());
-  registerRootFd(listener.fd());
-  MCL_LOG(Info, kLogBootstrap, "rendezvous root listening on %s",
-          bound.toString().c_str());
+std::vector<platform::SocketAddress> startRendezvousRoot(
+    const Secret& secret, const std::vector<platform::SocketAddress>& binds,
+    int timeoutSeconds) {
+  std::vector<platform::Socket> listeners;
+  std::vector<platform::SocketAddress> bound;
+  int port = 0;
+  for (auto address : binds) {
+    // One port for every address when it is free: easier to read and to
+    // open in a firewall.
+    auto withPort = [&](int p) {
+      platform::SocketAddress a = address;
+      if (a.storage.ss_family == AF_INET)
+        reinterpret_cast<sockaddr_in*>(&a.storage)->sin_port =
+            htons(static_cast<uint16_t>(p));
+      else
+        reinterpret_cast<sockaddr_in6*>(&a.storage)->sin6_port =
+            htons(static_cast<uint16_t>(p));
+      return a;
+    };
+    platform::Socket s;
+    for (int p : {port, 0}) {
+      try {
+        s = platform::listenTcp(withPort(p), 256);
+        break;
+      } catch (const std::exception& e) {
+        if (p == 0)
+          MCL_LOG(Warn, kLogBootstrap, "rendezvous: cannot listen on %s: %s",
+                  address.host().c_str(), e.what());
+      }
+    }
+    if (!s.valid()) continue;
+    platform::SocketAddress local = platform::localAddress(s.fd());
+    if (port == 0) port = local.port();
+    registerRootFd(s.fd());
+    MCL_LOG(Info, kLogBootstrap, "rendezvous root listening on %s",
+            local.toString().c_str());
+    bound.push_back(local);
+    listeners.push_back(std::move(s));
+  }
+  if (listeners.empty())
+    throw error(mclSystemError,
+                "mclGetUniqueId: the rendezvous could not listen on any "
+                "address (check MCL_SOCKET_IFNAME)");
   auto root =
-      std::make_shared<Root>(std::move(listener), secret, timeoutSeconds);
+      std::make_shared<Root>(std::move(listeners), secret, timeoutSeconds);
   std::thread([root] { root->run(); }).detach();
   return bound;
 }

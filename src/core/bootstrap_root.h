@@ -4,15 +4,18 @@
 // once every rank said Bye, init failed, or the timeout passed.
 #pragma once
 
+#include <vector>
+
 #include "base/auth.h"
 #include "platform/socket.h"
 
 namespace mcl {
 
-// Binds `bind` (port 0 picks one) and starts the root thread; returns the
-// address the ranks should connect to.
-platform::SocketAddress startRendezvousRoot(const Secret& secret,
-                                            const platform::SocketAddress& bind,
-                                            int timeoutSeconds);
+// Listens on each address of `binds` (each bound on its own; one port for
+// all when it can) and starts the root thread; returns the addresses the
+// ranks may connect to (those that could be bound), in the same order.
+std::vector<platform::SocketAddress> startRendezvousRoot(
+    const Secret& secret, const std::vector<platform::SocketAddress>& binds,
+    int timeoutSeconds);
 
 }  // namespace mcl

@@ -5,6 +5,7 @@
 #include <mcl/mcl.h>
 
 #include <string>
+#include <vector>
 
 #include "base/auth.h"
 #include "platform/socket.h"
@@ -12,8 +13,14 @@
 namespace mcl {
 
 struct UniqueIdContents {
-  platform::SocketAddress root;
+  platform::SocketAddress root;  // the first address the root listens on
+  // Further addresses of the root (its other interfaces), tried together
+  // with the first: in a cluster cabled point to point, each host reaches
+  // the root through a different cable.
+  std::vector<platform::SocketAddress> moreRoots;
   Secret secret{};
+
+  std::vector<platform::SocketAddress> allRoots() const;
 };
 
 mclUniqueId encodeUniqueId(const UniqueIdContents& contents);

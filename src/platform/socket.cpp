@@ -213,6 +213,60 @@ Socket connectTcpFrom(const SocketAddress& local, const SocketAddress& address,
   }
 }
 
+Socket connectAny(const std::vector<SocketAddress>& addresses,
+                  Deadline deadline) {
+  if (addresses.size() == 1) return connectTcp(addresses[0], deadline);
+  struct Attempt {
+    Socket socket;
+    const SocketAddress* address;
+  };
+  std::vector<Attempt> attempts;
+  int lastErr = ECONNREFUSED;
+  std::string lastWhat = "no address";
+  for (const auto& a : addresses) {
+    Socket s(socket(a.storage.ss_family, SOCK_STREAM, 0));
+    if (!s.valid()) continue;
+    setCloseOnExec(s.fd());
+    setNonBlocking(s.fd());
+    setNoDelay(s.fd());
+    setNoSigPipe(s.fd());
+    if (connect(s.fd(), reinterpret_cast<const sockaddr*>(&a.storage),
+                a.length) == 0)
+      return s;
+    if (errno != EINPROGRESS && errno != EINTR) {
+      lastErr = errno;
+      lastWhat = "connect to " + a.toString();
+      continue;
+    }
+    attempts.push_back({std::move(s), &a});
+  }
+  while (!attempts.empty()) {
+    std::vector<pollfd> fds;
+    for (auto& at : attempts) fds.push_back({at.socket.fd(), POLLOUT, 0});
+    int n = poll(fds.data(), fds.size(), pollTimeoutMs(deadline));
+    if (n < 0 && errno != EINTR) throwSystemError("poll while connecting");
+    if (n <= 0) {
+      if (Clock::now() >= deadline)
+        throw TimeoutError("connect to " + attempts[0].address->toString() +
+                           " and " + std::to_string(attempts.size() - 1) +
+                           " more addresses timed out");
+      continue;
+    }
+    for (size_t i = 0; i < fds.size(); ++i) {
+      if (fds[i].revents == 0) continue;
+      int err = 0;
+      socklen_t len = sizeof(err);
+      getsockopt(fds[i].fd, SOL_SOCKET, SO_ERROR, &err, &len);
+      if (err == 0) return std::move(attempts[i].socket);
+      lastErr = err;
+      lastWhat = "connect to " + attempts[i].address->toString();
+      attempts[i].socket.close();
+    }
+    std::erase_if(attempts, [](const Attempt& a) { return !a.socket.valid(); });
+  }
+  throwSystemError(lastWhat, lastErr);
+}
+
 static void waitFor(int fd, short events, Deadline deadline, const char* what) {
   while (true) {
     pollfd p{fd, events, 0};

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace mcl::platform {
 
@@ -69,6 +70,10 @@ Socket connectTcp(const SocketAddress& address, Deadline deadline);
 // interface, the cable, that address belongs to).
 Socket connectTcpFrom(const SocketAddress& local, const SocketAddress& address,
                       Deadline deadline);
+// Connects to whichever of addresses answers first (all are tried at
+// once); throws the last error when none does before the deadline.
+Socket connectAny(const std::vector<SocketAddress>& addresses,
+                  Deadline deadline);
 // Socket buffer sizes (best effort: the OS caps them).
 void setBufferSizes(int fd, int bytes);
 

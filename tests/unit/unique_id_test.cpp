@@ -67,6 +67,37 @@ TEST(UniqueIdTest, BinaryRoundTripIpv6) {
   }
 }
 
+// The root's other addresses (one per cable or network) travel too, in
+// both forms, as many as fit.
+TEST(UniqueIdTest, SeveralRootAddressesRoundTrip) {
+  UniqueIdContents c = contents("10.77.0.1", 4000);
+  c.moreRoots.push_back(
+      platform::SocketAddress::fromNumeric("10.77.1.1", 4000));
+  c.moreRoots.push_back(platform::SocketAddress::fromNumeric("fd00::7", 4001));
+  c.moreRoots.push_back(
+      platform::SocketAddress::fromNumeric("127.0.0.1", 4002));
+  for (const UniqueIdContents& got :
+       {decodeUniqueId(encodeUniqueId(c)),
+        uniqueIdFromString(uniqueIdToString(c))}) {
+    expectSameContents(got, c);
+    ASSERT_EQ(got.moreRoots.size(), 3u);
+    EXPECT_EQ(got.moreRoots[0].toString(), "10.77.1.1:4000");
+    EXPECT_EQ(got.moreRoots[1].toString(), "[fd00::7]:4001");
+    EXPECT_EQ(got.moreRoots[2].toString(), "127.0.0.1:4002");
+    EXPECT_EQ(got.allRoots().size(), 4u);
+  }
+  EXPECT_EQ(uniqueIdToString(c).rfind("mcl1:10.77.0.1:4000,10.77.1.1:4000,", 0),
+            0u);
+  // More than fit: the binary form keeps a prefix, never overflows.
+  UniqueIdContents many = contents("10.0.0.1", 1);
+  for (int i = 0; i < 40; ++i)
+    many.moreRoots.push_back(
+        platform::SocketAddress::fromNumeric("10.0.1." + std::to_string(i), 2));
+  UniqueIdContents kept = decodeUniqueId(encodeUniqueId(many));
+  EXPECT_GE(kept.moreRoots.size(), 10u);
+  EXPECT_LT(kept.moreRoots.size(), 40u);
+}
+
 TEST(UniqueIdTest, DecodeRejectsForeignBytes) {
   auto expectRejected = [](const mclUniqueId& id, const std::string& why) {
     try {
