@@ -257,23 +257,33 @@ class Bench {
 
 }  // namespace
 
-int runRank(const Options& options, const RankSetup& setup) {
-  const int rank = setup.rank;
+int runRank(const Options& options, const RankSetup& given) {
+  RankSetup setup = given;
   const std::string transport = transportName(options);
-  RunInfo info;
-  info.options = &options;
-  info.nranks = setup.nranks;
-  info.startTime = timeNow();
-
   mclConfig_t config = MCL_CONFIG_INITIALIZER;
   config.commName = "mcl-perf";
   if (!options.transport.empty()) config.transport = options.transport.c_str();
   if (options.timeoutSeconds > 0)
     config.timeoutSeconds = options.timeoutSeconds;
   mclComm_t comm = nullptr;
-  checkMcl(rank, "mclCommInitRankConfig",
-           mclCommInitRankConfig(&comm, setup.nranks, setup.id, rank, &config),
-           nullptr);
+  if (setup.fromEnvironment) {
+    checkMcl(setup.rank, "mclCommInitFromEnv",
+             mclCommInitFromEnv(&comm, &config), nullptr);
+    checkMcl(setup.rank, "mclCommUserRank", mclCommUserRank(comm, &setup.rank),
+             comm);
+    checkMcl(setup.rank, "mclCommCount", mclCommCount(comm, &setup.nranks),
+             comm);
+  } else {
+    checkMcl(setup.rank, "mclCommInitRankConfig",
+             mclCommInitRankConfig(&comm, setup.nranks, setup.id, setup.rank,
+                                   &config),
+             nullptr);
+  }
+  const int rank = setup.rank;
+  RunInfo info;
+  info.options = &options;
+  info.nranks = setup.nranks;
+  info.startTime = timeNow();
   checkMcl(rank, "mclGetVersion", mclGetVersion(&info.libraryVersion), comm);
   info.ranks = gatherRankInfo(comm, rank, setup.nranks, transport);
 

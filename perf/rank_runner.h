@@ -13,6 +13,9 @@ struct RankSetup {
   int rank = 0;
   int nranks = 1;
   mclUniqueId id{};
+  // Join through mclCommInitFromEnv (a launcher's job); rank and nranks
+  // then come from the communicator.
+  bool fromEnvironment = false;
 };
 
 // Returns kExitOk, kExitWrongData when some check found wrong elements

@@ -162,6 +162,17 @@ MCL_API mclResult_t mclCommInitRankConfig(mclComm_t* comm, int nranks,
                                           mclUniqueId commId, int rank,
                                           mclConfig_t* config);
 
+/* Joins a job started by a launcher, from the environment: rank and size
+ * from MCL_RANK and MCL_WORLD_SIZE, else Open MPI (OMPI_COMM_WORLD_RANK/SIZE),
+ * PMI (PMI_RANK/SIZE), SLURM (SLURM_PROCID/NTASKS), torchrun (RANK,
+ * WORLD_SIZE) or mlx.launch (MLX_RANK, MLX_HOSTFILE); the rendezvous from
+ * MCL_UNIQUE_ID, else an address rank 0 listens on: MCL_ROOT=host:port (with
+ * MCL_SECRET, 32 hex digits, shared by the ranks), torchrun's MASTER_ADDR
+ * and MASTER_PORT+1, MLX_JACCL_COORDINATOR's host and port+1, or, for an
+ * mpirun or srun job on one host, a loopback port derived from the job id.
+ * config may be NULL. */
+MCL_API mclResult_t mclCommInitFromEnv(mclComm_t* comm, mclConfig_t* config);
+
 /* Waits for the communicator's outstanding operations; after it the
  * communicator takes no new operations. */
 MCL_API mclResult_t mclCommFinalize(mclComm_t comm);

@@ -2,9 +2,12 @@
 #include <chrono>
 #include <thread>
 
+#include "base/log.h"
 #include "core/api_guard.h"
+#include "core/bootstrap_root.h"
 #include "core/comm.h"
 #include "core/handle_registry.h"
+#include "core/launch_env.h"
 
 namespace {
 
@@ -86,6 +89,23 @@ mclResult_t mclCommInitRankConfig(mclComm_t* comm, int nranks,
     if (comm == nullptr) throw error(mclInvalidArgument, "comm is NULL");
     *comm = nullptr;
     *comm = mcl::registerComm(mcl::initComm(nranks, commId, rank, config));
+  });
+}
+
+mclResult_t mclCommInitFromEnv(mclComm_t* comm, mclConfig_t* config) {
+  return apiCall(__func__, [&] {
+    if (comm == nullptr) throw error(mclInvalidArgument, "comm is NULL");
+    *comm = nullptr;
+    mcl::LaunchEnv launch = mcl::readLaunchEnv();
+    MCL_LOG(Info, mcl::kLogInit,
+            "rank %d of %d from %s; rendezvous at %s from %s", launch.rank,
+            launch.nranks, launch.rankSource.c_str(),
+            launch.id.root.toString().c_str(), launch.rootSource.c_str());
+    if (launch.rankZeroListens && launch.rank == 0)
+      mcl::startRendezvousRoot(launch.id.secret, {launch.id.root},
+                               mcl::timeoutFromEnvironment());
+    *comm = mcl::registerComm(mcl::initComm(
+        launch.nranks, mcl::encodeUniqueId(launch.id), launch.rank, config));
   });
 }
 

@@ -37,8 +37,8 @@ platform::Socket connectWithRetry(
     if (now >= deadline)
       throw error(mclTimeout,
                   "could not reach the rendezvous root at %s before the "
-                  "timeout (last error: %s); is the process that called "
-                  "mclGetUniqueId running?",
+                  "timeout (last error: %s); is rank 0 (MCL_ROOT) or the "
+                  "process that called mclGetUniqueId running?",
                   describe(roots).c_str(), lastError.c_str());
     std::this_thread::sleep_for(
         std::min<Clock::duration>(backoff, deadline - now));

@@ -452,12 +452,15 @@ std::vector<platform::SocketAddress> startRendezvousRoot(
       return a;
     };
     platform::Socket s;
-    for (int p : {port, 0}) {
+    // A given port is a promise to the ranks (MCL_ROOT): that one or none.
+    std::vector<int> ports = {port, 0};
+    if (address.port() != 0) ports = {address.port()};
+    for (int p : ports) {
       try {
         s = platform::listenTcp(withPort(p), 256);
         break;
       } catch (const std::exception& e) {
-        if (p == 0)
+        if (p == ports.back())
           MCL_LOG(Warn, kLogBootstrap, "rendezvous: cannot listen on %s: %s",
                   address.host().c_str(), e.what());
       }

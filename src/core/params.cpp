@@ -51,11 +51,17 @@ constexpr ParamDef kParams[] = {
      "Microseconds a waiting rank yields the CPU before it sleeps in the OS "
      "(a wake-up then costs tens of microseconds)."},
     {"MCL_UNIQUE_ID", "",
-     "A unique id in string form (mclUniqueIdToString), read by mcl-perf "
-     "with MCL_RANK and MCL_WORLD_SIZE to join a job started elsewhere."},
-    {"MCL_RANK", "", "This process' rank, for mcl-perf with MCL_UNIQUE_ID."},
-    {"MCL_WORLD_SIZE", "",
-     "The number of ranks, for mcl-perf with MCL_UNIQUE_ID."},
+     "A unique id in string form (mclUniqueIdToString), for "
+     "mclCommInitFromEnv with MCL_RANK and MCL_WORLD_SIZE."},
+    {"MCL_RANK", "",
+     "This process' rank, for mclCommInitFromEnv (and mcl-perf under a "
+     "launcher)."},
+    {"MCL_WORLD_SIZE", "", "The number of ranks, for mclCommInitFromEnv."},
+    {"MCL_ROOT", "",
+     "host:port where rank 0 runs the rendezvous, for mclCommInitFromEnv."},
+    {"MCL_SECRET", "",
+     "32 hex digits shared by the ranks of an MCL_ROOT job; without it the "
+     "secret is derived from the job, which is weaker."},
 };
 
 const ParamDef* findParam(const char* name) {

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -36,6 +37,31 @@ SocketAddress SocketAddress::fromNumeric(const std::string& host, int port) {
                                 "' is not a numeric IPv4 or IPv6 address");
   }
   return a;
+}
+
+SocketAddress SocketAddress::resolve(const std::string& host, int port) {
+  try {
+    return fromNumeric(host, port);
+  } catch (const std::invalid_argument&) {
+  }
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* list = nullptr;
+  int rc = getaddrinfo(host.c_str(), nullptr, &hints, &list);
+  if (rc != 0 || list == nullptr)
+    throw std::invalid_argument("host '" + host +
+                                "' does not resolve: " + gai_strerror(rc));
+  const addrinfo* pick = list;
+  for (const addrinfo* a = list; a != nullptr; a = a->ai_next)
+    if (a->ai_family == AF_INET) {
+      pick = a;
+      break;
+    }
+  SocketAddress out;
+  memcpy(&out.storage, pick->ai_addr, pick->ai_addrlen);
+  out.length = static_cast<socklen_t>(pick->ai_addrlen);
+  freeaddrinfo(list);
+  return fromNumeric(out.host(), port);
 }
 
 std::string SocketAddress::host() const {

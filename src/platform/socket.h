@@ -31,6 +31,9 @@ struct SocketAddress {
 
   // Numeric IPv4 or IPv6 address; throws std::invalid_argument otherwise.
   static SocketAddress fromNumeric(const std::string& host, int port);
+  // A host name or numeric address (IPv4 preferred); throws
+  // std::invalid_argument naming the host when it does not resolve.
+  static SocketAddress resolve(const std::string& host, int port);
   std::string host() const;
   int port() const;
   // "1.2.3.4:5" or "[::1]:5".

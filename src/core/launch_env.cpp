@@ -1,0 +1,201 @@
+#include "core/launch_env.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "base/error.h"
+#include "base/log.h"
+
+namespace mcl {
+
+namespace {
+
+const char* env(const char* name) {
+  const char* v = getenv(name);
+  return v != nullptr && *v != '\0' ? v : nullptr;
+}
+
+int intVar(const char* name, int lo, int hi) {
+  const char* text = env(name);
+  errno = 0;
+  char* end = nullptr;
+  long v = strtol(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0' || v < lo || v > hi)
+    throw error(mclInvalidArgument, "%s='%s' is not an integer in [%d, %d]",
+                name, text, lo, hi);
+  return static_cast<int>(v);
+}
+
+// Entries of the top-level JSON array in MLX's hostfile: one per rank.
+int countHostfileEntries(const char* path) {
+  std::ifstream in(path);
+  if (!in)
+    throw error(mclInvalidArgument, "MLX_HOSTFILE '%s' cannot be read", path);
+  std::stringstream text;
+  text << in.rdbuf();
+  int depth = 0, entries = 0;
+  bool inString = false, sawValue = false;
+  for (char c : text.str()) {
+    if (inString) {
+      if (c == '"') inString = false;
+      continue;
+    }
+    if (c == '"') inString = true;
+    if (c == '[' || c == '{') ++depth;
+    if (c == ']' || c == '}') --depth;
+    if (depth == 1 && c == ',') ++entries;
+    if (depth >= 1 && c != ' ' && c != '\n' && c != '[' && c != ',')
+      sawValue = true;
+  }
+  return sawValue ? entries + 1 : 0;
+}
+
+void readRankAndSize(LaunchEnv& e) {
+  struct Pair {
+    const char* rank;
+    const char* size;
+    const char* source;
+  };
+  static const Pair kPairs[] = {
+      {"MCL_RANK", "MCL_WORLD_SIZE", "MCL_RANK/MCL_WORLD_SIZE"},
+      {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "Open MPI"},
+      {"PMI_RANK", "PMI_SIZE", "PMI"},
+      {"SLURM_PROCID", "SLURM_NTASKS", "SLURM"},
+      {"RANK", "WORLD_SIZE", "torchrun"},
+  };
+  for (const Pair& p : kPairs) {
+    if (env(p.rank) == nullptr || env(p.size) == nullptr) continue;
+    e.nranks = intVar(p.size, 1, 1 << 20);
+    e.rank = intVar(p.rank, 0, e.nranks - 1);
+    e.rankSource = p.source;
+    return;
+  }
+  if (env("MLX_RANK") != nullptr && env("MLX_HOSTFILE") != nullptr) {
+    e.nranks = countHostfileEntries(env("MLX_HOSTFILE"));
+    if (e.nranks < 1)
+      throw error(mclInvalidArgument, "MLX_HOSTFILE '%s' lists no hosts",
+                  env("MLX_HOSTFILE"));
+    e.rank = intVar("MLX_RANK", 0, e.nranks - 1);
+    e.rankSource = "mlx.launch";
+    return;
+  }
+  throw error(mclInvalidArgument,
+              "no rank in the environment: set MCL_RANK and MCL_WORLD_SIZE, "
+              "or start under mpirun, srun, torchrun or mlx.launch");
+}
+
+// "host:port" or "[v6]:port"; port + offset.
+platform::SocketAddress parseHostPort(const char* name, const char* text,
+                                      int offset) {
+  std::string s(text);
+  size_t colon = s.rfind(':');
+  if (colon == std::string::npos || colon + 1 == s.size())
+    throw error(mclInvalidArgument, "%s='%s' is not host:port", name, text);
+  std::string host = s.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  char* end = nullptr;
+  long port = strtol(s.c_str() + colon + 1, &end, 10);
+  if (*end != '\0' || port < 1 || port + offset > 65535)
+    throw error(mclInvalidArgument, "%s='%s' has no valid port", name, text);
+  try {
+    return platform::SocketAddress::resolve(host,
+                                            static_cast<int>(port) + offset);
+  } catch (const std::invalid_argument& x) {
+    throw error(mclInvalidArgument, "%s='%s': %s", name, text, x.what());
+  }
+}
+
+// A job-wide value no outsider sees, where the launcher has one: the secret
+// of an MCL_ROOT without MCL_SECRET is derived from it.
+std::string jobSalt() {
+  std::string salt;
+  for (const char* name :
+       {"OMPI_MCA_orte_precondition_transports", "OMPI_MCA_ess_base_jobid",
+        "PMIX_NAMESPACE", "SLURM_JOB_ID", "SLURM_STEP_ID",
+        "TORCHELASTIC_RUN_ID", "MLX_JACCL_COORDINATOR"})
+    if (const char* v = env(name)) salt += std::string(name) + "=" + v + ";";
+  return salt;
+}
+
+Secret derivedSecret(const platform::SocketAddress& root) {
+  Secret key{};
+  Nonce a{}, b{};
+  std::string text = root.toString() + "|" + jobSalt();
+  for (size_t i = 0; i < text.size(); ++i)
+    (i < a.size() * 8 ? a[i % a.size()] : b[i % b.size()]) ^=
+        static_cast<uint8_t>(text[i] + i);
+  Mac mac = authMac(key, "mcl-derived-secret", a, b);
+  Secret s;
+  std::copy(mac.begin(), mac.begin() + static_cast<long>(s.size()), s.begin());
+  return s;
+}
+
+Secret secretFromHex(const char* hex) {
+  // Reuse the unique-id parser for the 32 hex digits.
+  return uniqueIdFromString(std::string("mcl1:127.0.0.1:1:") + hex).secret;
+}
+
+void readRoot(LaunchEnv& e) {
+  if (const char* id = env("MCL_UNIQUE_ID")) {
+    e.id = uniqueIdFromString(id);
+    e.rootSource = "MCL_UNIQUE_ID";
+    return;
+  }
+  const char* name = nullptr;
+  int offset = 0;
+  if (env("MCL_ROOT")) {
+    name = "MCL_ROOT";
+  } else if (env("MASTER_ADDR") && env("MASTER_PORT")) {
+    // torchrun's own store listens on MASTER_PORT; mcl takes the next one.
+    std::string text =
+        std::string(env("MASTER_ADDR")) + ":" + env("MASTER_PORT");
+    e.id.root = parseHostPort("MASTER_ADDR:MASTER_PORT", text.c_str(), 1);
+    e.rootSource = "torchrun MASTER_ADDR:MASTER_PORT+1";
+  } else if (env("MLX_JACCL_COORDINATOR")) {
+    name = "MLX_JACCL_COORDINATOR";
+    offset = 1;  // MLX's coordinator holds the port itself
+  } else if (const char* job = env("OMPI_MCA_ess_base_jobid")
+                                   ? env("OMPI_MCA_ess_base_jobid")
+                                   : env("SLURM_JOB_ID")) {
+    // mpirun or srun on one host gives no address: rank 0 listens on
+    // loopback at a port every rank derives from the job id. Across hosts,
+    // set MCL_ROOT.
+    unsigned port = 20000;
+    for (const char* p = job; *p; ++p)
+      port = port * 31 + static_cast<unsigned char>(*p);
+    e.id.root = platform::SocketAddress::fromNumeric(
+        "127.0.0.1", 20000 + static_cast<int>(port % 30000));
+    e.rootSource = "single-host job id (set MCL_ROOT across hosts)";
+  } else {
+    throw error(mclInvalidArgument,
+                "no rendezvous in the environment: set MCL_UNIQUE_ID, or "
+                "MCL_ROOT=host:port (rank 0 listens there) with MCL_SECRET");
+  }
+  if (name != nullptr) {
+    e.id.root = parseHostPort(name, env(name), offset);
+    e.rootSource = name;
+  }
+  e.rankZeroListens = true;
+  if (const char* hex = env("MCL_SECRET")) {
+    e.id.secret = secretFromHex(hex);
+  } else {
+    e.id.secret = derivedSecret(e.id.root);
+    MCL_LOG(Info, kLogInit,
+            "MCL_SECRET is not set: the rendezvous secret is derived from the "
+            "job; set MCL_SECRET on shared networks");
+  }
+}
+
+}  // namespace
+
+LaunchEnv readLaunchEnv() {
+  LaunchEnv e;
+  readRankAndSize(e);
+  readRoot(e);
+  return e;
+}
+
+}  // namespace mcl
