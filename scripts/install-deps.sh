@@ -4,9 +4,10 @@
 set -euo pipefail
 
 debian_packages=(build-essential cmake ninja-build pkg-config libsodium-dev
-  libgtest-dev libgmock-dev libbenchmark-dev clang-format)
+  libgtest-dev libgmock-dev libbenchmark-dev clang-format python3
+  python3-pytest iproute2)
 brew_packages=(cmake ninja pkg-config libsodium googletest google-benchmark
-  clang-format)
+  clang-format)  # the cluster tests need Linux namespaces: they skip on macOS
 
 as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"

@@ -1,0 +1,173 @@
+"""Multi-host tests: mcl over TCP between network namespaces (hosts) joined
+by veth cables, with real processes and real sockets. Each rank is an
+mcl-perf process started in its host's namespace; mcl-perf checks every
+element of every result (-c 1), for every type and op.
+
+Needs root (skips otherwise) and MCL_PERF (the mcl-perf binary; CTest sets
+it)."""
+
+import os
+import re
+import signal
+import subprocess
+import time
+
+import pytest
+
+from testbed import Testbed as Cluster
+
+PERF = os.environ.get("MCL_PERF", "")
+SECRET = "0123456789abcdef0123456789abcdef"
+SMALL = ["-b", "8", "-e", "64K", "-f", "64", "-n", "2", "-w", "1", "-c", "1"]
+
+pytestmark = [
+    pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root"),
+    pytest.mark.skipif(not os.path.exists(PERF), reason="MCL_PERF not built"),
+]
+
+
+def start_ranks(bed, hosts, root, args, extra_env=None):
+    """One mcl-perf per entry of hosts (the host of rank i)."""
+    procs = []
+    for rank, host in enumerate(hosts):
+        env = {
+            "MCL_RANK": str(rank),
+            "MCL_WORLD_SIZE": str(len(hosts)),
+            "MCL_ROOT": root,
+            "MCL_SECRET": SECRET,
+            "MCL_TIMEOUT": "20",
+            "MCL_DEBUG": "INFO",
+            "MCL_DEBUG_SUBSYS": "INIT",
+        }
+        env.update(extra_env or {})
+        procs.append(bed.exec(host, [PERF] + args, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True))
+    return procs
+
+
+def finish(procs, timeout=120):
+    outputs = []
+    for p in procs:
+        try:
+            out, _ = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, _ = p.communicate()
+            out += "\n(killed: hung)"
+        outputs.append((p.returncode, out))
+    return outputs
+
+
+def run_job(bed, hosts, root, args, extra_env=None):
+    outputs = finish(start_ranks(bed, hosts, root, args, extra_env))
+    for rank, (code, out) in enumerate(outputs):
+        assert code == 0, f"rank {rank} failed ({code}):\n{out}"
+    table = outputs[0][1]
+    assert "# Out of bounds values : 0 OK" in table, table
+    return outputs
+
+
+def cable_root(port):
+    return f"10.77.0.1:{port}"  # host 0's end of cable 0
+
+
+COLLECTIVES = ["allreduce", "allgather", "broadcast", "reduce",
+               "reducescatter", "sendrecv"]
+
+
+@pytest.mark.parametrize("collective", COLLECTIVES)
+def test_every_type_and_op_across_two_hosts(collective):
+    with Cluster("pair", name=f"mcl-{collective[:6]}") as bed:
+        outs = run_job(bed, [0, 1], cable_root(29700),
+                       [collective, "-d", "all", "-o", "all"] + SMALL)
+        # One rank per host: shared memory must not be used across hosts.
+        for _, out in outs:
+            assert "1 ranks over shm, 1 peers over tcp" in out, out
+
+
+def test_two_cables_are_both_used():
+    with Cluster("pair2", name="mcl-pair2") as bed:
+        outs = run_job(bed, [0, 1], cable_root(29701),
+                       ["allreduce", "-b", "8", "-e", "8M", "-f", "64", "-c", "1"])
+        log = outs[0][1]
+        link = re.search(r"to rank 1 via tcp (\S+)", log)
+        assert link and link.group(1).count("->") == 2, log
+        assert "cable" in log
+
+
+def test_two_ranks_per_host_mix_shm_and_tcp():
+    with Cluster("pair", name="mcl-mixed") as bed:
+        outs = run_job(bed, [0, 0, 1, 1], cable_root(29702),
+                       ["allreduce", "-d", "all", "-o", "all"] + SMALL)
+        for _, out in outs:
+            assert "2 ranks over shm, 2 peers over tcp" in out, out
+
+
+def test_ring_of_three():
+    # Host 0's end of one cable is not on the others' cables: the
+    # rendezvous takes the LAN, as it would on Wi-Fi; data takes the cables.
+    with Cluster("ring3", name="mcl-ring3", lan=True) as bed:
+        outs = run_job(bed, [0, 1, 2], "10.78.0.1:29703",
+                       ["allreduce", "-d", "float", "-o", "all"] + SMALL)
+        for _, out in outs:
+            assert "(cable," in out and "(lan," not in out, out
+
+
+def test_mesh_of_four_with_lan_bootstrap():
+    with Cluster("mesh4", name="mcl-mesh4", lan=True) as bed:
+        outs = run_job(bed, [0, 1, 2, 3], "10.78.0.1:29704",
+                       ["allreduce", "-d", "all", "-o", "sum"] + SMALL)
+        # Data takes the cables, not the LAN the rendezvous used.
+        for _, out in outs:
+            assert "(cable," in out and "(lan," not in out, out
+
+
+def test_filter_that_excludes_the_cable_warns():
+    with Cluster("pair", name="mcl-warn", lan=True) as bed:
+        outs = run_job(bed, [0, 1], "10.78.0.1:29705",
+                       ["allreduce", "-b", "8", "-e", "8", "-c", "1"],
+                       {"MCL_SOCKET_IFNAME": "lan"})
+        assert "a cable joins this host" in outs[0][1], outs[0][1]
+
+
+LONG = ["allreduce", "-b", "16M", "-e", "16M", "-n", "100000", "-w", "0",
+        "-c", "0"]
+
+
+def wait_for_traffic(procs, seconds=1.5):
+    time.sleep(seconds)
+    for p in procs:
+        assert p.poll() is None, "a rank ended before the fault"
+
+
+def test_killed_peer_is_named_within_the_timeout():
+    with Cluster("pair", name="mcl-kill") as bed:
+        procs = start_ranks(bed, [0, 1], cable_root(29706), LONG,
+                            {"MCL_TIMEOUT": "10"})
+        wait_for_traffic(procs)
+        start = time.monotonic()
+        procs[1].send_signal(signal.SIGKILL)
+        code, out = finish(procs[:1], timeout=30)[0]
+        elapsed = time.monotonic() - start
+        assert code != 0
+        assert "rank 1" in out and ("remote error" in out or
+                                    "timed out" in out), out
+        assert elapsed < 10 + 5, f"took {elapsed:.1f} s"
+        finish(procs[1:])
+
+
+def test_cable_pulled_mid_operation_fails_cleanly():
+    with Cluster("pair", name="mcl-cable") as bed:
+        procs = start_ranks(bed, [0, 1], cable_root(29707), LONG,
+                            {"MCL_TIMEOUT": "5"})
+        wait_for_traffic(procs)
+        start = time.monotonic()
+        bed.cable(0, 1, 0, up=False)
+        outputs = finish(procs, timeout=40)
+        elapsed = time.monotonic() - start
+        for rank, (code, out) in enumerate(outputs):
+            assert code != 0, f"rank {rank} did not notice:\n{out}"
+            assert ("remote error" in out or "timed out" in out), out
+            assert f"rank {1 - rank}" in out, out
+        assert elapsed < 5 + 10, f"took {elapsed:.1f} s"
