@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "cpu_binding.h"
 #include "mcl_error.h"
 
 namespace mcl::perf {
@@ -129,7 +130,7 @@ bool waitAll(std::vector<Child>& children) {
 
 }  // namespace
 
-int launchLocalRanks(int nranks,
+int launchLocalRanks(int nranks, bool bindCores,
                      const std::function<int(int, const mclUniqueId&)>& body) {
   mclUniqueId id{};
   const mclResult_t r = mclGetUniqueId(&id);
@@ -146,7 +147,10 @@ int launchLocalRanks(int nranks,
   std::vector<Child> children;
   for (int rank = 0; rank < nranks; ++rank) {
     const pid_t pid = fork();
-    if (pid == 0) exitNow(body(rank, id));
+    if (pid == 0) {
+      if (bindCores) bindToCore(rank, nranks);
+      exitNow(body(rank, id));
+    }
     if (pid < 0) {
       std::fprintf(stderr, "mcl-perf: cannot fork rank %d: %s\n", rank,
                    std::strerror(errno));

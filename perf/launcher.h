@@ -14,7 +14,8 @@ namespace mcl::perf {
 // the process' exit status. Returns mcl-perf's exit status: kExitOk when
 // every rank exited 0, else kExitFailure (128 + the signal when mcl-perf
 // itself was interrupted).
-int launchLocalRanks(int nranks,
+// bindCores: pin rank i to the i-th allowed CPU (see cpu_binding.h).
+int launchLocalRanks(int nranks, bool bindCores,
                      const std::function<int(int, const mclUniqueId&)>& body);
 
 }  // namespace mcl::perf

@@ -80,13 +80,14 @@ int run(int argc, char** argv) {
   if (!validateForRanks(options, nranks, &error)) return usageError(error);
   if (!options.jsonPath.empty() && !checkJsonPath(options.jsonPath, &error))
     return usageError(error);
-  return launchLocalRanks(nranks, [&](int rank, const mclUniqueId& id) {
-    RankSetup setup;
-    setup.rank = rank;
-    setup.nranks = nranks;
-    setup.id = id;
-    return runRank(options, setup);
-  });
+  return launchLocalRanks(nranks, options.bindCores,
+                          [&](int rank, const mclUniqueId& id) {
+                            RankSetup setup;
+                            setup.rank = rank;
+                            setup.nranks = nranks;
+                            setup.id = id;
+                            return runRank(options, setup);
+                          });
 }
 
 }  // namespace

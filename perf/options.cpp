@@ -30,6 +30,7 @@ enum class Flag {
   Timeout,
   Ranks,
   Transport,
+  Bind,
   Json,
   Help,
 };
@@ -55,6 +56,7 @@ constexpr FlagSpec kFlags[] = {
     {Flag::Timeout, 'T', "timeout"},
     {Flag::Ranks, 0, "np"},
     {Flag::Transport, 0, "transport"},
+    {Flag::Bind, 0, "bind"},
     {Flag::Json, 'J', "json"},
     {Flag::Help, 'h', "help"},
 };
@@ -172,6 +174,13 @@ bool applyFlag(const FlagSpec& spec, std::string_view flag,
         return false;
       }
       o->transport = value;
+      return true;
+    case Flag::Bind:
+      if (value != "core" && value != "none") {
+        *error = "--bind takes core or none, not '" + std::string(value) + "'";
+        return false;
+      }
+      o->bindCores = value == "core";
       return true;
     case Flag::Json:
       if (value.empty()) {
@@ -362,6 +371,9 @@ void printUsage(std::FILE* out) {
       "  --transport NAME         mclConfig_t.transport, e.g. auto or shm "
       "(default\n"
       "                           MCL_TRANSPORT, else auto)\n"
+      "  --bind core|none         pin each forked rank to its own core, as "
+      "mpirun\n"
+      "                           does (Linux; default core when ranks fit)\n"
       "  -J, --json FILE          also write every row, the command line, "
       "the MCL_*\n"
       "                           variables, ranks, host and mcl version as "

@@ -33,6 +33,7 @@ struct Options {
   int nranks = 0;          // -np; 0 when not given
   std::string transport;   // empty: MCL_TRANSPORT or the library's default
   int timeoutSeconds = 0;  // 0: MCL_TIMEOUT or the library's default
+  bool bindCores = true;   // -np ranks each on a core of their own
   std::string jsonPath;
   std::vector<std::string> commandLine;
 };

@@ -3,7 +3,7 @@
 # openmpi-bin) with NP local ranks (default 2), same sizes, interleaved
 # ROUNDS times, and the median of each. Needs mpicc (libopenmpi-dev) and a
 # build of mcl-perf.
-#   NP=4 perf/baselines/compare-openmpi.sh [ROUNDS] [MAXBYTES] [shm|tcp]
+#   NP=4 PERF_ARGS="--transport tcp" perf/baselines/compare-openmpi.sh [ROUNDS] [MAXBYTES] [shm|tcp]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 rounds=${1:-3}
@@ -18,7 +18,8 @@ case $btl in
   tcp) mca=(--mca btl self,tcp --mca btl_tcp_if_include lo) ;;
 esac
 for r in $(seq "$rounds"); do
-  build/bin/mcl-perf allreduce -np "$np" -b 8 -e "$max" -f 4 -c 0 |
+  build/bin/mcl-perf allreduce -np "$np" -b 8 -e "$max" -f 4 -c 0 \
+    ${PERF_ARGS:-} |
     awk '$1 ~ /^[0-9]+$/ {print $1, $6}' > "$work/mcl.$r"
   mpirun --allow-run-as-root --oversubscribe -np "$np" "${mca[@]}" \
     "$work/mpi_allreduce" 8 "$max" 4 20 5 > "$work/mpi.$r"

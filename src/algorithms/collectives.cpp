@@ -1,5 +1,7 @@
 #include "algorithms/collectives.h"
 
+#include "algorithms/kernels/types.h"
+
 namespace mcl {
 
 const char* opKindName(OpKind kind) {
@@ -27,6 +29,11 @@ const char* opKindName(OpKind kind) {
 void appendSteps(const OpArgs& op, AlgoContext& ctx, std::vector<Step>& steps) {
   switch (op.kind) {
     case OpKind::AllReduce:
+      // Small buffers: one exchange beats the ring's 2(n-1) hops (until the
+      // tuner chooses per link).
+      if (ctx.nranks > 1 && ctx.nranks <= kDirectMaxRanks &&
+          op.count * kernels::typeSize(op.type) <= kDirectMaxBytes)
+        return appendDirectAllReduce(op, ctx, steps);
       return appendRingAllReduce(op, ctx, steps);
     case OpKind::AllGather:
       return appendRingAllGather(op, ctx, steps);

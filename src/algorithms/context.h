@@ -32,6 +32,9 @@ struct AlgoContext {
   size_t maxStepBytes = 256 * 1024;
   // Room for barrier's one-byte all-reduce.
   std::byte scratch[2] = {};
+  // A copy of the input, for algorithms that need it after writing the
+  // output in place (the direct all-reduce of small buffers).
+  std::vector<std::byte> staging;
 };
 
 }  // namespace mcl

@@ -40,8 +40,9 @@ bool progressStep(Step& s) {
     std::byte* target = s.sendTo != nullptr ? slot.data() : out;
     const std::byte* source = in.empty() ? local : in.data();
     if (s.reduce) {
-      kernels::reduce(target, in.data(), local, len / elementBytes, s.type,
-                      s.op);
+      // Without a peer the step folds local into out in place.
+      const std::byte* first = in.empty() ? out : in.data();
+      kernels::reduce(target, first, local, len / elementBytes, s.type, s.op);
     } else if (target != source) {
       memcpy(target, source, len);
     }

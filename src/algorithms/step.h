@@ -21,7 +21,8 @@ struct Step {
   std::byte* out = nullptr;          // where the result also lands
   size_t bytes = 0;
   size_t done = 0;
-  bool reduce = false;  // incoming op local (else: copy)
+  bool reduce = false;  // incoming op local (else: copy); with no peer to
+                        // receive from, out op local into out
   bool divide = false;  // avg: divide the result by `divisor`
   int divisor = 1;
   // For messages: whom we wait on, and in which operation.

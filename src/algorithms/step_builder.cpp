@@ -70,6 +70,16 @@ void StepBuilder::forward(int from, int to, std::byte* alsoTo,
   s.out = alsoTo;
 }
 
+void StepBuilder::reduceLocal(const std::byte* local, std::byte* out,
+                              size_t elements, bool divide) {
+  if (elements == 0) return;
+  Step& s = add(elements);
+  s.local = local;
+  s.out = out;
+  s.reduce = true;
+  s.divide = divide;
+}
+
 void StepBuilder::recvReduceSend(int from, int to, const std::byte* local,
                                  size_t elements) {
   recvReduceOut(from, to, local, nullptr, elements, false);
