@@ -1,5 +1,7 @@
 #include "algorithms/collectives.h"
 
+#include <algorithm>
+
 #include "algorithms/kernels/types.h"
 
 namespace mcl {
@@ -31,8 +33,11 @@ void appendSteps(const OpArgs& op, AlgoContext& ctx, std::vector<Step>& steps) {
     case OpKind::AllReduce:
       // Small buffers: one exchange beats the ring's 2(n-1) hops (until the
       // tuner chooses per link).
+      // Each rank sends its whole buffer before receiving: it must fit in
+      // the buffers between two ranks, as a ring step must.
       if (ctx.nranks > 1 && ctx.nranks <= kDirectMaxRanks &&
-          op.count * kernels::typeSize(op.type) <= kDirectMaxBytes)
+          op.count * kernels::typeSize(op.type) <=
+              std::min(kDirectMaxBytes, ctx.maxStepBytes))
         return appendDirectAllReduce(op, ctx, steps);
       return appendRingAllReduce(op, ctx, steps);
     case OpKind::AllGather:
