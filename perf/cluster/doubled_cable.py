@@ -1,0 +1,55 @@
+#!/usr/bin/python3
+"""Does a second cable pay? 64 MiB all-reduce between two hosts (network
+namespaces) joined by one cable and then by two, each cable capped at RATE
+Mbit/s with tbf so the cable, not the CPU, is the limit, as on real
+Thunderbolt. Prints busbw for both and the ratio. Needs root and a build.
+
+  perf/cluster/doubled_cable.py [RATE_MBIT] [ROUNDS]
+"""
+
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tests", "cluster"))
+from testbed import Testbed  # noqa: E402
+
+PERF = os.path.join(ROOT, "build", "bin", "mcl-perf")
+SECRET = "00112233445566778899aabbccddeeff"
+
+
+def busbw(spec, rate, port):
+    with Testbed(spec, name="mcl-bw-" + spec, rate=rate) as bed:
+        procs = []
+        for rank in (0, 1):
+            env = {"MCL_RANK": str(rank), "MCL_WORLD_SIZE": "2",
+                   "MCL_ROOT": f"10.77.0.1:{port}", "MCL_SECRET": SECRET}
+            procs.append(bed.exec(rank, [PERF, "allreduce", "-b", "64M",
+                                         "-e", "64M", "-n", "5", "-w", "1",
+                                         "-c", "0"], env=env,
+                                  stdout=subprocess.PIPE, text=True))
+        out = [p.communicate(timeout=600)[0] for p in procs][0]
+        row = [l for l in out.splitlines() if re.match(r"^\s+67108864", l)]
+        return float(row[0].split()[7])  # out-of-place busbw, GB/s
+
+
+def main():
+    rate = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    one, two = [], []
+    for r in range(rounds):
+        one.append(busbw("pair", rate, 29800 + 2 * r))
+        two.append(busbw("pair2", rate, 29801 + 2 * r))
+    a, b = statistics.median(one), statistics.median(two)
+    print(f"cable cap {rate} Mbit/s, 64 MiB all-reduce, median of {rounds}")
+    print(f"one cable : busbw {a:.3f} GB/s  {one}")
+    print(f"two cables: busbw {b:.3f} GB/s  {two}")
+    print(f"ratio     : {b / a:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
