@@ -140,9 +140,20 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
 
   // Ring schedules size their rounds alike on every rank, from the smallest
   // buffer between any two ranks.
+  // Shared memory counts only where two ranks share a host and use it.
+  bool anyShmPair = false;
+  if (comm->settings.transport != "tcp")
+    for (int a = 0; a < nranks && !anyShmPair; ++a)
+      for (int b = a + 1; b < nranks; ++b)
+        if (comm->peers[static_cast<size_t>(a)].hostId ==
+            comm->peers[static_cast<size_t>(b)].hostId) {
+          anyShmPair = true;
+          break;
+        }
   uint64_t smallest = UINT64_MAX;
   for (const auto& d : all) {
-    smallest = std::min(smallest, d.shmCapacity);
+    if (anyShmPair || !plan.anyTcp)
+      smallest = std::min(smallest, d.shmCapacity);
     if (d.tcpCapacity > 0) smallest = std::min(smallest, d.tcpCapacity);
   }
   for (int peer : plan.shmRanks)

@@ -21,8 +21,21 @@ std::vector<platform::SocketAddress> rendezvousAddresses() {
   auto filter =
       transport::tcp::parseIfnameFilter(paramValue("MCL_SOCKET_IFNAME").text);
   std::vector<platform::NetInterface> nics;
-  for (const auto& n : platform::listInterfaces())
-    if (filter.matches(n.name)) nics.push_back(n);
+  bool explicitFilter = !filter.empty();
+  bool haveLan = false;
+  for (const auto& n : platform::listInterfaces()) {
+    if (!filter.matches(n.name)) continue;
+    // Unless MCL_SOCKET_IFNAME names them, not every interface: loopback,
+    // the point-to-point links (Thunderbolt cables), and the first other
+    // network (the LAN or Wi-Fi the hosts share).
+    bool v4 = n.address.storage.ss_family == AF_INET;
+    bool cable = n.prefixLength >= (v4 ? 30 : 126);
+    if (!explicitFilter && !n.loopback && !cable) {
+      if (haveLan) continue;
+      haveLan = true;
+    }
+    nics.push_back(n);
+  }
   // Other hosts' way in first (IPv4 before IPv6), loopback last.
   std::stable_sort(nics.begin(), nics.end(), [](const auto& a, const auto& b) {
     auto rank = [](const platform::NetInterface& n) {

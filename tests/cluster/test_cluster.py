@@ -96,10 +96,11 @@ def test_two_cables_are_both_used():
         assert "cable" in log
 
 
-def test_two_ranks_per_host_mix_shm_and_tcp():
-    with Cluster("pair", name="mcl-mixed") as bed:
+@pytest.mark.parametrize("collective", COLLECTIVES)
+def test_two_ranks_per_host_mix_shm_and_tcp(collective):
+    with Cluster("pair", name=f"mcl-mix-{collective[:6]}") as bed:
         outs = run_job(bed, [0, 0, 1, 1], cable_root(29702),
-                       ["allreduce", "-d", "all", "-o", "all"] + SMALL)
+                       [collective, "-d", "all", "-o", "all"] + SMALL)
         for _, out in outs:
             assert "2 ranks over shm, 2 peers over tcp" in out, out
 
