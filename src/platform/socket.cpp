@@ -115,6 +115,17 @@ void setNonBlocking(int fd) {
     throwSystemError("fcntl(O_NONBLOCK)");
 }
 
+void openWakePipe(int* readEnd, int* writeEnd) {
+  int fds[2];
+  if (pipe(fds) != 0) throwSystemError("pipe");
+  for (int fd : fds) {
+    fcntl(fd, F_SETFL, O_NONBLOCK);
+    fcntl(fd, F_SETFD, FD_CLOEXEC);
+  }
+  *readEnd = fds[0];
+  *writeEnd = fds[1];
+}
+
 void setNoDelay(int fd) {
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -129,6 +140,15 @@ static void setNoSigPipe(int fd) {
 #else
   (void)fd;
 #endif
+}
+
+// Every connection mcl makes: not inherited by exec, non-blocking, no Nagle
+// delay, no SIGPIPE.
+static void prepareStream(int fd) {
+  setCloseOnExec(fd);
+  setNonBlocking(fd);
+  setNoDelay(fd);
+  setNoSigPipe(fd);
 }
 
 Socket listenTcp(const SocketAddress& address, int backlog) {
@@ -171,10 +191,7 @@ Socket acceptConnection(int listenFd) {
     throwSystemError("accept");
   }
   Socket s(fd);
-  setCloseOnExec(fd);
-  setNonBlocking(fd);
-  setNoDelay(fd);
-  setNoSigPipe(fd);
+  prepareStream(fd);
   return s;
 }
 
@@ -210,10 +227,7 @@ Socket connectTcpFrom(const SocketAddress& local, const SocketAddress& address,
       throwSystemError("bind to " + from.host() + " before connecting to " +
                        address.toString());
   }
-  setCloseOnExec(s.fd());
-  setNonBlocking(s.fd());
-  setNoDelay(s.fd());
-  setNoSigPipe(s.fd());
+  prepareStream(s.fd());
   if (connect(s.fd(), reinterpret_cast<const sockaddr*>(&address.storage),
               address.length) == 0)
     return s;
@@ -252,10 +266,7 @@ Socket connectAny(const std::vector<SocketAddress>& addresses,
   for (const auto& a : addresses) {
     Socket s(socket(a.storage.ss_family, SOCK_STREAM, 0));
     if (!s.valid()) continue;
-    setCloseOnExec(s.fd());
-    setNonBlocking(s.fd());
-    setNoDelay(s.fd());
-    setNoSigPipe(s.fd());
+    prepareStream(s.fd());
     if (connect(s.fd(), reinterpret_cast<const sockaddr*>(&a.storage),
                 a.length) == 0)
       return s;

@@ -81,6 +81,9 @@ Socket connectAny(const std::vector<SocketAddress>& addresses,
 void setBufferSizes(int fd, int bytes);
 
 void setNonBlocking(int fd);
+// A pipe whose ends are non-blocking and not inherited by exec: a thread
+// sleeping in poll() is woken by writing a byte to it.
+void openWakePipe(int* readEnd, int* writeEnd);
 void setNoDelay(int fd);
 
 // Move exactly `bytes`, polling until the deadline.

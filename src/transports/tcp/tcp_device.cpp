@@ -20,13 +20,7 @@ class TcpWaker final : public Waker {
  public:
   explicit TcpWaker(const std::vector<TcpConnection*>& connections)
       : connections_(connections) {
-    int fds[2];
-    if (pipe(fds) != 0)
-      throw std::system_error(errno, std::generic_category(), "pipe");
-    wakeRead_ = fds[0];
-    wakeWrite_ = fds[1];
-    fcntl(wakeRead_, F_SETFL, O_NONBLOCK);
-    fcntl(wakeWrite_, F_SETFL, O_NONBLOCK);
+    platform::openWakePipe(&wakeRead_, &wakeWrite_);
   }
   ~TcpWaker() override {
     close(wakeRead_);

@@ -37,12 +37,7 @@ TcpListener::TcpListener(std::vector<platform::Socket> listeners,
       secret_(secret),
       commId_(commId),
       rank_(rank) {
-  int fds[2];
-  if (pipe(fds) != 0)
-    throw std::system_error(errno, std::generic_category(), "pipe");
-  wakeRead_ = fds[0];
-  wakeWrite_ = fds[1];
-  fcntl(wakeRead_, F_SETFL, O_NONBLOCK);
+  platform::openWakePipe(&wakeRead_, &wakeWrite_);
   thread_ = std::thread([this] { run(); });
 }
 
