@@ -122,7 +122,7 @@ bool applyFlag(const FlagSpec& spec, std::string_view flag,
     case Flag::StepBytes:
       return sizeValue(flag, value, &o->stepBytes, error);
     case Flag::StepFactor:
-      if (!intValue(flag, value, 1, 1 << 20, &n, error)) return false;
+      if (!intValue(flag, value, 1, 1 << 30, &n, error)) return false;
       o->stepFactor = static_cast<size_t>(n);
       return true;
     case Flag::Iters:

@@ -18,11 +18,11 @@ case $btl in
   tcp) mca=(--mca btl self,tcp --mca btl_tcp_if_include lo) ;;
 esac
 for r in $(seq "$rounds"); do
-  build/bin/mcl-perf allreduce -np "$np" -b 8 -e "$max" -f 4 -c 0 \
+  build/bin/mcl-perf allreduce -np "$np" -b 8 -e "$max" -f "${FACTOR:-4}" -c 0 \
     ${PERF_ARGS:-} |
     awk '$1 ~ /^[0-9]+$/ {print $1, $6}' > "$work/mcl.$r"
   mpirun --allow-run-as-root --oversubscribe -np "$np" "${mca[@]}" \
-    "$work/mpi_allreduce" 8 "$max" 4 20 5 > "$work/mpi.$r"
+    "$work/mpi_allreduce" 8 "$max" "${FACTOR:-4}" 20 5 > "$work/mpi.$r"
 done
 python3 - "$work" "$rounds" "$np" <<'PY'
 import statistics, sys
