@@ -138,8 +138,10 @@ MCL_API const char* mclGetErrorString(mclResult_t result);
 MCL_API const char* mclGetLastError(mclComm_t comm);
 
 /* Creates a unique id and starts the rendezvous for it in this process (a
- * background thread listening on this host's addresses that
- * MCL_SOCKET_IFNAME allows, each bound on its own, never on the wildcard).
+ * background thread listening on the interfaces MCL_SOCKET_IFNAME names or,
+ * by default, on loopback, the point-to-point links (Thunderbolt cables) and
+ * the first other network; each address bound on its own, never the
+ * wildcard; the id carries them all).
  * Call it once per communicator, in one process, and hand the id to every
  * rank (through a file, the environment, MPI, or fork: the id is plain bytes
  * and holds no state of the calling process). That process must keep running
