@@ -12,6 +12,20 @@ namespace mcl {
 bool progressStep(Step& s) {
   bool moved = false;
   const size_t elementBytes = kernels::typeSize(s.type);
+  // A plain send over a network transport goes out from the caller's buffer:
+  // the kernel copies it anyway, a copy into a slot first is wasted.
+  if (s.sendTo != nullptr && s.recvFrom == nullptr && !s.reduce && !s.divide &&
+      s.local != nullptr && s.sendTo->sendsFromCallerMemory()) {
+    while (s.done < s.bytes) {
+      size_t n = s.sendTo->sendFrom(s.local + s.done, s.bytes - s.done);
+      if (n == 0) break;
+      if (s.out != nullptr && s.out != s.local)
+        memcpy(s.out + s.done, s.local + s.done, n);
+      s.done += n;
+      moved = true;
+    }
+    return moved;
+  }
   while (s.done < s.bytes) {
     size_t len = s.bytes - s.done;
     std::span<const std::byte> in;

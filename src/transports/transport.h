@@ -31,6 +31,18 @@ class Connection {
   // False once the peer is known to be gone (process exited).
   virtual bool peerAlive() const = 0;
 
+  // Sends straight from the caller's memory (no copy into the transport's
+  // buffer), for transports that gain from it: up to `bytes`, returning how
+  // many were taken (0 when there is no room). The memory must stay valid
+  // and unchanged until drained(). The default takes nothing; callers fall
+  // back to acquireSend.
+  virtual size_t sendFrom(const std::byte* data, size_t bytes) {
+    (void)data;
+    (void)bytes;
+    return 0;
+  }
+  virtual bool sendsFromCallerMemory() const { return false; }
+
   // Moves bytes that were committed but not yet handed to the peer (a
   // network transport's send queue), without blocking. An operation is
   // complete only when every connection it sent on is drained.

@@ -31,6 +31,7 @@ TcpConnection::TcpConnection(int peerRank,
       shape_(shape),
       sendBuffer_(size_t{shape.slots} * shape.slotBytes),
       sendLength_(shape.slots),
+      sendExternal_(shape.slots),
       recvBuffer_(size_t{shape.slots} * shape.slotBytes),
       recvLength_(shape.slots),
       recvDone_(shape.slots),
@@ -77,16 +78,19 @@ void TcpConnection::pushStripe(Stripe& s) {
   while (s.sendPiece < sendCommitted_) {
     const size_t slot = s.sendPiece % shape_.slots;
     const uint32_t length = sendLength_[slot];
+    std::byte* payload = sendExternal_[slot] != nullptr
+                             ? const_cast<std::byte*>(sendExternal_[slot])
+                             : sendSlot(s.sendPiece);
     Header header{length, static_cast<uint32_t>(s.sendPiece)};
     iovec iov[2];
     int count = 0;
     if (s.sendOffset < kHeaderBytes) {
       iov[count++] = {reinterpret_cast<char*>(&header) + s.sendOffset,
                       kHeaderBytes - s.sendOffset};
-      iov[count++] = {sendSlot(s.sendPiece), length};
+      iov[count++] = {payload, length};
     } else {
       size_t done = s.sendOffset - kHeaderBytes;
-      iov[count++] = {sendSlot(s.sendPiece) + done, length - done};
+      iov[count++] = {payload + done, length - done};
     }
     msghdr msg{};
     msg.msg_iov = iov;
@@ -169,7 +173,22 @@ std::span<std::byte> TcpConnection::acquireSend(size_t maxBytes) {
           std::min<size_t>(maxBytes, shape_.slotBytes)};
 }
 
+size_t TcpConnection::sendFrom(const std::byte* data, size_t bytes) {
+  if (sendCommitted_ - sendFlushed_ >= shape_.slots) {
+    progress();
+    if (sendCommitted_ - sendFlushed_ >= shape_.slots) return 0;
+  }
+  size_t n = std::min<size_t>(bytes, shape_.slotBytes);
+  const size_t slot = sendCommitted_ % shape_.slots;
+  sendExternal_[slot] = data;
+  sendLength_[slot] = static_cast<uint32_t>(n);
+  ++sendCommitted_;
+  progress();
+  return n;
+}
+
 void TcpConnection::commitSend(size_t bytes) {
+  sendExternal_[sendCommitted_ % shape_.slots] = nullptr;
   sendLength_[sendCommitted_ % shape_.slots] = static_cast<uint32_t>(bytes);
   ++sendCommitted_;
   progress();  // out at once: latency is what small messages are about

@@ -32,6 +32,8 @@ class TcpConnection final : public Connection {
   void releaseRecv(size_t bytes) override;
   bool peerAlive() const override;
   const char* linkName() const override { return link_.c_str(); }
+  size_t sendFrom(const std::byte* data, size_t bytes) override;
+  bool sendsFromCallerMemory() const override { return true; }
   void progress() override;
   bool drained() const override { return sendFlushed_ == sendCommitted_; }
 
@@ -69,6 +71,9 @@ class TcpConnection final : public Connection {
   std::vector<Stripe> stripes_;
   std::vector<std::byte> sendBuffer_;
   std::vector<uint32_t> sendLength_;
+  // Per slot: the caller's memory a piece goes out from, or null for the
+  // slot's own buffer.
+  std::vector<const std::byte*> sendExternal_;
   std::vector<std::byte> recvBuffer_;
   std::vector<uint32_t> recvLength_;
   std::vector<uint8_t> recvDone_;     // slot holds a complete piece
