@@ -23,7 +23,7 @@ trap 'exit 130' INT TERM
 g++ -O2 -std=c++17 perf/baselines/gloo_allreduce.cpp \
   -o "$work/gloo_allreduce" -lgloo -pthread
 for r in $(seq "$rounds"); do
-  build/bin/mcl-perf allreduce -np "$np" -b 8 -e "$max" -f 4 -c 0 \
+  build/bin/mcl-perf allreduce -np "$np" -b 8 -e "$max" -f "${FACTOR:-4}" -c 0 \
     --transport tcp ${PERF_ARGS:-} |
     awk '$1 ~ /^[0-9]+$/ {print $1, $6}' > "$work/mcl.$r"
   store="$work/store.$r"
@@ -33,7 +33,7 @@ for r in $(seq "$rounds"); do
     out=/dev/null
     [ "$rank" -eq 0 ] && out="$work/gloo.$r"
     timeout "$limit" "$work/gloo_allreduce" "$rank" "$np" "$store" \
-      8 "$max" 4 20 5 > "$out" &
+      8 "$max" "${FACTOR:-4}" 20 5 > "$out" &
     pids+=($!)
   done
   for p in "${pids[@]}"; do

@@ -1,0 +1,179 @@
+// mclCommInitFromEnv's reading of the environment: rank and size from each
+// launcher's variables, the rendezvous from each source, and clear errors.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include "base/error.h"
+#include "core/launch_env.h"
+
+namespace mcl {
+namespace {
+
+const char* const kAll[] = {"MCL_RANK",
+                            "MCL_WORLD_SIZE",
+                            "MCL_ROOT",
+                            "MCL_SECRET",
+                            "MCL_UNIQUE_ID",
+                            "OMPI_COMM_WORLD_RANK",
+                            "OMPI_COMM_WORLD_SIZE",
+                            "OMPI_MCA_ess_base_jobid",
+                            "PMI_RANK",
+                            "PMI_SIZE",
+                            "SLURM_PROCID",
+                            "SLURM_NTASKS",
+                            "SLURM_JOB_ID",
+                            "RANK",
+                            "WORLD_SIZE",
+                            "MASTER_ADDR",
+                            "MASTER_PORT",
+                            "MLX_RANK",
+                            "MLX_HOSTFILE",
+                            "MLX_JACCL_COORDINATOR",
+                            "TORCHELASTIC_RUN_ID",
+                            "PMIX_NAMESPACE",
+                            "SLURM_STEP_ID",
+                            "OMPI_MCA_orte_precondition_transports"};
+
+// Each test starts from an environment with no launcher variable and
+// restores the original afterwards.
+class LaunchEnvTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* name : kAll) {
+      if (const char* v = getenv(name)) saved_[name] = v;
+      unsetenv(name);
+    }
+  }
+  void TearDown() override {
+    for (const char* name : kAll) unsetenv(name);
+    for (const auto& [name, value] : saved_)
+      setenv(name.c_str(), value.c_str(), 1);
+  }
+  static void set(const char* name, const std::string& value) {
+    setenv(name, value.c_str(), 1);
+  }
+  static void expectInvalid(const char* mention) {
+    try {
+      readLaunchEnv();
+      ADD_FAILURE() << "accepted; expected an error mentioning " << mention;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), mclInvalidArgument);
+      EXPECT_NE(std::string(e.what()).find(mention), std::string::npos)
+          << e.what();
+    }
+  }
+
+ private:
+  std::map<std::string, std::string> saved_;
+};
+
+const std::string kSecret = "00112233445566778899aabbccddeeff";
+
+TEST_F(LaunchEnvTest, McLVariablesWithRootAndSecret) {
+  set("MCL_RANK", "2");
+  set("MCL_WORLD_SIZE", "4");
+  set("MCL_ROOT", "10.0.0.7:29500");
+  set("MCL_SECRET", kSecret);
+  LaunchEnv e = readLaunchEnv();
+  EXPECT_EQ(e.rank, 2);
+  EXPECT_EQ(e.nranks, 4);
+  EXPECT_EQ(e.id.root.toString(), "10.0.0.7:29500");
+  EXPECT_TRUE(e.rankZeroListens);
+  EXPECT_EQ(e.id.secret[0], 0x00);
+  EXPECT_EQ(e.id.secret[15], 0xff);
+}
+
+TEST_F(LaunchEnvTest, UniqueIdStringNeedsNoListener) {
+  set("MCL_RANK", "0");
+  set("MCL_WORLD_SIZE", "2");
+  set("MCL_UNIQUE_ID", "mcl1:127.0.0.1:4000,10.1.0.1:4000:" + kSecret);
+  LaunchEnv e = readLaunchEnv();
+  EXPECT_FALSE(e.rankZeroListens);
+  EXPECT_EQ(e.id.allRoots().size(), 2u);
+}
+
+TEST_F(LaunchEnvTest, OpenMpiOnOneHostDerivesALoopbackPort) {
+  set("OMPI_COMM_WORLD_RANK", "1");
+  set("OMPI_COMM_WORLD_SIZE", "2");
+  set("OMPI_MCA_ess_base_jobid", "123456");
+  LaunchEnv a = readLaunchEnv();
+  EXPECT_EQ(a.rank, 1);
+  EXPECT_EQ(a.rankSource, "Open MPI");
+  EXPECT_EQ(a.id.root.host(), "127.0.0.1");
+  // Every rank of the job derives the same port and secret; another job
+  // gets others.
+  LaunchEnv b = readLaunchEnv();
+  EXPECT_EQ(a.id.root.port(), b.id.root.port());
+  EXPECT_EQ(a.id.secret, b.id.secret);
+  set("OMPI_MCA_ess_base_jobid", "654321");
+  LaunchEnv c = readLaunchEnv();
+  EXPECT_NE(a.id.secret, c.id.secret);
+}
+
+TEST_F(LaunchEnvTest, PmiAndSlurm) {
+  set("PMI_RANK", "3");
+  set("PMI_SIZE", "5");
+  set("MCL_ROOT", "127.0.0.1:7000");
+  LaunchEnv p = readLaunchEnv();
+  EXPECT_EQ(p.rank, 3);
+  EXPECT_EQ(p.rankSource, "PMI");
+  unsetenv("PMI_RANK");
+  unsetenv("PMI_SIZE");
+  set("SLURM_PROCID", "0");
+  set("SLURM_NTASKS", "8");
+  LaunchEnv s = readLaunchEnv();
+  EXPECT_EQ(s.nranks, 8);
+  EXPECT_EQ(s.rankSource, "SLURM");
+}
+
+TEST_F(LaunchEnvTest, TorchrunUsesTheNextPortAfterMasterPort) {
+  set("RANK", "1");
+  set("WORLD_SIZE", "2");
+  set("MASTER_ADDR", "127.0.0.1");
+  set("MASTER_PORT", "29500");
+  LaunchEnv e = readLaunchEnv();
+  EXPECT_EQ(e.rankSource, "torchrun");
+  EXPECT_EQ(e.id.root.port(), 29501);
+}
+
+TEST_F(LaunchEnvTest, MlxLaunchCountsTheHostfile) {
+  std::string path = ::testing::TempDir() + "mcl_hostfile.json";
+  {
+    std::ofstream f(path);
+    f << R"([["10.0.0.1:5000"], ["10.0.0.2:5000"], ["10.0.0.3:5000"]])";
+  }
+  set("MLX_RANK", "2");
+  set("MLX_HOSTFILE", path);
+  set("MLX_JACCL_COORDINATOR", "10.0.0.1:32323");
+  LaunchEnv e = readLaunchEnv();
+  EXPECT_EQ(e.nranks, 3);
+  EXPECT_EQ(e.rank, 2);
+  EXPECT_EQ(e.id.root.toString(), "10.0.0.1:32324");
+  std::remove(path.c_str());
+}
+
+TEST_F(LaunchEnvTest, BadValuesNameTheVariable) {
+  expectInvalid("MCL_RANK and MCL_WORLD_SIZE");
+  set("MCL_RANK", "2");
+  set("MCL_WORLD_SIZE", "2");
+  expectInvalid("MCL_RANK='2'");
+  set("MCL_RANK", "0");
+  expectInvalid("MCL_ROOT");
+  set("MCL_ROOT", "10.0.0.1");
+  expectInvalid("MCL_ROOT='10.0.0.1'");
+  set("MCL_ROOT", "10.0.0.1:70000");
+  expectInvalid("no valid port");
+  set("MCL_ROOT", "no-such-host.invalid:5000");
+  expectInvalid("does not resolve");
+  set("MCL_ROOT", "10.0.0.1:5000");
+  set("MCL_SECRET", "xyz");
+  expectInvalid("secret");
+}
+
+}  // namespace
+}  // namespace mcl
