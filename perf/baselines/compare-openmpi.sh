@@ -18,12 +18,16 @@ case $btl in
   tcp) mca=(--mca btl self,tcp --mca btl_tcp_if_include lo) ;;
 esac
 for r in $(seq "$rounds"); do
-  build/bin/mcl-perf allreduce -np "$np" -b 8 -e "$max" -f "${FACTOR:-4}" -c 0 \
-    ${PERF_ARGS:-} |
+  # Checked (-c 1): the table of the first round is printed in full below.
+  build/bin/mcl-perf allreduce -np "$np" -b 8 -e "$max" -f "${FACTOR:-4}" -c 1 \
+    ${PERF_ARGS:-} | tee "$work/table.$r" |
     awk '$1 ~ /^[0-9]+$/ {print $1, $6}' > "$work/mcl.$r"
   mpirun --allow-run-as-root --oversubscribe -np "$np" "${mca[@]}" \
     "$work/mpi_allreduce" 8 "$max" "${FACTOR:-4}" 20 5 > "$work/mpi.$r"
 done
+echo "== mcl-perf, round 1 =="
+grep -v '^$' "$work/table.1"
+echo "== medians of $rounds interleaved rounds, mcl-perf vs OpenMPI =="
 python3 - "$work" "$rounds" "$np" <<'PY'
 import statistics, sys
 work, rounds, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
