@@ -48,7 +48,7 @@ std::vector<std::pair<std::string, std::string>> mclEnvironment() {
     size_t eq = entry.find('=');
     std::string name = entry.substr(0, eq);
     std::string value = eq == std::string::npos ? "" : entry.substr(eq + 1);
-    if (name == "MCL_UNIQUE_ID") value = "(redacted)";
+    if (name == "MCL_UNIQUE_ID" || name == "MCL_SECRET") value = "(redacted)";
     vars.emplace_back(std::move(name), std::move(value));
   }
   std::sort(vars.begin(), vars.end());

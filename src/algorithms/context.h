@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 #include "transports/transport.h"
@@ -34,7 +35,9 @@ struct AlgoContext {
   std::byte scratch[2] = {};
   // A copy of the input, for algorithms that need it after writing the
   // output in place (the direct all-reduce of small buffers).
-  std::vector<std::byte> staging;
+  // One buffer per operation of the batch being built (a deque: earlier
+  // buffers stay put while later ones are added); cleared per batch.
+  std::deque<std::vector<std::byte>> staging;
 };
 
 }  // namespace mcl

@@ -17,8 +17,8 @@ void appendDirectAllReduce(const OpArgs& op, AlgoContext& ctx,
   std::byte* out = b.recv(0);
   if (input == out) {
     // In place: the output fills up before our own input is folded in.
-    ctx.staging.assign(input, input + bytes);
-    input = ctx.staging.data();
+    ctx.staging.emplace_back(input, input + bytes);
+    input = ctx.staging.back().data();
   }
   const int n = ctx.nranks;
   for (int peer = 0; peer < n; ++peer)

@@ -91,12 +91,20 @@ std::string describeWait(const Lane& lane) {
 
 void checkAbortAndPeers(std::span<Lane> lanes) {
   for (const Lane& lane : lanes) {
-    if (lane.stepsDone()) continue;
+    if (lane.done()) continue;
     const AlgoContext& ctx = *lane.context;
-    const Step& s = lane.steps[lane.next];
     if (ctx.aborted != nullptr && ctx.aborted->load(std::memory_order_relaxed))
       throw error(mclRemoteError, "rank %d: %s was aborted (mclCommAbort)",
-                  ctx.rank, opKindName(s.kind));
+                  ctx.rank, opKindName(lane.steps.back().kind));
+    if (lane.stepsDone()) {
+      // Flushing the last bytes: fail if their receiver is gone.
+      for (const Step& s : lane.steps)
+        if (s.sendTo != nullptr && !s.sendTo->drained() &&
+            !s.sendTo->peerAlive())
+          throwPeerGone(ctx, s, s.sendPeer, s.sendTo->linkName());
+      continue;
+    }
+    const Step& s = lane.steps[lane.next];
     // A peer that exited after handing over everything is no failure: only
     // one we still wait on is. Liveness is read before the ring, so data
     // published before the exit is seen.

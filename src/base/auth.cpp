@@ -52,6 +52,17 @@ Mac authMac(const Secret& secret, std::string_view label, const Nonce& first,
   return mac;
 }
 
+Secret secretFromText(std::string_view text) {
+  ensureSodium();
+  static const char kKey[] = "mcl-derived-secret-v1";
+  Secret s;
+  crypto_generichash(s.data(), s.size(),
+                     reinterpret_cast<const unsigned char*>(text.data()),
+                     text.size(), reinterpret_cast<const unsigned char*>(kKey),
+                     sizeof(kKey) - 1);
+  return s;
+}
+
 bool macEqual(const Mac& a, const Mac& b) {
   return sodium_memcmp(a.data(), b.data(), a.size()) == 0;
 }

@@ -22,6 +22,10 @@ uint64_t randomU64();
 Mac authMac(const Secret& secret, std::string_view label, const Nonce& first,
             const Nonce& second);
 
+// A secret derived from text (BLAKE2b, keyed by a fixed label): the same
+// text gives the same secret on every rank.
+Secret secretFromText(std::string_view text);
+
 // Constant-time comparison.
 bool macEqual(const Mac& a, const Mac& b);
 

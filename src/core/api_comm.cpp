@@ -8,6 +8,7 @@
 #include "core/comm.h"
 #include "core/handle_registry.h"
 #include "core/launch_env.h"
+#include "core/rendezvous_addresses.h"
 
 namespace {
 
@@ -101,9 +102,15 @@ mclResult_t mclCommInitFromEnv(mclComm_t* comm, mclConfig_t* config) {
             "rank %d of %d from %s; rendezvous at %s from %s", launch.rank,
             launch.nranks, launch.rankSource.c_str(),
             launch.id.root.toString().c_str(), launch.rootSource.c_str());
-    if (launch.rankZeroListens && launch.rank == 0)
-      mcl::startRendezvousRoot(launch.id.secret, {launch.id.root},
+    if (launch.rankZeroListens && launch.rank == 0) {
+      std::vector<mcl::platform::SocketAddress> binds = {launch.id.root};
+      if (launch.rootIsName) {
+        binds = mcl::rendezvousAddresses();
+        for (auto& a : binds) a = a.withPort(launch.id.root.port());
+      }
+      mcl::startRendezvousRoot(launch.id.secret, binds,
                                mcl::timeoutFromEnvironment());
+    }
     *comm = mcl::registerComm(mcl::initComm(
         launch.nranks, mcl::encodeUniqueId(launch.id), launch.rank, config));
   });

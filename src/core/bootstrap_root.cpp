@@ -153,28 +153,20 @@ class Root {
     }
   }
 
-  void dropOldestStranger() {
+  // Strangers must not push out ranks in the middle of their handshake:
+  // when too many wait, new connections stay in the kernel's backlog until
+  // some finish or time out.
+  bool tooManyStrangers() const {
     size_t strangers = 0;
-    Client* oldest = nullptr;
-    for (auto& c : clients_) {
-      if (!c->socket.valid() ||
-          (c->state != State::AwaitProof && c->state != State::AwaitHello))
-        continue;
-      ++strangers;
-      if (oldest == nullptr || c->authDeadline < oldest->authDeadline)
-        oldest = c.get();
-    }
-    if (strangers >= kMaxUnauthenticated && oldest != nullptr) {
-      MCL_LOG(Warn, kLogBootstrap,
-              "rendezvous: too many unauthenticated connections; dropped "
-              "%s",
-              oldest->address.c_str());
-      oldest->socket.close();
-    }
+    for (const auto& c : clients_)
+      if (c->socket.valid() &&
+          (c->state == State::AwaitProof || c->state == State::AwaitHello))
+        ++strangers;
+    return strangers >= kMaxUnauthenticated;
   }
 
   void acceptAll(int listenFd) {
-    while (true) {
+    while (!tooManyStrangers()) {
       platform::Socket s;
       try {
         s = platform::acceptConnection(listenFd);
@@ -186,7 +178,6 @@ class Root {
         return;
       }
       if (!s.valid()) return;
-      dropOldestStranger();
       auto c = std::make_unique<Client>();
       c->address = platform::peerAddress(s.fd()).toString();
       c->socket = std::move(s);

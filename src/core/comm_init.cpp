@@ -66,6 +66,8 @@ Plan planTransports(const mclComm& comm) {
 struct TransportDetails {
   uint64_t shmCapacity = 0;
   uint64_t tcpCapacity = 0;
+  uint32_t tcpSockets = 0;    // per link; both ends must agree
+  uint32_t tcpSlotBytes = 0;  // likewise
   std::string segment;
   std::vector<uint8_t> endpoints;
 };
@@ -74,6 +76,8 @@ std::vector<uint8_t> encode(const TransportDetails& d) {
   WireWriter w;
   w.u64(d.shmCapacity);
   w.u64(d.tcpCapacity);
+  w.u32(d.tcpSockets);
+  w.u32(d.tcpSlotBytes);
   w.str(d.segment);
   w.blob(d.endpoints.data(), d.endpoints.size());
   return w.take();
@@ -84,6 +88,8 @@ TransportDetails decodeDetails(const std::vector<uint8_t>& bytes) {
   TransportDetails d;
   d.shmCapacity = r.u64();
   d.tcpCapacity = r.u64();
+  d.tcpSockets = r.u32();
+  d.tcpSlotBytes = r.u32();
   d.segment = r.str(64);
   d.endpoints = r.blob(64 * 1024);
   r.finish();
@@ -132,6 +138,8 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
         rank, contents.secret, comm->commId, comm->settings.tcp);
     const auto& slots = comm->settings.tcp.slots;
     mine.tcpCapacity = uint64_t{slots.slots} * slots.slotBytes;
+    mine.tcpSockets = static_cast<uint32_t>(comm->settings.tcp.socketsPerLink);
+    mine.tcpSlotBytes = slots.slotBytes;
     mine.endpoints = transport::tcp::encodeEndpoints(comm->tcp->endpoints());
   }
   std::vector<TransportDetails> all;
@@ -140,6 +148,14 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
 
   // Ring schedules size their rounds alike on every rank, from the smallest
   // buffer between any two ranks.
+  for (size_t r = 0; r < all.size(); ++r)
+    if (all[r].tcpSockets != mine.tcpSockets ||
+        all[r].tcpSlotBytes != mine.tcpSlotBytes)
+      throw error(mclInvalidUsage,
+                  "%s: rank %zu has MCL_TCP_NSOCKS=%u MCL_TCP_SLOT_BYTES=%u, "
+                  "this rank %u and %u: set them alike on every rank",
+                  comm->label().c_str(), r, all[r].tcpSockets,
+                  all[r].tcpSlotBytes, mine.tcpSockets, mine.tcpSlotBytes);
   // Shared memory counts only where two ranks share a host and use it.
   bool anyShmPair = false;
   if (comm->settings.transport != "tcp")

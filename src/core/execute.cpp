@@ -34,6 +34,7 @@ void runBatch(std::vector<PendingOp>& ops, std::vector<mclComm*>& comms) {
   for (mclComm* c : comms) {
     c->checkRunnable();
     c->steps.clear();
+    c->context.staging.clear();
   }
   if (ops.size() == 1) {
     mclComm& comm = *ops[0].comm;

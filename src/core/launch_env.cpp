@@ -108,34 +108,46 @@ platform::SocketAddress parseHostPort(const char* name, const char* text,
   }
 }
 
-// A job-wide value no outsider sees, where the launcher has one: the secret
-// of an MCL_ROOT without MCL_SECRET is derived from it.
-std::string jobSalt() {
-  std::string salt;
-  for (const char* name :
-       {"OMPI_MCA_orte_precondition_transports", "OMPI_MCA_ess_base_jobid",
-        "PMIX_NAMESPACE", "SLURM_JOB_ID", "SLURM_STEP_ID",
-        "TORCHELASTIC_RUN_ID", "MLX_JACCL_COORDINATOR"})
-    if (const char* v = env(name)) salt += std::string(name) + "=" + v + ";";
-  return salt;
+// Without MCL_SECRET: a value of the job that outsiders cannot read, where
+// the launcher has one (Open MPI's per-job transport key), else nothing.
+const char* launcherSecret() {
+  return env("OMPI_MCA_orte_precondition_transports");
 }
 
-Secret derivedSecret(const platform::SocketAddress& root) {
-  Secret key{};
-  Nonce a{}, b{};
-  std::string text = root.toString() + "|" + jobSalt();
-  for (size_t i = 0; i < text.size(); ++i)
-    (i < a.size() * 8 ? a[i % a.size()] : b[i % b.size()]) ^=
-        static_cast<uint8_t>(text[i] + i);
-  Mac mac = authMac(key, "mcl-derived-secret", a, b);
-  Secret s;
-  std::copy(mac.begin(), mac.begin() + static_cast<long>(s.size()), s.begin());
-  return s;
+bool isLoopbackHost(const std::string& host) {
+  return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
 }
 
 Secret secretFromHex(const char* hex) {
-  // Reuse the unique-id parser for the 32 hex digits.
-  return uniqueIdFromString(std::string("mcl1:127.0.0.1:1:") + hex).secret;
+  try {
+    return uniqueIdFromString(std::string("mcl1:127.0.0.1:1:") + hex).secret;
+  } catch (const Error&) {
+    throw error(mclInvalidArgument,
+                "MCL_SECRET is not a secret of 32 hex digits");
+  }
+}
+
+// The job's secret: MCL_SECRET, else derived from what only the job knows;
+// a root other hosts can reach is refused without one, since anyone who
+// reaches it could otherwise join and read everybody's data.
+Secret jobSecret(const std::string& rootText, const std::string& jobId) {
+  if (const char* hex = env("MCL_SECRET")) return secretFromHex(hex);
+  const char* key = launcherSecret();
+  std::string host = rootText.substr(0, rootText.rfind(':'));
+  if (key == nullptr && !isLoopbackHost(host) && host != "[::1]")
+    throw error(mclInvalidArgument,
+                "MCL_SECRET is not set and the rendezvous %s is reachable "
+                "from other hosts: set MCL_SECRET to the same 32 hex digits "
+                "on every rank (e.g. from `openssl rand -hex 16`)",
+                rootText.c_str());
+  std::string text = std::to_string(rootText.size()) + ":" + rootText + "|" +
+                     std::to_string(jobId.size()) + ":" + jobId + "|" +
+                     (key != nullptr ? key : "");
+  MCL_LOG(Info, kLogInit,
+          "MCL_SECRET is not set: the rendezvous secret is derived from the "
+          "job (%s)",
+          key != nullptr ? "Open MPI's job key" : "loopback only");
+  return secretFromText(text);
 }
 
 void readRoot(LaunchEnv& e) {
@@ -146,14 +158,16 @@ void readRoot(LaunchEnv& e) {
   }
   const char* name = nullptr;
   int offset = 0;
+  std::string rootText;
+  std::string jobId;
   if (env("MCL_ROOT")) {
     name = "MCL_ROOT";
   } else if (env("MASTER_ADDR") && env("MASTER_PORT")) {
     // torchrun's own store listens on MASTER_PORT; mcl takes the next one.
-    std::string text =
-        std::string(env("MASTER_ADDR")) + ":" + env("MASTER_PORT");
-    e.id.root = parseHostPort("MASTER_ADDR:MASTER_PORT", text.c_str(), 1);
+    rootText = std::string(env("MASTER_ADDR")) + ":" + env("MASTER_PORT");
+    e.id.root = parseHostPort("MASTER_ADDR:MASTER_PORT", rootText.c_str(), 1);
     e.rootSource = "torchrun MASTER_ADDR:MASTER_PORT+1";
+    if (const char* run = env("TORCHELASTIC_RUN_ID")) jobId = run;
   } else if (env("MLX_JACCL_COORDINATOR")) {
     name = "MLX_JACCL_COORDINATOR";
     offset = 1;  // MLX's coordinator holds the port itself
@@ -169,24 +183,28 @@ void readRoot(LaunchEnv& e) {
     e.id.root = platform::SocketAddress::fromNumeric(
         "127.0.0.1", 20000 + static_cast<int>(port % 30000));
     e.rootSource = "single-host job id (set MCL_ROOT across hosts)";
+    rootText = e.id.root.toString();
+    jobId = job;
   } else {
     throw error(mclInvalidArgument,
                 "no rendezvous in the environment: set MCL_UNIQUE_ID, or "
                 "MCL_ROOT=host:port (rank 0 listens there) with MCL_SECRET");
   }
   if (name != nullptr) {
-    e.id.root = parseHostPort(name, env(name), offset);
+    rootText = env(name);
+    e.id.root = parseHostPort(name, rootText.c_str(), offset);
     e.rootSource = name;
   }
-  e.rankZeroListens = true;
-  if (const char* hex = env("MCL_SECRET")) {
-    e.id.secret = secretFromHex(hex);
-  } else {
-    e.id.secret = derivedSecret(e.id.root);
-    MCL_LOG(Info, kLogInit,
-            "MCL_SECRET is not set: the rendezvous secret is derived from the "
-            "job; set MCL_SECRET on shared networks");
+  std::string host = rootText.substr(0, rootText.rfind(':'));
+  if (host.size() >= 2 && host.front() == '[')
+    host = host.substr(1, host.size() - 2);
+  try {
+    platform::SocketAddress::fromNumeric(host, 0);
+  } catch (const std::invalid_argument&) {
+    e.rootIsName = true;  // resolves differently on each host, maybe
   }
+  e.rankZeroListens = true;
+  e.id.secret = jobSecret(rootText, jobId);
 }
 
 }  // namespace

@@ -19,6 +19,9 @@ struct LaunchEnv {
   UniqueIdContents id;
   std::string rootSource;        // which variables gave the rendezvous
   bool rankZeroListens = false;  // rank 0 starts the root at id.root
+  // The root was given by host name: rank 0 may resolve it to loopback
+  // (127.0.1.1), so it listens on its usual addresses with that port.
+  bool rootIsName = false;
 };
 
 // Throws mclInvalidArgument naming the variables when nothing usable is

@@ -12,15 +12,16 @@ namespace mcl::platform {
 
 namespace {
 
-int prefixOf(const sockaddr* mask) {
+// The mask's own family may be 0 on BSD and macOS: go by the address's.
+int prefixOf(const sockaddr* mask, int family) {
   if (mask == nullptr) return 0;
   const uint8_t* bytes = nullptr;
   size_t length = 0;
-  if (mask->sa_family == AF_INET) {
+  if (family == AF_INET) {
     bytes = reinterpret_cast<const uint8_t*>(
         &reinterpret_cast<const sockaddr_in*>(mask)->sin_addr);
     length = 4;
-  } else if (mask->sa_family == AF_INET6) {
+  } else if (family == AF_INET6) {
     bytes = reinterpret_cast<const uint8_t*>(
         &reinterpret_cast<const sockaddr_in6*>(mask)->sin6_addr);
     length = 16;
@@ -53,7 +54,7 @@ std::vector<NetInterface> listInterfaces() {
     size_t len = family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
     memcpy(&n.address.storage, i->ifa_addr, len);
     n.address.length = static_cast<socklen_t>(len);
-    n.prefixLength = prefixOf(i->ifa_netmask);
+    n.prefixLength = prefixOf(i->ifa_netmask, family);
     n.loopback = (i->ifa_flags & IFF_LOOPBACK) != 0;
     n.pointToPoint = (i->ifa_flags & IFF_POINTOPOINT) != 0;
     out.push_back(n);

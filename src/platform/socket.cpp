@@ -86,6 +86,22 @@ int SocketAddress::port() const {
   return 0;
 }
 
+SocketAddress SocketAddress::withPort(int newPort) const {
+  SocketAddress a = *this;
+  if (a.storage.ss_family == AF_INET)
+    reinterpret_cast<sockaddr_in*>(&a.storage)->sin_port =
+        htons(static_cast<uint16_t>(newPort));
+  else if (a.storage.ss_family == AF_INET6)
+    reinterpret_cast<sockaddr_in6*>(&a.storage)->sin6_port =
+        htons(static_cast<uint16_t>(newPort));
+  return a;
+}
+
+bool SocketAddress::isLoopback() const {
+  std::string h = host();
+  return h.rfind("127.", 0) == 0 || h == "::1";
+}
+
 std::string SocketAddress::toString() const {
   if (storage.ss_family == AF_INET6)
     return "[" + host() + "]:" + std::to_string(port());
@@ -253,8 +269,29 @@ Socket connectTcpFrom(const SocketAddress& local, const SocketAddress& address,
   }
 }
 
+static Socket connectFirst(const std::vector<SocketAddress>& addresses,
+                           Deadline deadline);
+
 Socket connectAny(const std::vector<SocketAddress>& addresses,
                   Deadline deadline) {
+  // Loopback answers first on any host, but it reaches the root only when
+  // it is on this host: try it last, after every other address failed.
+  std::vector<SocketAddress> remote, local;
+  for (const auto& a : addresses)
+    (a.isLoopback() ? local : remote).push_back(a);
+  if (!remote.empty() && !local.empty()) {
+    try {
+      return connectFirst(remote, deadline);
+    } catch (const std::system_error&) {
+    } catch (const TimeoutError&) {
+    }
+    return connectFirst(local, deadline);
+  }
+  return connectFirst(addresses, deadline);
+}
+
+static Socket connectFirst(const std::vector<SocketAddress>& addresses,
+                           Deadline deadline) {
   if (addresses.size() == 1) return connectTcp(addresses[0], deadline);
   struct Attempt {
     Socket socket;

@@ -36,6 +36,8 @@ struct SocketAddress {
   static SocketAddress resolve(const std::string& host, int port);
   std::string host() const;
   int port() const;
+  SocketAddress withPort(int port) const;
+  bool isLoopback() const;
   // "1.2.3.4:5" or "[::1]:5".
   std::string toString() const;
 };

@@ -132,6 +132,15 @@ def test_filter_that_excludes_the_cable_warns():
         assert "a cable joins this host" in outs[0][1], outs[0][1]
 
 
+def test_slow_doubled_cable_sender_that_exits_first():
+    # The last pieces of a message may still travel on one cable after the
+    # sender is done and gone: that is not a dead peer.
+    with Cluster("pair2", name="mcl-slow2", rate=200) as bed:
+        run_job(bed, [0, 1], cable_root(29708),
+                ["broadcast", "-b", "4M", "-e", "4M", "-n", "2", "-w", "0",
+                 "-c", "1"])
+
+
 LONG = ["allreduce", "-b", "16M", "-e", "16M", "-n", "100000", "-w", "0",
         "-c", "0"]
 

@@ -86,6 +86,28 @@ TEST(IssueOrder, GroupedReceiveDoesNotTakeCollectiveBytes) {
   }));
 }
 
+// Two small in-place all-reduces in one group: each keeps its own copy of
+// its input while the group's steps are built.
+TEST(IssueOrder, GroupOfInPlaceSmallAllReduces) {
+  EXPECT_TRUE(runRanks(2, [](RankContext& ctx) {
+    mclComm_t comm = initComm(ctx, 20);
+    if (comm == nullptr) return;
+    std::vector<int32_t> a(16, 1 + ctx.rank()), b(512, 100 * (1 + ctx.rank()));
+    ctx.ok(mclGroupStart(), "start");
+    ctx.ok(mclAllReduce(a.data(), a.data(), a.size(), mclInt32, mclSum, comm,
+                        nullptr),
+           "a");
+    ctx.ok(mclAllReduce(b.data(), b.data(), b.size(), mclInt32, mclSum, comm,
+                        nullptr),
+           "b");
+    ctx.ok(mclGroupEnd(), "end");
+    if (a[0] != 3 || a[15] != 3 || b[0] != 300 || b[511] != 300)
+      ctx.fail("a=%d,%d b=%d,%d; expected 3 and 300", a[0], a[15], b[0],
+               b[511]);
+    ctx.ok(mclCommDestroy(comm), "destroy");
+  }));
+}
+
 // A destroyed handle stays dead even when a new communicator takes its
 // memory.
 TEST(IssueOrder, DestroyedHandleStaysInvalidAfterReuse) {

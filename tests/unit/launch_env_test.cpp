@@ -150,11 +150,29 @@ TEST_F(LaunchEnvTest, MlxLaunchCountsTheHostfile) {
   set("MLX_RANK", "2");
   set("MLX_HOSTFILE", path);
   set("MLX_JACCL_COORDINATOR", "10.0.0.1:32323");
+  set("MCL_SECRET", kSecret);
   LaunchEnv e = readLaunchEnv();
   EXPECT_EQ(e.nranks, 3);
   EXPECT_EQ(e.rank, 2);
   EXPECT_EQ(e.id.root.toString(), "10.0.0.1:32324");
   std::remove(path.c_str());
+}
+
+// A rendezvous other hosts can reach needs a real secret: one derived from
+// public values would let anyone who reaches the port join.
+TEST_F(LaunchEnvTest, ReachableRootWithoutSecretIsRefused) {
+  set("MCL_RANK", "0");
+  set("MCL_WORLD_SIZE", "2");
+  set("MCL_ROOT", "10.0.0.1:5000");
+  expectInvalid("set MCL_SECRET");
+  set("MCL_ROOT", "127.0.0.1:5000");
+  EXPECT_NO_THROW(readLaunchEnv());
+  set("MCL_ROOT", "10.0.0.1:5000");
+  set("OMPI_MCA_orte_precondition_transports", "0123abcd-4567ef01");
+  LaunchEnv a = readLaunchEnv();
+  set("OMPI_MCA_orte_precondition_transports", "99999999-88888888");
+  LaunchEnv b = readLaunchEnv();
+  EXPECT_NE(a.id.secret, b.id.secret);
 }
 
 TEST_F(LaunchEnvTest, BadValuesNameTheVariable) {

@@ -64,9 +64,15 @@ void TcpConnection::fail(const char* what, int err) {
 
 bool TcpConnection::peerAlive() const {
   if (broken_) return false;
-  for (const Stripe& s : stripes_)
-    if (s.closed) return false;
-  return true;
+  // A peer that sent everything and closed is not gone for pieces still on
+  // other stripes: only the stripe that must carry the next piece counts.
+  const Stripe& next = stripes_[recvConsumed_ % stripes_.size()];
+  return !(next.closed && recvDone_[recvConsumed_ % shape_.slots] == 0);
+}
+
+bool TcpConnection::wantsRead(size_t i) const {
+  const Stripe& s = stripes_[i];
+  return !s.closed && s.recvPiece < recvConsumed_ + shape_.slots;
 }
 
 bool TcpConnection::wantsWrite(size_t i) const {

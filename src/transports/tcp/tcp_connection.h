@@ -41,6 +41,8 @@ class TcpConnection final : public Connection {
   size_t socketCount() const { return stripes_.size(); }
   int socketFd(size_t i) const { return stripes_[i].socket.fd(); }
   bool wantsWrite(size_t i) const;
+  // Whether socket i has a slot to read into (else readable data waits).
+  bool wantsRead(size_t i) const;
 
  private:
   struct Header {

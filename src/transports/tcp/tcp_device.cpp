@@ -30,11 +30,14 @@ class TcpWaker final : public Waker {
   void sleep(uint32_t, int64_t timeoutNs) override {
     std::vector<pollfd> fds;
     fds.push_back({wakeRead_, POLLIN, 0});
+    // Only what we would act on: data waiting for a later receive (or a
+    // closed socket) would make poll() return at once, forever.
     for (TcpConnection* c : connections_)
-      for (size_t i = 0; i < c->socketCount(); ++i)
-        fds.push_back(
-            {c->socketFd(i),
-             static_cast<short>(POLLIN | (c->wantsWrite(i) ? POLLOUT : 0)), 0});
+      for (size_t i = 0; i < c->socketCount(); ++i) {
+        short events = static_cast<short>((c->wantsRead(i) ? POLLIN : 0) |
+                                          (c->wantsWrite(i) ? POLLOUT : 0));
+        if (events != 0) fds.push_back({c->socketFd(i), events, 0});
+      }
     int ms = static_cast<int>((timeoutNs + 999999) / 1000000);
     poll(fds.data(), fds.size(), ms);
   }
