@@ -172,7 +172,9 @@ MCL_API mclResult_t mclCommInitRankConfig(mclComm_t* comm, int nranks,
  * MCL_SECRET, 32 hex digits, shared by the ranks), torchrun's MASTER_ADDR
  * and MASTER_PORT+1, MLX_JACCL_COORDINATOR's host and port+1, or, for an
  * mpirun or srun job on one host, a loopback port derived from the job id.
- * config may be NULL. */
+ * A rendezvous other hosts can reach needs MCL_SECRET (else
+ * mclInvalidArgument), unless Open MPI's private job key is there. config
+ * may be NULL. */
 MCL_API mclResult_t mclCommInitFromEnv(mclComm_t* comm, mclConfig_t* config);
 
 /* Waits for the communicator's outstanding operations; after it the
