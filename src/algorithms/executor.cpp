@@ -18,11 +18,13 @@ constexpr int64_t kPeerCheckIntervalNs = 1'000'000;
 
 // A network connection may still hold committed bytes when the last step
 // is done; the operation completes only once they are handed over.
-bool flushLane(Lane& lane) {
+bool flushLane(Lane& lane, bool* moved) {
   bool all = true;
   for (Step& s : lane.steps) {
     if (s.sendTo == nullptr || s.sendTo->drained()) continue;
+    uint64_t before = s.sendTo->bytesHandedOver();
     s.sendTo->progress();
+    *moved |= s.sendTo->bytesHandedOver() != before;
     all &= s.sendTo->drained();
   }
   return all;
@@ -36,7 +38,7 @@ bool progressLane(Lane& lane) {
     if (step.done < step.bytes) break;
     ++lane.next;
   }
-  if (lane.stepsDone() && !lane.flushed) lane.flushed = flushLane(lane);
+  if (lane.stepsDone() && !lane.flushed) lane.flushed = flushLane(lane, &moved);
   return moved;
 }
 

@@ -48,6 +48,9 @@ class Connection {
   // complete only when every connection it sent on is drained.
   virtual void progress() {}
   virtual bool drained() const { return true; }
+  // Bytes handed to the peer so far (for network transports): a flush that
+  // moves bytes is progress, not idling toward the timeout.
+  virtual uint64_t bytesHandedOver() const { return 0; }
   // Which link this is, for messages ("shm").
   virtual const char* linkName() const = 0;
 };

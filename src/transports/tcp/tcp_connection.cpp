@@ -108,6 +108,7 @@ void TcpConnection::pushStripe(Stripe& s) {
       fail("the connection broke while sending", errno);
     }
     s.sendOffset += static_cast<size_t>(n);
+    bytesWritten_ += static_cast<uint64_t>(n);
     if (s.sendOffset < kHeaderBytes + length) return;  // socket buffer full
     sendWritten_[slot] = 1;
     s.sendOffset = 0;

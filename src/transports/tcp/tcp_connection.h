@@ -36,6 +36,7 @@ class TcpConnection final : public Connection {
   bool sendsFromCallerMemory() const override { return true; }
   void progress() override;
   bool drained() const override { return sendFlushed_ == sendCommitted_; }
+  uint64_t bytesHandedOver() const override { return bytesWritten_; }
 
   // For the waker: each socket and whether it has bytes to write.
   size_t socketCount() const { return stripes_.size(); }
@@ -85,6 +86,7 @@ class TcpConnection final : public Connection {
   uint64_t recvConsumed_ = 0;         // pieces released
   uint32_t recvOffset_ = 0;           // within the current piece
   bool broken_ = false;
+  uint64_t bytesWritten_ = 0;
 };
 
 }  // namespace mcl::transport::tcp
