@@ -45,22 +45,4 @@ for r in $(seq "$rounds"); do
   done
   pids=()
 done
-python3 - "$work" "$rounds" "$np" <<'PY'
-import statistics, sys
-work, rounds, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-def load(name):
-    rows = {}
-    for r in range(1, rounds + 1):
-        for line in open(f"{work}/{name}.{r}"):
-            b, t = line.split()
-            rows.setdefault(int(b), []).append(float(t))
-    return {b: statistics.median(v) for b, v in rows.items()}
-mcl, gloo = load("mcl"), load("gloo")
-print(f"{'bytes':>10} {'mcl us':>10} {'gloo us':>10} {'mcl/gloo':>8}"
-      f" {'mcl busbw':>10} {'gloo busbw':>10}")
-for b in sorted(mcl):
-    if b not in gloo: continue
-    bus = lambda t: 2 * (n - 1) / n * b / t / 1e3  # GB/s, nccl-tests' busbw
-    print(f"{b:>10} {mcl[b]:>10.2f} {gloo[b]:>10.2f} {mcl[b]/gloo[b]:>8.2f}"
-          f" {bus(mcl[b]):>10.2f} {bus(gloo[b]):>10.2f}")
-PY
+python3 perf/baselines/median_table.py "$work" "$rounds" "$np" gloo

@@ -28,22 +28,4 @@ done
 echo "== mcl-perf, round 1 =="
 grep -v '^$' "$work/table.1"
 echo "== medians of $rounds interleaved rounds, mcl-perf vs OpenMPI =="
-python3 - "$work" "$rounds" "$np" <<'PY'
-import statistics, sys
-work, rounds, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-def load(name):
-    rows = {}
-    for r in range(1, rounds + 1):
-        for line in open(f"{work}/{name}.{r}"):
-            b, t = line.split()
-            rows.setdefault(int(b), []).append(float(t))
-    return {b: statistics.median(v) for b, v in rows.items()}
-mcl, mpi = load("mcl"), load("mpi")
-print(f"{'bytes':>10} {'mcl us':>10} {'openmpi us':>11} {'mcl/mpi':>8}"
-      f" {'mcl busbw':>10} {'mpi busbw':>10}")
-for b in sorted(mcl):
-    if b not in mpi: continue
-    bus = lambda t: 2 * (n - 1) / n * b / t / 1e3  # GB/s, nccl-tests' busbw
-    print(f"{b:>10} {mcl[b]:>10.2f} {mpi[b]:>11.2f} {mcl[b]/mpi[b]:>8.2f}"
-          f" {bus(mcl[b]):>10.2f} {bus(mpi[b]):>10.2f}")
-PY
+python3 perf/baselines/median_table.py "$work" "$rounds" "$np" mpi
