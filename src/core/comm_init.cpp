@@ -220,8 +220,11 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
     comm->context.waker = comm->combinedWaker.get();
   }
   comm->context.timeout = std::chrono::seconds(comm->settings.timeoutSeconds);
-  comm->context.wait =
-      waitPolicyFor(comm->settings, static_cast<int>(plan.shmRanks.size()));
+  // Oversubscription counts every rank of this host, whatever transport
+  // joins them: they all compete for its cores.
+  int ranksHere = static_cast<int>(
+      std::count(plan.sameHost.begin(), plan.sameHost.end(), true));
+  comm->context.wait = waitPolicyFor(comm->settings, ranksHere);
   comm->context.aborted = &comm->aborted;
   comm->context.maxStepBytes = static_cast<size_t>(smallest / 2);
   MCL_LOG(Info, kLogInit,
