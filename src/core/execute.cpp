@@ -97,6 +97,32 @@ void issue(Batch& batch) {
   for (mclComm* c : comms) batch.tickets.emplace_back(c, c->takeTicket());
 }
 
+void executeNow(mclComm& comm, const OpArgs& op) {
+  const uint64_t ticket = comm.takeTicket();
+  try {
+    comm.waitTurn(ticket);
+  } catch (...) {
+    comm.skipTurn(ticket);
+    throw;
+  }
+  try {
+    comm.checkRunnable();
+    comm.steps.clear();
+    comm.context.staging.clear();
+    appendTagged(comm, op);
+    Lane lane;
+    lane.context = &comm.context;
+    lane.steps = comm.steps;
+    runLanes({&lane, 1});
+  } catch (...) {
+    Error e = asError(std::current_exception());
+    comm.fail(e.code(), e.what());
+    comm.finishTurn();
+    throw e;
+  }
+  comm.finishTurn();
+}
+
 void execute(Batch& batch) {
   std::vector<mclComm*> comms;
   size_t waited = 0;

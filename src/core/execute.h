@@ -33,4 +33,8 @@ void issue(Batch& batch);
 // turn on, also when it fails. The caller keeps every comm alive.
 void execute(Batch& batch);
 
+// One operation on the caller's thread, issued and run at once: the path of
+// every blocking call, without a batch to allocate.
+void executeNow(mclComm& comm, const OpArgs& op);
+
 }  // namespace mcl

@@ -86,14 +86,14 @@ void submit(mclComm_t handle, mclComm* comm, const OpArgs& op,
     tlsGroup.handles.push_back(handle);
     return;
   }
+  if (stream == nullptr) {
+    executeNow(*comm, op);  // the common case: nothing to allocate
+    return;
+  }
   Batch batch;
   batch.ops.push_back({comm, op});
   issue(batch);
-  if (stream == nullptr) {
-    execute(batch);
-  } else {
-    stream->enqueue(std::move(batch));
-  }
+  stream->enqueue(std::move(batch));
 }
 
 }  // namespace mcl

@@ -1,0 +1,98 @@
+#include "topology/networksetup.h"
+
+#include <cctype>
+#include <optional>
+#include <string>
+
+#include "base/error.h"
+
+namespace mcl::topology {
+
+namespace {
+
+constexpr const char* kKind = "networksetup output";
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
+    s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
+    s.remove_suffix(1);
+  return s;
+}
+
+// The value after "Label:" when `line` starts with it.
+std::optional<std::string_view> valueAfter(std::string_view line,
+                                           std::string_view label) {
+  if (line.substr(0, label.size()) != label) return std::nullopt;
+  return trim(line.substr(label.size()));
+}
+
+// One "Hardware Port:" block, filled in as its lines arrive.
+struct Block {
+  std::string port;
+  std::string device;
+  int line = 0;
+};
+
+void finishBlock(const Block& b, HardwarePorts& out) {
+  if (b.port == "Thunderbolt Bridge") {
+    out.bridgePresent = true;
+    out.bridgeDevice = b.device;
+    return;
+  }
+  std::string_view prefix = "Thunderbolt ";
+  if (b.port.compare(0, prefix.size(), prefix) != 0) return;  // not ours
+  std::string number = b.port.substr(prefix.size());
+  bool digits = !number.empty() && number.size() <= 3;
+  for (char c : number) digits = digits && std::isdigit(static_cast<unsigned char>(c));
+  if (!digits) {
+    throw error(mclInvalidArgument,
+                "%s: line %d: \"Hardware Port: %s\" has no port number", kKind,
+                b.line, b.port.c_str());
+  }
+  if (b.device.empty()) {
+    throw error(mclInvalidArgument,
+                "%s: line %d: port \"%s\" has no \"Device:\" line (output cut "
+                "short?)",
+                kKind, b.line, b.port.c_str());
+  }
+  int n = std::stoi(number);
+  if (!out.thunderbolt.emplace(n, b.device).second) {
+    throw error(mclInvalidArgument, "%s: line %d: \"%s\" appears twice", kKind,
+                b.line, b.port.c_str());
+  }
+}
+
+}  // namespace
+
+HardwarePorts parseNetworksetupPorts(std::string_view text) {
+  HardwarePorts out;
+  std::optional<Block> block;
+  int lineNo = 0;
+  while (!text.empty()) {
+    size_t nl = text.find('\n');
+    std::string_view line = trim(text.substr(0, nl));
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    ++lineNo;
+    if (auto port = valueAfter(line, "Hardware Port:")) {
+      if (block) finishBlock(*block, out);
+      block = Block{std::string(*port), "", lineNo};
+    } else if (auto device = valueAfter(line, "Device:")) {
+      if (!block) {
+        throw error(mclInvalidArgument,
+                    "%s: line %d: \"Device:\" before any \"Hardware Port:\"",
+                    kKind, lineNo);
+      }
+      if (!block->device.empty()) {
+        throw error(mclInvalidArgument,
+                    "%s: line %d: second \"Device:\" for port \"%s\"", kKind,
+                    lineNo, block->port.c_str());
+      }
+      block->device = std::string(*device);
+    }
+  }
+  if (block) finishBlock(*block, out);
+  return out;
+}
+
+}  // namespace mcl::topology

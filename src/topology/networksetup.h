@@ -1,0 +1,27 @@
+// What `networksetup -listallhardwareports` says about Thunderbolt: which
+// network interface (enX) belongs to port "Thunderbolt N" (N is the
+// receptacle number system_profiler gives), so port -> enX -> rdma_enX.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+
+namespace mcl::topology {
+
+struct HardwarePorts {
+  // Receptacle number -> interface name ("en2").
+  std::map<int, std::string> thunderbolt;
+  // "Thunderbolt Bridge" exists. Left on in a loop of Macs it forwards
+  // broadcasts around the loop forever (a storm), so callers warn about it.
+  bool bridgePresent = false;
+  std::string bridgeDevice;  // usually "bridge0"
+};
+
+// Ports other than Thunderbolt (Wi-Fi, Ethernet, ...) and lines that are not
+// "Hardware Port:"/"Device:" are ignored. Throws mcl::Error
+// (mclInvalidArgument) for a Thunderbolt port with no number, no device or a
+// number seen twice.
+HardwarePorts parseNetworksetupPorts(std::string_view text);
+
+}  // namespace mcl::topology
