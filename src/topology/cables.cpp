@@ -16,10 +16,9 @@ struct PortRef {
 };
 
 bool seesDirectly(const ThunderboltPort& port, const std::string& uuid) {
-  return std::any_of(port.peers.begin(), port.peers.end(),
-                     [&](const ThunderboltPeer& p) {
-                       return p.direct() && p.uuid == uuid;
-                     });
+  return std::any_of(
+      port.peers.begin(), port.peers.end(),
+      [&](const ThunderboltPeer& p) { return p.direct() && p.uuid == uuid; });
 }
 
 CableEnd endOf(const std::vector<HostThunderbolt>& hosts, PortRef ref) {
@@ -67,9 +66,8 @@ std::vector<Cable> findCables(const std::vector<HostThunderbolt>& hosts) {
         if (!seesDirectly(hosts[other.host].ports[other.port], mine.uuid)) {
           continue;  // one-sided: stale or half-plugged, not a usable cable
         }
-        cables.push_back(
-            Cable{endOf(hosts, PortRef{static_cast<int>(h), p}),
-                  endOf(hosts, other)});
+        cables.push_back(Cable{endOf(hosts, PortRef{static_cast<int>(h), p}),
+                               endOf(hosts, other)});
       }
     }
   }

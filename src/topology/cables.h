@@ -17,14 +17,15 @@ namespace mcl::topology {
 // What one host reported: its ports, and optionally receptacle -> enX.
 struct HostThunderbolt {
   std::vector<ThunderboltPort> ports;
-  std::map<int, std::string> devices;  // from parseNetworksetupPorts; may be empty
+  // From parseNetworksetupPorts; may be empty.
+  std::map<int, std::string> devices;
 };
 
 struct CableEnd {
-  int host = -1;           // index into the hosts given to findCables
-  std::string portUuid;    // domain_uuid_key of the port
-  int receptacle = 0;      // port number on that host
-  std::string device;      // "en3"; empty when the host gave no map for it
+  int host = -1;         // index into the hosts given to findCables
+  std::string portUuid;  // domain_uuid_key of the port
+  int receptacle = 0;    // port number on that host
+  std::string device;    // "en3"; empty when the host gave no map for it
 };
 
 struct Cable {

@@ -8,10 +8,19 @@ nlohmann::json parseJsonInput(std::string_view text, const char* kind) {
   try {
     return nlohmann::json::parse(text.begin(), text.end());
   } catch (const nlohmann::json::parse_error& e) {
-    // e.byte points at the offending character; truncated files end there.
-    throw error(mclInvalidArgument, "%s: not valid JSON at byte %zu of %zu%s",
-                kind, static_cast<size_t>(e.byte), text.size(),
-                e.byte >= text.size() ? " (the text is cut short)" : "");
+    if (text.empty()) {
+      throw error(mclInvalidArgument, "%s: the text is empty", kind);
+    }
+    // nlohmann's message reads "[json.exception...] parse error at line L,
+    // column C: why"; keep from "line" on, the part a user can act on.
+    std::string why = e.what();
+    size_t at = why.find("line ");
+    if (at != std::string::npos) why = why.substr(at);
+    // e.byte is one past the offending character; past the end means the
+    // text stopped in the middle of a value, which is what a cut file does.
+    const char* hint = e.byte > text.size() ? " (the text is cut short)" : "";
+    throw error(mclInvalidArgument, "%s: not valid JSON%s: %s", kind, hint,
+                why.c_str());
   }
 }
 
@@ -25,8 +34,8 @@ std::string stringMember(const nlohmann::json& object, const char* key,
   auto it = object.find(key);
   if (it == object.end()) {
     if (!required) return "";
-    throw error(mclInvalidArgument, "%s: %s has no \"%s\"", kind,
-                where.c_str(), key);
+    throw error(mclInvalidArgument, "%s: %s has no \"%s\"", kind, where.c_str(),
+                key);
   }
   if (!it->is_string()) {
     throw error(mclInvalidArgument, "%s: %s.%s should be a string, not %s",

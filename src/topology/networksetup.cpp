@@ -44,7 +44,8 @@ void finishBlock(const Block& b, HardwarePorts& out) {
   if (b.port.compare(0, prefix.size(), prefix) != 0) return;  // not ours
   std::string number = b.port.substr(prefix.size());
   bool digits = !number.empty() && number.size() <= 3;
-  for (char c : number) digits = digits && std::isdigit(static_cast<unsigned char>(c));
+  for (char c : number)
+    digits = digits && std::isdigit(static_cast<unsigned char>(c));
   if (!digits) {
     throw error(mclInvalidArgument,
                 "%s: line %d: \"Hardware Port: %s\" has no port number", kKind,

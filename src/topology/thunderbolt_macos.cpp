@@ -23,8 +23,8 @@ void collectPeers(const nlohmann::json& items, const std::string& where,
                 where.c_str(), jsonTypeName(items));
   }
   if (depth > kMaxDepth) {
-    throw error(mclInvalidArgument, "%s: %s nests deeper than %d levels",
-                kKind, where.c_str(), kMaxDepth);
+    throw error(mclInvalidArgument, "%s: %s nests deeper than %d levels", kKind,
+                where.c_str(), kMaxDepth);
   }
   for (size_t i = 0; i < items.size(); ++i) {
     const auto& item = items[i];
@@ -50,7 +50,8 @@ void collectPeers(const nlohmann::json& items, const std::string& where,
 
 int parseReceptacle(const std::string& text, const std::string& where) {
   bool digits = !text.empty() && text.size() <= 3;
-  for (char c : text) digits = digits && std::isdigit(static_cast<unsigned char>(c));
+  for (char c : text)
+    digits = digits && std::isdigit(static_cast<unsigned char>(c));
   if (!digits) {
     throw error(mclInvalidArgument,
                 "%s: %s.receptacle_id_key should be a port number, not \"%s\"",
@@ -61,8 +62,8 @@ int parseReceptacle(const std::string& text, const std::string& where) {
 
 ThunderboltPort parseBus(const nlohmann::json& bus, const std::string& where) {
   if (!bus.is_object()) {
-    throw error(mclInvalidArgument, "%s: %s should be an object, not %s",
-                kKind, where.c_str(), jsonTypeName(bus));
+    throw error(mclInvalidArgument, "%s: %s should be an object, not %s", kKind,
+                where.c_str(), jsonTypeName(bus));
   }
   ThunderboltPort port;
   port.busName = stringMember(bus, "_name", where, kKind, false);
@@ -75,8 +76,8 @@ ThunderboltPort parseBus(const nlohmann::json& bus, const std::string& where) {
 
   auto tag = bus.find("receptacle_1_tag");
   if (tag == bus.end()) {
-    throw error(mclInvalidArgument, "%s: %s has no \"receptacle_1_tag\"",
-                kKind, where.c_str());
+    throw error(mclInvalidArgument, "%s: %s has no \"receptacle_1_tag\"", kKind,
+                where.c_str());
   }
   if (!tag->is_object()) {
     throw error(mclInvalidArgument,
@@ -119,8 +120,9 @@ std::vector<ThunderboltPort> parseSystemProfilerThunderbolt(
     std::string_view json) {
   nlohmann::json doc = parseJsonInput(json, kKind);
   if (!doc.is_object()) {
-    throw error(mclInvalidArgument, "%s: the top level should be an object, not %s",
-                kKind, jsonTypeName(doc));
+    throw error(mclInvalidArgument,
+                "%s: the top level should be an object, not %s", kKind,
+                jsonTypeName(doc));
   }
   auto buses = doc.find("SPThunderboltDataType");
   if (buses == doc.end()) {
@@ -134,8 +136,8 @@ std::vector<ThunderboltPort> parseSystemProfilerThunderbolt(
   }
   std::vector<ThunderboltPort> ports;
   for (size_t i = 0; i < buses->size(); ++i) {
-    ports.push_back(parseBus((*buses)[i],
-                             "SPThunderboltDataType[" + std::to_string(i) + "]"));
+    ports.push_back(parseBus(
+        (*buses)[i], "SPThunderboltDataType[" + std::to_string(i) + "]"));
   }
   // Two buses claiming one receptacle or one UUID would make cable matching
   // and the port -> enX mapping ambiguous.
