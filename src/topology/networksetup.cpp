@@ -5,20 +5,13 @@
 #include <string>
 
 #include "base/error.h"
+#include "topology/text.h"
 
 namespace mcl::topology {
 
 namespace {
 
 constexpr const char* kKind = "networksetup output";
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
-    s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
-    s.remove_suffix(1);
-  return s;
-}
 
 // The value after "Label:" when `line` starts with it.
 std::optional<std::string_view> valueAfter(std::string_view line,

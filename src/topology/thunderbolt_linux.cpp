@@ -6,20 +6,13 @@
 #include <string_view>
 
 #include "base/error.h"
+#include "topology/text.h"
 
 namespace mcl::topology {
 
 namespace {
 
 constexpr const char* kKind = "thunderbolt sysfs";
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
-    s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
-    s.remove_suffix(1);
-  return s;
-}
 
 // Entry name and file name of "0-1/rx_speed"; empty when not of that shape.
 std::pair<std::string, std::string> splitPath(const std::string& path) {

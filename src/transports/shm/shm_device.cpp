@@ -140,10 +140,4 @@ std::unique_ptr<Connection> ShmDevice::connect(int peerRank, Channel channel) {
                                          peer.header, inbound);
 }
 
-size_t ShmDevice::bytesMapped() const {
-  size_t total = own_.size();
-  for (const auto& p : peers_) total += p.segment.size();
-  return total;
-}
-
 }  // namespace mcl::transport::shm

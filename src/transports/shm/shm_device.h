@@ -37,8 +37,6 @@ class ShmDevice {
   std::unique_ptr<Connection> connect(int peerRank, Channel channel);
   Waker& waker() { return *waker_; }
 
-  size_t bytesMapped() const;
-
  private:
   int localIndex(int rank) const;
 

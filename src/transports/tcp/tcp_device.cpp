@@ -107,10 +107,6 @@ TcpDevice::~TcpDevice() = default;
 
 void TcpDevice::stopListening() { listener_.reset(); }
 
-const std::vector<Link>& TcpDevice::linksTo(int peer) const {
-  return links_.at(peer);
-}
-
 void TcpDevice::connectPeers(const std::vector<std::vector<Endpoint>>& all,
                              const std::vector<int>& peers,
                              const std::vector<bool>& sameHost,

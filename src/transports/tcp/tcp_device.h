@@ -47,8 +47,6 @@ class TcpDevice {
 
   std::unique_ptr<Connection> connect(int peer, uint32_t channel);
   Waker& waker() { return *waker_; }
-  // The links used to each peer, for messages.
-  const std::vector<Link>& linksTo(int peer) const;
 
  private:
   int rank_;
