@@ -15,6 +15,7 @@
 #include "mcl_error.h"
 #include "options.h"
 #include "rank_runner.h"
+#include "topo_command.h"
 
 namespace mcl::perf {
 
@@ -55,7 +56,9 @@ int runExternal(const Options& options) {
   RankSetup setup;
   setup.fromEnvironment = true;
   // Rank 0 alone writes the JSON: check the path there, after init.
-  const int code = runRank(options, setup);
+  const int code = options.command == Command::Topo
+                       ? runTopoRank(options, setup)
+                       : runRank(options, setup);
   return code == kExitOk ? kExitOk : kExitFailure;
 }
 
@@ -80,14 +83,15 @@ int run(int argc, char** argv) {
   if (!validateForRanks(options, nranks, &error)) return usageError(error);
   if (!options.jsonPath.empty() && !checkJsonPath(options.jsonPath, &error))
     return usageError(error);
-  return launchLocalRanks(nranks, options.bindCores,
-                          [&](int rank, const mclUniqueId& id) {
-                            RankSetup setup;
-                            setup.rank = rank;
-                            setup.nranks = nranks;
-                            setup.id = id;
-                            return runRank(options, setup);
-                          });
+  return launchLocalRanks(
+      nranks, options.bindCores, [&](int rank, const mclUniqueId& id) {
+        RankSetup setup;
+        setup.rank = rank;
+        setup.nranks = nranks;
+        setup.id = id;
+        return options.command == Command::Topo ? runTopoRank(options, setup)
+                                                : runRank(options, setup);
+      });
 }
 
 }  // namespace

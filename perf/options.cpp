@@ -32,6 +32,7 @@ enum class Flag {
   Transport,
   Bind,
   Json,
+  Dot,
   Help,
 };
 
@@ -58,6 +59,7 @@ constexpr FlagSpec kFlags[] = {
     {Flag::Transport, 0, "transport"},
     {Flag::Bind, 0, "bind"},
     {Flag::Json, 'J', "json"},
+    {Flag::Dot, 0, "dot"},
     {Flag::Help, 'h', "help"},
 };
 
@@ -189,6 +191,13 @@ bool applyFlag(const FlagSpec& spec, std::string_view flag,
       }
       o->jsonPath = value;
       return true;
+    case Flag::Dot:
+      if (value.empty()) {
+        *error = "empty file name for " + std::string(flag);
+        return false;
+      }
+      o->dotPath = value;
+      return true;
     case Flag::Help:
       break;
   }
@@ -197,8 +206,12 @@ bool applyFlag(const FlagSpec& spec, std::string_view flag,
 
 bool validate(const Options& o, bool haveCollective, std::string* error) {
   if (!haveCollective) {
-    *error = std::string("missing the operation to benchmark: one of ") +
-             collectiveNameList();
+    *error = std::string("missing the operation: one of ") +
+             collectiveNameList() + ", topo";
+    return false;
+  }
+  if (!o.dotPath.empty() && o.command != Command::Topo) {
+    *error = "--dot goes with topo";
     return false;
   }
   if (o.minBytes > o.maxBytes) {
@@ -272,13 +285,18 @@ ParseStatus parseOptions(int argc, char** argv, Options* o,
       spec = findShort(arg[1]);
       flag = arg.substr(0, 2);
       if (arg.size() > 2) value = arg.substr(2);
+    } else if (arg == "topo" && !haveCollective) {
+      o->command = Command::Topo;
+      haveCollective = true;
+      continue;
     } else {
       std::optional<Collective> c = parseCollective(arg);
       if (!c || haveCollective) {
         *error = haveCollective
                      ? "unexpected argument '" + std::string(arg) + "'"
                      : "unknown operation '" + std::string(arg) +
-                           "': expected one of " + collectiveNameList();
+                           "': expected one of " + collectiveNameList() +
+                           ", topo";
         return ParseStatus::Error;
       }
       o->collective = *c;
@@ -288,6 +306,12 @@ ParseStatus parseOptions(int argc, char** argv, Options* o,
     if (!spec) {
       *error = "unknown flag '" + std::string(arg) + "'";
       return ParseStatus::Error;
+    }
+    // `topo --check` is a switch; the benchmarks' -c/--check takes a count.
+    if (spec->flag == Flag::Check && o->command == Command::Topo &&
+        arg == "--check") {
+      o->checkTopology = true;
+      continue;
     }
     if (spec->flag == Flag::Help) {
       if (value) {
@@ -378,6 +402,17 @@ void printUsage(std::FILE* out) {
       "the MCL_*\n"
       "                           variables, ranks, host and mcl version as "
       "JSON\n"
+      "\n"
+      "mcl-perf topo [-np N] [--check] [--dot FILE] [-J FILE]\n"
+      "  Shows the cluster: hosts and ranks, every cable with the interface "
+      "at both\n"
+      "  ends, its speed, the wires per pair, the shape, and the path each "
+      "pair of\n"
+      "  ranks takes. --check also explains each finding of the cabling "
+      "checks with\n"
+      "  its fix and exits 1 when one is an error; --dot writes Graphviz; "
+      "-J writes\n"
+      "  the topology JSON (as MCL_TOPO_DUMP_FILE does).\n"
       "\n"
       "SIZE takes a K, M or G suffix (powers of 1024).\n"
       "Without -np: when MCL_UNIQUE_ID (mclUniqueIdToString's form), "

@@ -15,7 +15,12 @@
 
 namespace mcl::perf {
 
+// What mcl-perf was asked to do: benchmark a collective, or show the
+// cluster (`topo`).
+enum class Command { Benchmark, Topo };
+
 struct Options {
+  Command command = Command::Benchmark;
   Collective collective = Collective::AllReduce;
   size_t minBytes = size_t{32} << 20;
   size_t maxBytes = size_t{32} << 20;
@@ -35,6 +40,8 @@ struct Options {
   int timeoutSeconds = 0;  // 0: MCL_TIMEOUT or the library's default
   bool bindCores = true;   // -np ranks each on a core of their own
   std::string jsonPath;
+  std::string dotPath;         // topo --dot FILE
+  bool checkTopology = false;  // topo --check
   std::vector<std::string> commandLine;
 };
 

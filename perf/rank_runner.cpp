@@ -13,6 +13,7 @@
 #include "collective_bench.h"
 #include "collective_check.h"
 #include "dtype.h"
+#include "join.h"
 #include "mcl_error.h"
 #include "report.h"
 
@@ -260,25 +261,7 @@ class Bench {
 int runRank(const Options& options, const RankSetup& given) {
   RankSetup setup = given;
   const std::string transport = transportName(options);
-  mclConfig_t config = MCL_CONFIG_INITIALIZER;
-  config.commName = "mcl-perf";
-  if (!options.transport.empty()) config.transport = options.transport.c_str();
-  if (options.timeoutSeconds > 0)
-    config.timeoutSeconds = options.timeoutSeconds;
-  mclComm_t comm = nullptr;
-  if (setup.fromEnvironment) {
-    checkMcl(setup.rank, "mclCommInitFromEnv",
-             mclCommInitFromEnv(&comm, &config), nullptr);
-    checkMcl(setup.rank, "mclCommUserRank", mclCommUserRank(comm, &setup.rank),
-             comm);
-    checkMcl(setup.rank, "mclCommCount", mclCommCount(comm, &setup.nranks),
-             comm);
-  } else {
-    checkMcl(setup.rank, "mclCommInitRankConfig",
-             mclCommInitRankConfig(&comm, setup.nranks, setup.id, setup.rank,
-                                   &config),
-             nullptr);
-  }
+  mclComm_t comm = joinCommunicator(options, &setup);
   const int rank = setup.rank;
   RunInfo info;
   info.options = &options;

@@ -4,11 +4,12 @@
 set -euo pipefail
 
 debian_packages=(build-essential cmake ninja-build pkg-config libsodium-dev
-  libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev clang-format
+  libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libhwloc-dev
+  clang clang-format
   python3 python3-pytest iproute2)
 # The cluster tests need Linux network namespaces: on macOS they skip.
 brew_packages=(cmake ninja pkg-config libsodium googletest google-benchmark
-  nlohmann-json clang-format)
+  nlohmann-json hwloc clang-format)
 
 as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"

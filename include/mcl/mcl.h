@@ -190,6 +190,15 @@ MCL_API mclResult_t mclCommGetAsyncError(mclComm_t comm,
                                          mclResult_t* asyncError);
 MCL_API mclResult_t mclCommCount(const mclComm_t comm, int* count);
 MCL_API mclResult_t mclCommUserRank(const mclComm_t comm, int* rank);
+/* The cluster the communicator was built on, as JSON (the format
+ * MCL_TOPO_DUMP_FILE writes): hosts with their ranks, every cable with the
+ * interface at both ends, its kind, speed and wire number, the shape, the
+ * path each pair of ranks takes, and the findings of the cabling checks.
+ * *size is the buffer's size in bytes; it is set to the size needed,
+ * terminating NUL included. json may be NULL to ask for the size; a buffer
+ * that is too small gives mclInvalidArgument and is left untouched. */
+MCL_API mclResult_t mclCommGetTopology(const mclComm_t comm, char* json,
+                                       size_t* size);
 
 /* Collectives. In-place follows NCCL: sendbuff == recvbuff for all-reduce,
  * broadcast and reduce; for all-gather sendbuff == recvbuff + rank * count;

@@ -39,7 +39,7 @@ uint32_t subsysBit(const std::string& name) {
   } kNames[] = {{"INIT", kLogInit}, {"BOOTSTRAP", kLogBootstrap},
                 {"SHM", kLogShm},   {"COLL", kLogColl},
                 {"P2P", kLogP2p},   {"ENV", kLogEnv},
-                {"ALL", kLogAll}};
+                {"TOPO", kLogTopo}, {"ALL", kLogAll}};
   for (const auto& n : kNames)
     if (strcasecmp(n.name, name.c_str()) == 0) return n.bit;
   fprintf(stderr, "MCL WARN MCL_DEBUG_SUBSYS: unknown subsystem '%s'\n",

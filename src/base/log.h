@@ -1,5 +1,5 @@
 // Logging: MCL_DEBUG=WARN|INFO|TRACE picks the level, MCL_DEBUG_SUBSYS
-// (INIT,BOOTSTRAP,SHM,COLL,P2P,ENV or ALL, ^ to exclude) the subsystems,
+// (INIT,BOOTSTRAP,SHM,COLL,P2P,ENV,TOPO or ALL, ^ to exclude) the subsystems,
 // MCL_DEBUG_FILE (%h host, %p pid) the destination. Messages name the rank,
 // the peer and the link; the secret never appears in them.
 #pragma once
@@ -17,6 +17,7 @@ enum LogSubsys : uint32_t {
   kLogColl = 1u << 3,
   kLogP2p = 1u << 4,
   kLogEnv = 1u << 5,
+  kLogTopo = 1u << 6,
   kLogAll = ~0u,
 };
 

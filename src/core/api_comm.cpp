@@ -1,5 +1,6 @@
 // Communicator lifetime: init, finalize, destroy, abort, and queries.
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 #include "base/log.h"
@@ -9,6 +10,7 @@
 #include "core/handle_registry.h"
 #include "core/launch_env.h"
 #include "core/rendezvous_addresses.h"
+#include "topology/cluster_json.h"
 
 namespace {
 
@@ -163,6 +165,23 @@ mclResult_t mclCommUserRank(const mclComm_t comm, int* rank) {
     mcl::CommRef ref(comm);
     if (rank == nullptr) throw error(mclInvalidArgument, "rank is NULL");
     *rank = ref->rank;
+  });
+}
+
+mclResult_t mclCommGetTopology(const mclComm_t comm, char* json, size_t* size) {
+  return apiCall(__func__, [&] {
+    mcl::CommRef ref(comm);
+    if (size == nullptr) throw error(mclInvalidArgument, "size is NULL");
+    std::string text = mcl::topology::clusterToJson(ref->cluster).dump(2);
+    size_t have = *size;
+    *size = text.size() + 1;
+    if (json == nullptr) return;
+    if (have < text.size() + 1)
+      throw error(mclInvalidArgument,
+                  "the buffer of %zu bytes is too small: the topology needs "
+                  "%zu (pass json = NULL to learn the size)",
+                  have, text.size() + 1);
+    memcpy(json, text.c_str(), text.size() + 1);
   });
 }
 

@@ -17,6 +17,7 @@
 #include "algorithms/step.h"
 #include "core/bootstrap_protocol.h"
 #include "core/settings.h"
+#include "topology/cluster.h"
 #include "transports/shm/shm_device.h"
 #include "transports/tcp/tcp_device.h"
 
@@ -26,6 +27,7 @@ struct mclComm {
   uint64_t commId = 0;
   mcl::CommSettings settings;
   std::vector<mcl::PeerInfo> peers;
+  mcl::topology::Cluster cluster;  // hosts, cables, shape, paths
   // Devices before connections: connections go first when the comm dies.
   std::unique_ptr<mcl::transport::shm::ShmDevice> shm;
   std::unique_ptr<mcl::transport::tcp::TcpDevice> tcp;

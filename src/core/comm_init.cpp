@@ -12,6 +12,7 @@
 #include "core/bootstrap_client.h"
 #include "core/both_wakers.h"
 #include "core/comm.h"
+#include "core/comm_topology.h"
 #include "core/params.h"
 #include "core/unique_id.h"
 #include "platform/host_identity.h"
@@ -70,6 +71,7 @@ struct TransportDetails {
   uint32_t tcpSlotBytes = 0;  // likewise
   std::string segment;
   std::vector<uint8_t> endpoints;
+  std::string inventory;  // JSON from each host's lowest rank, else empty
 };
 
 std::vector<uint8_t> encode(const TransportDetails& d) {
@@ -80,6 +82,7 @@ std::vector<uint8_t> encode(const TransportDetails& d) {
   w.u32(d.tcpSlotBytes);
   w.str(d.segment);
   w.blob(d.endpoints.data(), d.endpoints.size());
+  w.str(d.inventory);
   return w.take();
 }
 
@@ -92,6 +95,7 @@ TransportDetails decodeDetails(const std::vector<uint8_t>& bytes) {
   d.tcpSlotBytes = r.u32();
   d.segment = r.str(64);
   d.endpoints = r.blob(64 * 1024);
+  d.inventory = r.str(1 << 20);
   r.finish();
   return d;
 }
@@ -133,6 +137,7 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
   TransportDetails mine;
   mine.shmCapacity = uint64_t{shmOptions.slots} * shmOptions.slotBytes;
   mine.segment = comm->shm->segmentName();
+  mine.inventory = localInventory(*comm);
   if (plan.anyTcp) {
     comm->tcp = std::make_unique<transport::tcp::TcpDevice>(
         rank, contents.secret, comm->commId, comm->settings.tcp);
@@ -176,12 +181,20 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
     comm->shm->mapPeer(
         peer, all[static_cast<size_t>(peer)].segment,
         static_cast<int>(comm->peers[static_cast<size_t>(peer)].pid));
-  if (comm->tcp) {
-    std::vector<std::vector<transport::tcp::Endpoint>> endpoints;
-    for (const auto& d : all)
+  std::vector<std::vector<transport::tcp::Endpoint>> endpoints;
+  std::vector<std::string> inventories;
+  for (const auto& d : all) {
+    if (comm->tcp)
       endpoints.push_back(transport::tcp::decodeEndpoints(d.endpoints));
-    comm->tcp->connectPeers(endpoints, plan.tcpPeers, plan.sameHost, deadline);
+    inventories.push_back(d.inventory);
   }
+  comm->cluster = buildCommCluster(*comm, inventories, endpoints);
+  if (comm->tcp)
+    comm->tcp->connectPeers(endpoints, plan.tcpPeers, plan.sameHost,
+                            fileRestrictions(*comm, comm->cluster), deadline);
+  // Before the barrier: if rank 0 cannot write the dump, the others learn
+  // it there instead of in their first collective.
+  reportCluster(*comm, comm->cluster);
   bootstrap.barrier();  // every segment mapped, every socket connected
   comm->shm->unlinkOwnSegment();
   if (comm->tcp) comm->tcp->stopListening();

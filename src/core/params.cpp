@@ -51,6 +51,14 @@ constexpr ParamDef kParams[] = {
     {"MCL_YIELD_US", "auto",
      "Microseconds a waiting rank yields the CPU before it sleeps in the OS "
      "(a wake-up then costs tens of microseconds)."},
+    {"MCL_TOPO_FILE", "",
+     "Read the cluster (hosts, cables) from this file instead of detecting "
+     "it: mcl's own dump, an MLX device matrix or an MLX hostfile."},
+    {"MCL_TOPO_DETECT", "auto",
+     "auto: look at interfaces and Thunderbolt ports when the job spans "
+     "hosts or MCL_TOPO_DUMP_FILE is set; always: also for one host."},
+    {"MCL_TOPO_DUMP_FILE", "",
+     "Rank 0 writes the detected cluster here as JSON after init."},
     {"MCL_UNIQUE_ID", "",
      "A unique id in string form (mclUniqueIdToString), for "
      "mclCommInitFromEnv with MCL_RANK and MCL_WORLD_SIZE."},

@@ -84,6 +84,13 @@ CommSettings loadSettings(const mclConfig_t* config) {
   transport::tcp::parseIfnameFilter(s.tcp.ifname);  // reject bad specs now
   s.spin = paramValue("MCL_SPIN_US").text;
   s.yield = paramValue("MCL_YIELD_US").text;
+  s.topoFile = paramValue("MCL_TOPO_FILE").text;
+  s.topoDumpFile = paramValue("MCL_TOPO_DUMP_FILE").text;
+  std::string detect = paramValue("MCL_TOPO_DETECT").text;
+  if (detect != "auto" && detect != "always")
+    throw error(mclInvalidArgument, "MCL_TOPO_DETECT=%s: use auto or always",
+                detect.c_str());
+  s.topoDetectAlways = detect == "always";
   // Validate now rather than at first use.
   waitPolicyFor(s, 1);
   return s;

@@ -19,8 +19,11 @@ struct CommSettings {
   std::string name;
   transport::shm::ShmOptions shm;
   transport::tcp::TcpOptions tcp;
-  std::string spin = "auto";   // MCL_SPIN_US
-  std::string yield = "auto";  // MCL_YIELD_US
+  std::string spin = "auto";      // MCL_SPIN_US
+  std::string yield = "auto";     // MCL_YIELD_US
+  std::string topoFile;           // MCL_TOPO_FILE
+  std::string topoDumpFile;       // MCL_TOPO_DUMP_FILE
+  bool topoDetectAlways = false;  // MCL_TOPO_DETECT=always
 };
 
 // Throws mclInvalidArgument naming the field or variable.

@@ -21,6 +21,13 @@ nlohmann::json parseJsonInput(std::string_view text, const char* kind) {
     const char* hint = e.byte > text.size() ? " (the text is cut short)" : "";
     throw error(mclInvalidArgument, "%s: not valid JSON%s: %s", kind, hint,
                 why.c_str());
+  } catch (const nlohmann::json::exception& e) {
+    // A number too large for any type, and the like.
+    std::string why = e.what();
+    size_t at = why.find("] ");
+    if (at != std::string::npos) why = why.substr(at + 2);
+    throw error(mclInvalidArgument, "%s: not usable JSON: %s", kind,
+                why.c_str());
   }
 }
 

@@ -34,7 +34,16 @@ void finishBlock(const Block& b, HardwarePorts& out) {
     return;
   }
   std::string_view prefix = "Thunderbolt ";
-  if (b.port.compare(0, prefix.size(), prefix) != 0) return;  // not ours
+  if (b.port.compare(0, prefix.size(), prefix) != 0) {
+    if (b.device.empty()) return;
+    if (b.port == "Wi-Fi" || b.port == "AirPort") {
+      out.wifi.insert(b.device);
+    } else if (b.port.find("Ethernet") != std::string::npos ||
+               b.port.find("LAN") != std::string::npos) {
+      out.ethernet.insert(b.device);
+    }
+    return;
+  }
   std::string number = b.port.substr(prefix.size());
   bool digits = !number.empty() && number.size() <= 3;
   for (char c : number)

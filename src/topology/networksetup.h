@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -16,6 +17,10 @@ struct HardwarePorts {
   // broadcasts around the loop forever (a storm), so callers warn about it.
   bool bridgePresent = false;
   std::string bridgeDevice;  // usually "bridge0"
+  // Devices of the other ports, by medium: "Wi-Fi" -> wifi; a port whose
+  // name says Ethernet or LAN ("USB 10/100/1000 LAN") -> ethernet.
+  std::set<std::string> wifi;
+  std::set<std::string> ethernet;
 };
 
 // Ports other than Thunderbolt (Wi-Fi, Ethernet, ...) and lines that are not

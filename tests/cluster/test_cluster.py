@@ -14,62 +14,13 @@ import time
 
 import pytest
 
+from jobs import PERF, SMALL, cable_root, finish, run_job, start_ranks
 from testbed import Testbed as Cluster
-
-PERF = os.environ.get("MCL_PERF", "")
-SECRET = "0123456789abcdef0123456789abcdef"
-SMALL = ["-b", "8", "-e", "64K", "-f", "64", "-n", "2", "-w", "1", "-c", "1"]
 
 pytestmark = [
     pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root"),
     pytest.mark.skipif(not os.path.exists(PERF), reason="MCL_PERF not built"),
 ]
-
-
-def start_ranks(bed, hosts, root, args, extra_env=None):
-    """One mcl-perf per entry of hosts (the host of rank i)."""
-    procs = []
-    for rank, host in enumerate(hosts):
-        env = {
-            "MCL_RANK": str(rank),
-            "MCL_WORLD_SIZE": str(len(hosts)),
-            "MCL_ROOT": root,
-            "MCL_SECRET": SECRET,
-            "MCL_TIMEOUT": "20",
-            "MCL_DEBUG": "INFO",
-            "MCL_DEBUG_SUBSYS": "INIT",
-        }
-        env.update(extra_env or {})
-        procs.append(bed.exec(host, [PERF] + args, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              text=True))
-    return procs
-
-
-def finish(procs, timeout=120):
-    outputs = []
-    for p in procs:
-        try:
-            out, _ = p.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            out, _ = p.communicate()
-            out += "\n(killed: hung)"
-        outputs.append((p.returncode, out))
-    return outputs
-
-
-def run_job(bed, hosts, root, args, extra_env=None):
-    outputs = finish(start_ranks(bed, hosts, root, args, extra_env))
-    for rank, (code, out) in enumerate(outputs):
-        assert code == 0, f"rank {rank} failed ({code}):\n{out}"
-    table = outputs[0][1]
-    assert "# Out of bounds values : 0 OK" in table, table
-    return outputs
-
-
-def cable_root(port):
-    return f"10.77.0.1:{port}"  # host 0's end of cable 0
 
 
 COLLECTIVES = ["allreduce", "allgather", "broadcast", "reduce",

@@ -156,4 +156,13 @@ std::vector<Endpoint> decodeEndpoints(const std::vector<uint8_t>& bytes) {
   return out;
 }
 
+std::vector<Endpoint> onlyInterfaces(const std::vector<Endpoint>& endpoints,
+                                     const std::set<std::string>& names) {
+  if (names.empty()) return endpoints;
+  std::vector<Endpoint> kept;
+  for (const Endpoint& e : endpoints)
+    if (names.count(e.interfaceName) != 0) kept.push_back(e);
+  return kept;
+}
+
 }  // namespace mcl::transport::tcp

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,10 @@ std::vector<Link> chooseLinks(const std::vector<Endpoint>& mine,
 bool cableLeftUnused(const std::vector<Endpoint>& mine,
                      const std::vector<Endpoint>& peer,
                      const std::vector<Link>& chosen);
+
+// The endpoints on the named interfaces; all of them when names is empty.
+std::vector<Endpoint> onlyInterfaces(const std::vector<Endpoint>& endpoints,
+                                     const std::set<std::string>& names);
 
 // Wire form for the bootstrap all-gather.
 std::vector<uint8_t> encodeEndpoints(const std::vector<Endpoint>& endpoints);

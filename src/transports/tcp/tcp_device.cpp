@@ -15,6 +15,12 @@ namespace mcl::transport::tcp {
 
 namespace {
 
+std::string joinNames(const std::set<std::string>& names) {
+  std::string s;
+  for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
 // Sleeps in poll() on every socket of the device, plus a pipe for abort.
 class TcpWaker final : public Waker {
  public:
@@ -107,15 +113,31 @@ TcpDevice::~TcpDevice() = default;
 
 void TcpDevice::stopListening() { listener_.reset(); }
 
-void TcpDevice::connectPeers(const std::vector<std::vector<Endpoint>>& all,
-                             const std::vector<int>& peers,
-                             const std::vector<bool>& sameHost,
-                             platform::Deadline deadline) {
+void TcpDevice::connectPeers(
+    const std::vector<std::vector<Endpoint>>& all,
+    const std::vector<int>& peers, const std::vector<bool>& sameHost,
+    const std::map<int, InterfaceRestriction>& restrictions,
+    platform::Deadline deadline) {
   const auto stripes = static_cast<uint32_t>(options_.socketsPerLink);
   for (int peer : peers) {
-    const auto& theirs = all[static_cast<size_t>(peer)];
+    std::vector<Endpoint> mine = endpoints_;
+    std::vector<Endpoint> theirs = all[static_cast<size_t>(peer)];
+    if (auto r = restrictions.find(peer); r != restrictions.end()) {
+      mine = onlyInterfaces(mine, r->second.local);
+      theirs = onlyInterfaces(theirs, r->second.remote);
+    }
     std::vector<Link> links =
-        chooseLinks(endpoints_, theirs, sameHost[static_cast<size_t>(peer)]);
+        chooseLinks(mine, theirs, sameHost[static_cast<size_t>(peer)]);
+    // Cables named by the file must share a subnet; a routed path between
+    // them is not what the file describes.
+    bool unroutable = links.empty() || links.front().kind == LinkKind::Routed;
+    if (unroutable && restrictions.count(peer) != 0)
+      throw error(mclInvalidUsage,
+                  "rank %d: MCL_TOPO_FILE names the cables to rank %d, but "
+                  "their interfaces (here: %s; there: %s) share no subnet "
+                  "that MCL_SOCKET_IFNAME allows",
+                  rank_, peer, joinNames(restrictions.at(peer).local).c_str(),
+                  joinNames(restrictions.at(peer).remote).c_str());
     if (links.empty())
       throw error(mclSystemError,
                   "rank %d: no network path to rank %d: no allowed interface "
@@ -123,7 +145,7 @@ void TcpDevice::connectPeers(const std::vector<std::vector<Endpoint>>& all,
                   "cables and MCL_SOCKET_IFNAME)",
                   rank_, peer);
     if (!sameHost[static_cast<size_t>(peer)] &&
-        cableLeftUnused(endpoints_, theirs, links))
+        cableLeftUnused(mine, theirs, links))
       MCL_LOG(Warn, kLogInit,
               "rank %d: a cable joins this host to rank %d's, but traffic "
               "takes %s: MCL_SOCKET_IFNAME excludes the cable, which costs "

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,13 @@ struct TcpOptions {
 
 constexpr uint32_t kTcpChannels = 2;  // collective, point-to-point
 
+// The interfaces a pair of ranks must use, at this end and at the peer's
+// (from MCL_TOPO_FILE's cables); empty sets mean no restriction.
+struct InterfaceRestriction {
+  std::set<std::string> local;
+  std::set<std::string> remote;
+};
+
 class TcpDevice {
  public:
   // Opens a listening socket on each allowed interface address.
@@ -38,9 +46,12 @@ class TcpDevice {
 
   // Connects to every peer in `peers` (the higher rank connects, the lower
   // accepts), given every rank's endpoints and which ranks share this host.
+  // A peer in `restrictions` is reached only over the interfaces named
+  // there.
   void connectPeers(const std::vector<std::vector<Endpoint>>& all,
                     const std::vector<int>& peers,
                     const std::vector<bool>& sameHost,
+                    const std::map<int, InterfaceRestriction>& restrictions,
                     platform::Deadline deadline);
   // Init is over: close the listening sockets.
   void stopListening();

@@ -1,0 +1,218 @@
+#include "core/comm_topology.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "base/error.h"
+#include "base/log.h"
+#include "core/comm.h"
+#include "topology/cluster_json.h"
+#include "topology/findings.h"
+
+namespace mcl {
+
+namespace {
+
+bool multiHost(const mclComm& comm) {
+  for (const PeerInfo& p : comm.peers)
+    if (p.hostId != comm.peers.front().hostId) return true;
+  return false;
+}
+
+bool lowestRankOfHost(const mclComm& comm) {
+  const std::string& me = comm.peers[size_t(comm.rank)].hostId;
+  for (int r = 0; r < comm.rank; ++r)
+    if (comm.peers[size_t(r)].hostId == me) return false;
+  return true;
+}
+
+// Hosts in order of their lowest rank, with their ranks.
+std::vector<std::vector<int>> ranksByHost(const mclComm& comm,
+                                          std::vector<int>* lowest) {
+  std::vector<std::vector<int>> hosts;
+  std::vector<std::string> ids;
+  for (int r = 0; r < comm.nranks; ++r) {
+    const std::string& id = comm.peers[size_t(r)].hostId;
+    size_t h = 0;
+    while (h < ids.size() && ids[h] != id) ++h;
+    if (h == ids.size()) {
+      ids.push_back(id);
+      hosts.emplace_back();
+      if (lowest != nullptr) lowest->push_back(r);
+    }
+    hosts[h].push_back(r);
+  }
+  return hosts;
+}
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in)
+    throw error(mclInvalidArgument, "MCL_TOPO_FILE=%s: cannot open: %s",
+                path.c_str(), strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The file must describe this job: as many ranks, and ranks that share a
+// host here share one in the file (and the other way round).
+void checkFileFitsJob(const mclComm& comm, const topology::Cluster& file,
+                      const std::string& path) {
+  size_t ranks = 0;
+  for (const auto& h : file.hosts) ranks += h.ranks.size();
+  if (ranks != size_t(comm.nranks))
+    throw error(mclInvalidUsage,
+                "MCL_TOPO_FILE=%s describes %zu ranks, this communicator has "
+                "%d",
+                path.c_str(), ranks, comm.nranks);
+  for (int a = 0; a < comm.nranks; ++a)
+    for (int b = a + 1; b < comm.nranks; ++b) {
+      bool here = comm.peers[size_t(a)].hostId == comm.peers[size_t(b)].hostId;
+      bool there = file.hostOfRank(a) == file.hostOfRank(b);
+      if (here != there)
+        throw error(mclInvalidUsage,
+                    "MCL_TOPO_FILE=%s puts ranks %d and %d on %s, but they run "
+                    "on %s (%s and %s)",
+                    path.c_str(), a, b, there ? "one host" : "two hosts",
+                    here ? "one host" : "two hosts",
+                    comm.peers[size_t(a)].hostName.c_str(),
+                    comm.peers[size_t(b)].hostName.c_str());
+    }
+}
+
+// The file's cables between the hosts of ranks a and b, as interfaces seen
+// from a; empty when the cluster was detected or the file names none.
+transport::tcp::InterfaceRestriction restrictionFor(const topology::Cluster& c,
+                                                    int a, int b) {
+  transport::tcp::InterfaceRestriction r;
+  if (c.source.rfind("file", 0) != 0) return r;
+  int ha = c.hostOfRank(a);
+  int hb = c.hostOfRank(b);
+  for (const topology::ClusterLink& l : c.links) {
+    if (l.a.interface.empty() || l.b.interface.empty()) continue;
+    if (l.a.host == ha && l.b.host == hb) {
+      r.local.insert(l.a.interface);
+      r.remote.insert(l.b.interface);
+    } else if (l.a.host == hb && l.b.host == ha) {
+      r.local.insert(l.b.interface);
+      r.remote.insert(l.a.interface);
+    }
+  }
+  return r;
+}
+
+std::string linkName(const transport::tcp::Link& l) {
+  return l.local.interfaceName + ">" + l.remote.interfaceName;
+}
+
+// How every pair of ranks talks, derived the way the transports decide it.
+void addPaths(const mclComm& comm, topology::Cluster& c,
+              const std::vector<std::vector<transport::tcp::Endpoint>>& eps) {
+  for (int a = 0; a < comm.nranks; ++a)
+    for (int b = a + 1; b < comm.nranks; ++b) {
+      topology::RankPath p;
+      p.a = a;
+      p.b = b;
+      bool sameHost =
+          comm.peers[size_t(a)].hostId == comm.peers[size_t(b)].hostId;
+      if (sameHost && comm.settings.transport != "tcp") {
+        p.transport = "shm";
+      } else {
+        p.transport = "tcp";
+        if (size_t(b) < eps.size()) {
+          auto only = restrictionFor(c, a, b);
+          auto links = transport::tcp::chooseLinks(
+              transport::tcp::onlyInterfaces(eps[size_t(a)], only.local),
+              transport::tcp::onlyInterfaces(eps[size_t(b)], only.remote),
+              sameHost);
+          if (!links.empty())
+            p.linkKind = transport::tcp::linkKindName(links.front().kind);
+          for (const auto& l : links) p.links.push_back(linkName(l));
+        }
+      }
+      c.paths.push_back(p);
+    }
+}
+
+}  // namespace
+
+std::string localInventory(const mclComm& comm) {
+  if (!lowestRankOfHost(comm)) return "";
+  // A file replaces link detection; the machine is still worth knowing.
+  bool wanted = multiHost(comm) || comm.settings.topoDetectAlways ||
+                !comm.settings.topoDumpFile.empty();
+  bool links = wanted && comm.settings.topoFile.empty();
+  return topology::inventoryToJson(topology::detectInventory(links)).dump();
+}
+
+topology::Cluster buildCommCluster(
+    const mclComm& comm, const std::vector<std::string>& inventories,
+    const std::vector<std::vector<transport::tcp::Endpoint>>& endpoints) {
+  std::vector<int> lowest;
+  std::vector<std::vector<int>> hosts = ranksByHost(comm, &lowest);
+  topology::Cluster cluster;
+  const std::string& path = comm.settings.topoFile;
+  if (!path.empty()) {
+    cluster = topology::clusterFromText(readFile(path), path);
+    checkFileFitsJob(comm, cluster, path);
+  } else {
+    std::vector<topology::HostInventory> inv;
+    for (int r : lowest) {
+      const std::string& text = inventories[size_t(r)];
+      try {
+        inv.push_back(topology::inventoryFromJson(
+            nlohmann::json::parse(text.begin(), text.end())));
+      } catch (const std::exception& e) {
+        throw error(mclRemoteError,
+                    "%s: rank %d sent an unreadable host inventory: %s",
+                    comm.label().c_str(), r, e.what());
+      }
+    }
+    cluster = topology::buildCluster(inv, hosts);
+  }
+  addPaths(comm, cluster, endpoints);
+  topology::addFindings(cluster, topology::CheckOptions{});
+  return cluster;
+}
+
+std::map<int, transport::tcp::InterfaceRestriction> fileRestrictions(
+    const mclComm& comm, const topology::Cluster& cluster) {
+  std::map<int, transport::tcp::InterfaceRestriction> out;
+  for (int peer = 0; peer < comm.nranks; ++peer) {
+    if (peer == comm.rank) continue;
+    auto r = restrictionFor(cluster, comm.rank, peer);
+    if (!r.local.empty()) out[peer] = r;
+  }
+  return out;
+}
+
+void reportCluster(const mclComm& comm, const topology::Cluster& cluster) {
+  if (comm.rank != 0) return;
+  MCL_LOG(Info, kLogTopo, "%s: %zu host(s), %zu cable(s), shape %s (%s)",
+          comm.label().c_str(), cluster.hosts.size(), cluster.links.size(),
+          cluster.shape.c_str(), cluster.source.c_str());
+  for (const topology::Finding& f : cluster.findings) {
+    if (f.severity == "info")
+      MCL_LOG(Info, kLogTopo, "%s: %s: %s. Fix: %s", comm.label().c_str(),
+              f.what.c_str(), f.why.c_str(), f.fix.c_str());
+    else
+      MCL_LOG(Warn, kLogTopo, "%s: topology %s: %s: %s. Fix: %s",
+              comm.label().c_str(), f.severity.c_str(), f.what.c_str(),
+              f.why.c_str(), f.fix.c_str());
+  }
+  const std::string& dump = comm.settings.topoDumpFile;
+  if (dump.empty()) return;
+  std::ofstream out(dump);
+  out << topology::clusterToJson(cluster).dump(2) << "\n";
+  out.close();
+  if (!out)
+    throw error(mclSystemError, "MCL_TOPO_DUMP_FILE=%s: cannot write: %s",
+                dump.c_str(), strerror(errno));
+  MCL_LOG(Info, kLogTopo, "%s: topology written to %s", comm.label().c_str(),
+          dump.c_str());
+}
+
+}  // namespace mcl

@@ -1,0 +1,71 @@
+// What one host knows about itself that the cluster picture needs: its
+// processor, its network interfaces (with their subnets, medium and speed),
+// its Thunderbolt ports and the peers they reach, whether Thunderbolt Bridge
+// is on, and its RDMA devices. Each host's lowest rank detects it; the ranks
+// all-gather the inventories (as JSON) and every rank builds the same
+// cluster from them.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "topology/machine.h"
+#include "topology/thunderbolt_macos.h"
+
+namespace mcl::topology {
+
+struct InterfaceAddress {
+  std::string address;  // "192.168.7.1", "fd00::1"
+  int prefixLength = 0;
+};
+
+struct InterfaceEntry {
+  std::string name;  // "en2", "thunderbolt0", "eth0"
+  // "thunderbolt", "ethernet", "wifi", "bridge", "loopback" or "other".
+  std::string medium;
+  bool up = false;
+  double speedGbps = 0;  // 0 when the OS does not say
+  int receptacle = 0;    // Thunderbolt port number (macOS), else 0
+  std::vector<InterfaceAddress> addresses;
+
+  bool hasIpv4() const;
+};
+
+struct RdmaDevice {
+  std::string name;     // "rdma_en2", "mlx5_0"
+  std::string netdev;   // the network interface it sits on; may be empty
+  bool active = false;  // port state ACTIVE
+};
+
+struct HostInventory {
+  std::string identity;  // platform::hostIdentity()
+  std::string name;      // host name
+  MachineInfo machine;
+  std::vector<InterfaceEntry> interfaces;
+  // macOS: every Thunderbolt port and what is plugged into it.
+  std::vector<ThunderboltPort> thunderboltPorts;
+  bool thunderboltDetected = false;  // the ports above were looked for
+  bool bridgeActive = false;         // Thunderbolt Bridge is up
+  std::string bridgeDevice;          // "bridge0"
+  // "enabled", "disabled", "none" (no devices) or "unknown".
+  std::string rdmaState = "unknown";
+  std::vector<RdmaDevice> rdmaDevices;
+  // Detection steps that did not work (a tool missing, timing out or
+  // printing something unreadable): shown as findings, never fatal.
+  std::vector<std::string> problems;
+
+  const InterfaceEntry* findInterface(const std::string& name) const;
+};
+
+// Looks at this host. withLinks = false fills only identity, name and
+// machine (a single-host communicator needs no more, and on macOS the
+// Thunderbolt tools take a noticeable fraction of a second).
+HostInventory detectInventory(bool withLinks);
+
+nlohmann::ordered_json inventoryToJson(const HostInventory& inventory);
+// Throws mcl::Error(mclInvalidArgument) naming the field on malformed input.
+HostInventory inventoryFromJson(const nlohmann::json& json);
+
+}  // namespace mcl::topology

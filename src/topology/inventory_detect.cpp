@@ -1,0 +1,225 @@
+// The OS-touching half of the inventory: interfaces from getifaddrs plus
+// sysfs (Linux) or networksetup/system_profiler (macOS), RDMA devices, and
+// the machine. Every outside tool runs with a deadline; what fails becomes a
+// `problems` entry, never an exception, so detection cannot stop a job.
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "base/error.h"
+#include "platform/host_identity.h"
+#include "platform/interfaces.h"
+#include "platform/run_command.h"
+#include "topology/inventory.h"
+#include "topology/networksetup.h"
+#include "topology/text.h"
+
+namespace mcl::topology {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string readSmallFile(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) return "";
+  std::ostringstream content;
+  content << in.rdbuf();
+  return std::string(trim(content.str()));
+}
+
+bool interfaceUp(int sock, const std::string& name) {
+  ifreq request{};
+  if (name.size() >= sizeof(request.ifr_name)) return false;
+  name.copy(request.ifr_name, name.size());
+  if (ioctl(sock, SIOCGIFFLAGS, &request) != 0) return false;
+  return (request.ifr_flags & IFF_UP) != 0;
+}
+
+// Every interface the OS has, with or without addresses: a Thunderbolt port
+// without IPv4 is exactly what a check must be able to report.
+std::vector<InterfaceEntry> listAllInterfaces() {
+  std::vector<InterfaceEntry> out;
+  std::map<std::string, size_t> byName;
+  int sock = socket(AF_INET, SOCK_DGRAM, 0);
+  if (struct if_nameindex* names = if_nameindex()) {
+    for (struct if_nameindex* n = names; n->if_index != 0; ++n) {
+      InterfaceEntry e;
+      e.name = n->if_name;
+      e.up = sock >= 0 && interfaceUp(sock, e.name);
+      byName[e.name] = out.size();
+      out.push_back(e);
+    }
+    if_freenameindex(names);
+  }
+  if (sock >= 0) close(sock);
+  for (const platform::NetInterface& n : platform::listInterfaces()) {
+    auto it = byName.find(n.name);
+    if (it == byName.end()) {
+      InterfaceEntry e;
+      e.name = n.name;
+      e.up = true;  // listInterfaces keeps only interfaces that are up
+      it = byName.emplace(n.name, out.size()).first;
+      out.push_back(e);
+    }
+    InterfaceEntry& e = out[it->second];
+    e.addresses.push_back({n.address.host(), n.prefixLength});
+    if (n.loopback) e.medium = "loopback";
+  }
+  return out;
+}
+
+#if defined(__linux__)
+void describeLinuxInterfaces(HostInventory& inv) {
+  const fs::path net = "/sys/class/net";
+  std::error_code ec;
+  for (InterfaceEntry& e : inv.interfaces) {
+    fs::path dir = net / e.name;
+    if (e.medium == "loopback" || e.name == "lo") {
+      e.medium = "loopback";
+    } else if (e.name.rfind("thunderbolt", 0) == 0) {
+      e.medium = "thunderbolt";
+    } else if (fs::exists(dir / "wireless", ec)) {
+      e.medium = "wifi";
+    } else if (fs::exists(dir / "bridge", ec)) {
+      e.medium = "bridge";
+    } else if (readSmallFile(dir / "type") == "1") {
+      e.medium = "ethernet";
+    } else {
+      e.medium = "other";
+    }
+    // Mb/s; -1 or unreadable when the driver does not know.
+    std::string speed = readSmallFile(dir / "speed");
+    char* end = nullptr;
+    long mbps = std::strtol(speed.c_str(), &end, 10);
+    if (!speed.empty() && *end == '\0' && mbps > 0)
+      e.speedGbps = static_cast<double>(mbps) / 1000.0;
+  }
+}
+
+void detectLinuxRdma(HostInventory& inv) {
+  const fs::path root = "/sys/class/infiniband";
+  std::error_code ec;
+  fs::directory_iterator it(root, ec);
+  if (ec) {
+    inv.rdmaState = "none";
+    return;
+  }
+  for (const fs::directory_entry& entry : it) {
+    RdmaDevice d;
+    d.name = entry.path().filename().string();
+    // "4: ACTIVE"
+    d.active = readSmallFile(entry.path() / "ports/1/state").find("ACTIVE") !=
+               std::string::npos;
+    d.netdev = readSmallFile(entry.path() / "ports/1/gid_attrs/ndevs/0");
+    if (d.netdev.empty()) {
+      fs::directory_iterator nets(entry.path() / "device/net", ec);
+      if (!ec && nets != fs::directory_iterator())
+        d.netdev = nets->path().filename().string();
+    }
+    inv.rdmaDevices.push_back(d);
+  }
+  inv.rdmaState = inv.rdmaDevices.empty() ? "none" : "enabled";
+}
+#endif
+
+#if defined(__APPLE__)
+// Runs a macOS tool; on failure records why and returns "".
+std::string toolOutput(HostInventory& inv, const std::vector<std::string>& argv,
+                       int seconds) {
+  platform::CommandResult r =
+      platform::runCommand(argv, std::chrono::seconds(seconds));
+  if (!r.started) {
+    inv.problems.push_back("could not run " + argv[0]);
+  } else if (r.timedOut) {
+    inv.problems.push_back(argv[0] + " did not answer within " +
+                           std::to_string(seconds) + " s");
+  } else if (r.exitCode != 0) {
+    inv.problems.push_back(argv[0] + " exited with status " +
+                           std::to_string(r.exitCode));
+  } else {
+    return r.output;
+  }
+  return "";
+}
+
+void describeMacInterfaces(HostInventory& inv) {
+  HardwarePorts ports;
+  std::string text =
+      toolOutput(inv, {"networksetup", "-listallhardwareports"}, 10);
+  try {
+    if (!text.empty()) ports = parseNetworksetupPorts(text);
+  } catch (const Error& e) {
+    inv.problems.push_back(e.what());
+  }
+  std::map<std::string, int> receptacleOf;
+  for (const auto& [number, device] : ports.thunderbolt)
+    receptacleOf[device] = number;
+  std::string profile = toolOutput(
+      inv, {"system_profiler", "SPThunderboltDataType", "-json"}, 20);
+  try {
+    if (!profile.empty()) {
+      inv.thunderboltPorts = parseSystemProfilerThunderbolt(profile);
+      inv.thunderboltDetected = true;
+    }
+  } catch (const Error& e) {
+    inv.problems.push_back(e.what());
+  }
+  inv.bridgeDevice = ports.bridgeDevice;
+  for (InterfaceEntry& e : inv.interfaces) {
+    auto tb = receptacleOf.find(e.name);
+    if (e.medium == "loopback" || e.name == "lo0") {
+      e.medium = "loopback";
+    } else if (tb != receptacleOf.end()) {
+      e.medium = "thunderbolt";
+      e.receptacle = tb->second;
+      for (const ThunderboltPort& p : inv.thunderboltPorts)
+        if (p.receptacle == tb->second) e.speedGbps = p.speedGbps;
+    } else if (!ports.bridgeDevice.empty() && e.name == ports.bridgeDevice) {
+      e.medium = "bridge";
+      inv.bridgeActive = e.up;
+    } else if (ports.wifi.count(e.name) != 0) {
+      e.medium = "wifi";
+    } else if (ports.ethernet.count(e.name) != 0) {
+      e.medium = "ethernet";
+    } else {
+      e.medium = "other";
+    }
+  }
+  // `rdma_ctl status` says "enabled" or "disabled"; absent before macOS 26.2.
+  platform::CommandResult r =
+      platform::runCommand({"rdma_ctl", "status"}, std::chrono::seconds(5));
+  if (r.started && !r.timedOut && r.exitCode == 0) {
+    if (r.output.find("disabled") != std::string::npos)
+      inv.rdmaState = "disabled";
+    else if (r.output.find("enabled") != std::string::npos)
+      inv.rdmaState = "enabled";
+  }
+}
+#endif
+
+}  // namespace
+
+HostInventory detectInventory(bool withLinks) {
+  HostInventory inv;
+  inv.identity = platform::hostIdentity();
+  inv.name = platform::hostName();
+  inv.machine = describeMachine();
+  if (!withLinks) return inv;
+  inv.interfaces = listAllInterfaces();
+#if defined(__linux__)
+  describeLinuxInterfaces(inv);
+  detectLinuxRdma(inv);
+#elif defined(__APPLE__)
+  describeMacInterfaces(inv);
+#endif
+  return inv;
+}
+
+}  // namespace mcl::topology

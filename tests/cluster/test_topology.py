@@ -1,0 +1,150 @@
+"""Topology detection across real hosts (network namespaces joined by veth
+cables): the dump of each cabling must match the testbed's own description
+exactly (hosts, ranks, every cable with both interfaces and addresses, the
+shape); MCL_TOPO_FILE reads a dump back; `mcl-perf topo --check` finds
+traffic that avoids a cable.
+
+Needs root (skips otherwise) and MCL_PERF (CTest sets it)."""
+
+import json
+import os
+
+import pytest
+
+from jobs import PERF, cable_root, finish, start_ranks
+from testbed import Testbed as Cluster
+
+pytestmark = [
+    pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root"),
+    pytest.mark.skipif(not os.path.exists(PERF), reason="MCL_PERF not built"),
+]
+
+SHAPES = {"pair": "pair", "pair2": "pair", "ring3": "ring", "mesh4": "full_mesh",
+          "line3": "line"}
+
+
+def run_topo(bed, hosts, root, args, extra_env=None, expect=0):
+    outputs = finish(start_ranks(bed, hosts, root, ["topo"] + args, extra_env))
+    for rank, (code, out) in enumerate(outputs):
+        assert code == expect, f"rank {rank} exited {code}, wanted {expect}:\n{out}"
+    return outputs
+
+
+def dump_topology(bed, hosts, root, tmp_path, extra_env=None):
+    path = tmp_path / "topo.json"
+    env = {"MCL_TOPO_DUMP_FILE": str(path)}
+    env.update(extra_env or {})
+    run_topo(bed, hosts, root, [], env)
+    with open(path) as f:
+        return json.load(f)
+
+
+def end_of(link_end):
+    return (link_end["host"], link_end["interface"], link_end["address"])
+
+
+def check_matches_testbed(topo, desc, ranks_of_host, shape):
+    assert topo["shape"] == shape, topo["shape"]
+    assert topo["source"] == "detected"
+    assert [h["id"] for h in topo["hosts"]] == list(range(len(ranks_of_host)))
+    assert [h["ranks"] for h in topo["hosts"]] == ranks_of_host
+    expected = sorted((end_of(c["a"]), end_of(c["b"]), c["subnet"])
+                      for c in desc["cables"])
+    found = sorted((end_of(l["a"]), end_of(l["b"]), l["subnet"])
+                   for l in topo["links"])
+    assert found == expected
+    # Every cable of a pair is its own wire, numbered 0, 1, ...
+    wires = {}
+    for link in topo["links"]:
+        wires.setdefault((link["a"]["host"], link["b"]["host"]), []).append(link["wire"])
+    for pair, numbers in wires.items():
+        assert sorted(numbers) == list(range(len(numbers))), (pair, numbers)
+    for link in topo["links"]:
+        assert link["matched_by"] == "subnet" and link["kind"] == "ethernet"
+        assert link["speed_gbps"] > 0  # veth reports its speed
+
+
+@pytest.mark.parametrize("spec", ["pair2", "ring3", "mesh4"])
+def test_dump_matches_the_cabling(spec, tmp_path):
+    with Cluster(spec, name=f"mcl-topo-{spec}", lan=True) as bed:
+        n = len(bed.describe()["hosts"])
+        topo = dump_topology(bed, list(range(n)), "10.78.0.1:29720", tmp_path)
+        check_matches_testbed(topo, bed.describe(), [[h] for h in range(n)],
+                              SHAPES[spec])
+        # The LAN is a shared network, not a cable.
+        assert [len(net["members"]) for net in topo["networks"]] == [n]
+        # Every pair of ranks takes its cable(s).
+        for path in topo["paths"]:
+            assert path["transport"] == "tcp" and path["link_kind"] == "cable", path
+        assert topo["findings"] == []
+
+
+def test_two_ranks_per_host_and_a_line(tmp_path):
+    with Cluster("line3", name="mcl-topo-line3", lan=True) as bed:
+        topo = dump_topology(bed, [0, 0, 1, 1, 2, 2], "10.78.0.1:29721", tmp_path)
+        check_matches_testbed(topo, bed.describe(), [[0, 1], [2, 3], [4, 5]],
+                              "line")
+        kinds = {tuple(p["ranks"]): (p["transport"], p["link_kind"])
+                 for p in topo["paths"]}
+        assert kinds[(0, 1)] == ("shm", "")
+        assert kinds[(0, 2)] == ("tcp", "cable")
+        # Hosts 0 and 2 share no cable: their ranks meet over the LAN.
+        assert kinds[(0, 4)] == ("tcp", "lan")
+
+
+def test_topology_file_is_read_back_and_checked(tmp_path):
+    with Cluster("pair2", name="mcl-topo-file", lan=False) as bed:
+        root = cable_root(29722)
+        topo = dump_topology(bed, [0, 1], root, tmp_path)
+        saved = tmp_path / "saved.json"
+        saved.write_text(json.dumps(topo))
+        outs = run_topo(bed, [0, 1], cable_root(29723), [],
+                        {"MCL_TOPO_FILE": str(saved)})
+        assert f"shape pair (file {saved})" in outs[0][1], outs[0][1]
+        # A file for another job (3 ranks) fails init with a clear message.
+        wrong = dict(topo)
+        del wrong["shape"]  # a third host without cables is no pair
+        wrong["hosts"] = topo["hosts"] + [
+            {"id": 2, "name": "ghost", "ranks": [2]}]
+        bad = tmp_path / "bad.json"
+        bad.write_text(json.dumps(wrong))
+        outs = finish(start_ranks(bed, [0, 1], cable_root(29725), ["topo"],
+                                  {"MCL_TOPO_FILE": str(bad)}))
+        for code, out in outs:
+            assert code != 0
+            assert "describes 3 ranks, this communicator has 2" in out, out
+
+
+def test_check_finds_traffic_that_avoids_the_cable(tmp_path):
+    with Cluster("pair", name="mcl-topo-check", lan=True) as bed:
+        outs = run_topo(bed, [0, 1], "10.78.0.1:29726", ["--check"],
+                        {"MCL_SOCKET_IFNAME": "lan"})
+        out = outs[0][1]
+        assert "share a cable, but their traffic takes lan lan0>lan0" in out, out
+        assert "fix: Check MCL_SOCKET_IFNAME" in out, out
+        assert "# Checks: 0 errors, 1 warning" in out, out
+        # And the same cluster with the cable in use is clean.
+        outs = run_topo(bed, [0, 1], "10.78.0.1:29727", ["--check"])
+        assert "# Checks: 0 errors, 0 warnings" in outs[0][1], outs[0][1]
+
+
+def test_topology_file_decides_which_cables_carry_traffic(tmp_path):
+    with Cluster("pair2", name="mcl-topo-only", lan=False) as bed:
+        topo = dump_topology(bed, [0, 1], cable_root(29728), tmp_path)
+        assert len(topo["links"]) == 2
+        one = dict(topo, links=topo["links"][1:])
+        path = tmp_path / "one.json"
+        path.write_text(json.dumps(one))
+        outs = run_topo(bed, [0, 1], cable_root(29729), [],
+                        {"MCL_TOPO_FILE": str(path)})
+        a, b = one["links"][0]["a"]["interface"], one["links"][0]["b"]["interface"]
+        assert f"tcp  cable: {a}>{b}\n" in outs[0][1], outs[0][1]
+        # Ends of two different cables share no subnet: a clear error.
+        crossed = json.loads(json.dumps(one))
+        crossed["links"][0]["b"]["interface"] = topo["links"][0]["b"]["interface"]
+        path.write_text(json.dumps(crossed))
+        outs = finish(start_ranks(bed, [0, 1], cable_root(29730), ["topo"],
+                                  {"MCL_TOPO_FILE": str(path)}))
+        assert any("MCL_TOPO_FILE names the cables to rank" in out
+                   for _, out in outs), outs
+        assert all(code != 0 for code, _ in outs), outs
