@@ -12,8 +12,8 @@ mclComm_t joinCommunicator(const Options& options, RankSetup* setup) {
     config.timeoutSeconds = options.timeoutSeconds;
   mclComm_t comm = nullptr;
   if (setup->fromEnvironment) {
-    checkMcl(setup->rank, "mclCommInitFromEnv",
-             mclCommInitFromEnv(&comm, &config), nullptr);
+    checkMcl(-1, "mclCommInitFromEnv", mclCommInitFromEnv(&comm, &config),
+             nullptr);
     checkMcl(setup->rank, "mclCommUserRank",
              mclCommUserRank(comm, &setup->rank), comm);
     checkMcl(setup->rank, "mclCommCount", mclCommCount(comm, &setup->nranks),

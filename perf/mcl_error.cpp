@@ -19,7 +19,9 @@ void dieOnMclError(int rank, const char* call, mclResult_t result,
   const char* last = mclGetLastError(comm);
   const std::string detail = last ? last : "";
   const char* text = mclGetErrorString(result);
-  std::fprintf(stderr, "mcl-perf: rank %d: %s failed: %s (%s)\n", rank, call,
+  // rank < 0: not known yet (a launcher's rank before init).
+  std::string who = rank >= 0 ? "rank " + std::to_string(rank) + ": " : "";
+  std::fprintf(stderr, "mcl-perf: %s%s failed: %s (%s)\n", who.c_str(), call,
                text ? text : "unknown error", detail.c_str());
   if (comm != nullptr) mclCommAbort(comm);
   exitNow(kExitFailure);

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <sys/socket.h>
+#include <condition_variable>
+#include <map>
 #include <mutex>
 #include <set>
 #include <system_error>
@@ -64,6 +66,27 @@ void unregisterRootFd(int fd) {
   rootFds.erase(fd);
 }
 
+// Roots of this process by the comm they served, and whether they are done:
+// a rank in the root's own process waits for its root before init returns,
+// or a fast rank 0 could exit (taking the detached root thread with it)
+// before the root has sent the last message to every other rank.
+std::mutex rootsMutex;
+std::condition_variable rootsChanged;
+std::map<uint64_t, bool> rootFinished;  // commId -> finished
+
+void setRootState(uint64_t commId, bool finished) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // A forked child has no root thread: it must not wait for one.
+    pthread_atfork(nullptr, nullptr, [] { rootFinished.clear(); });
+  });
+  {
+    std::lock_guard<std::mutex> lock(rootsMutex);
+    rootFinished[commId] = finished;
+  }
+  rootsChanged.notify_all();
+}
+
 enum class State { AwaitProof, AwaitHello, Joined, Done };
 
 struct Client {
@@ -95,6 +118,7 @@ class Root {
               std::string("rendezvous root failed: ") + e.what());
     }
     MCL_LOG(Info, kLogBootstrap, "rendezvous root closed");
+    if (commId_ != 0) setRootState(commId_, true);
     for (auto& l : listeners_) {
       unregisterRootFd(l.fd());
       l.close();
@@ -329,6 +353,8 @@ class Root {
   void welcomeAll() {
     Welcome w;
     w.commId = randomU64();
+    commId_ = w.commId;
+    setRootState(commId_, false);
     for (Client* c : ranks_)
       w.peers.push_back({c->hello.hostId, c->hello.hostName, c->hello.pid});
     std::vector<uint8_t> payload = encode(w);
@@ -416,6 +442,7 @@ class Root {
   int firstRank_ = -1;
   int joined_ = 0;
   int done_ = 0;
+  uint64_t commId_ = 0;
   int contributions_ = 0;
   uint32_t round_ = 0;
   bool finished_ = false;
@@ -473,6 +500,14 @@ std::vector<platform::SocketAddress> startRendezvousRoot(
       std::make_shared<Root>(std::move(listeners), secret, timeoutSeconds);
   std::thread([root] { root->run(); }).detach();
   return bound;
+}
+
+void waitForRendezvousRoot(uint64_t commId, platform::Deadline deadline) {
+  std::unique_lock<std::mutex> lock(rootsMutex);
+  auto it = rootFinished.find(commId);
+  if (it == rootFinished.end()) return;  // the root runs elsewhere
+  rootsChanged.wait_until(lock, deadline, [&] { return rootFinished[commId]; });
+  rootFinished.erase(commId);
 }
 
 }  // namespace mcl

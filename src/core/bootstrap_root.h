@@ -4,6 +4,7 @@
 // once every rank said Bye, init failed, or the timeout passed.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "base/auth.h"
@@ -17,5 +18,10 @@ namespace mcl {
 std::vector<platform::SocketAddress> startRendezvousRoot(
     const Secret& secret, const std::vector<platform::SocketAddress>& binds,
     int timeoutSeconds);
+
+// When this process runs the root that issued commId, waits (until
+// `deadline`) for it to finish: every rank has then had the last message of
+// init. Returns at once when the root runs in another process.
+void waitForRendezvousRoot(uint64_t commId, platform::Deadline deadline);
 
 }  // namespace mcl

@@ -10,6 +10,7 @@
 #include "base/log.h"
 #include "base/wire.h"
 #include "core/bootstrap_client.h"
+#include "core/bootstrap_root.h"
 #include "core/both_wakers.h"
 #include "core/comm.h"
 #include "core/comm_topology.h"
@@ -199,6 +200,7 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
   comm->shm->unlinkOwnSegment();
   if (comm->tcp) comm->tcp->stopListening();
   bootstrap.close();
+  waitForRendezvousRoot(comm->commId, deadline);
 
   auto n = static_cast<size_t>(nranks);
   comm->connections.resize(n);

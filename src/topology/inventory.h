@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "topology/machine.h"
+#include "topology/thunderbolt_linux.h"
 #include "topology/thunderbolt_macos.h"
 
 namespace mcl::topology {
@@ -28,6 +29,8 @@ struct InterfaceEntry {
   bool up = false;
   double speedGbps = 0;  // 0 when the OS does not say
   int receptacle = 0;    // Thunderbolt port number (macOS), else 0
+  // Linux thunderbolt-net: the sysfs entry of the remote host ("0-1").
+  std::string thunderboltEntry;
   std::vector<InterfaceAddress> addresses;
 
   bool hasIpv4() const;
@@ -47,8 +50,10 @@ struct HostInventory {
   // macOS: every Thunderbolt port and what is plugged into it.
   std::vector<ThunderboltPort> thunderboltPorts;
   bool thunderboltDetected = false;  // the ports above were looked for
-  bool bridgeActive = false;         // Thunderbolt Bridge is up
-  std::string bridgeDevice;          // "bridge0"
+  // Linux: the remote hosts /sys/bus/thunderbolt shows (XDomains).
+  std::vector<XDomainHost> thunderboltHosts;
+  bool bridgeActive = false;  // Thunderbolt Bridge is up
+  std::string bridgeDevice;   // "bridge0"
   // "enabled", "disabled", "none" (no devices) or "unknown".
   std::string rdmaState = "unknown";
   std::vector<RdmaDevice> rdmaDevices;

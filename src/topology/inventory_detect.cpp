@@ -5,8 +5,10 @@
 #include <net/if.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -76,6 +78,23 @@ std::vector<InterfaceEntry> listAllInterfaces() {
 }
 
 #if defined(__linux__)
+// Hosts made of network namespaces share one host name: add the name
+// `ip netns` gave this process's namespace, if any, so they can be told
+// apart ("vm/mcl-ring3-h0").
+std::string nameWithNetns(std::string name) {
+  struct stat self;
+  if (stat("/proc/self/ns/net", &self) != 0) return name;
+  std::error_code ec;
+  for (const fs::directory_entry& e :
+       fs::directory_iterator("/run/netns", ec)) {
+    struct stat other;
+    if (stat(e.path().c_str(), &other) == 0 && other.st_ino == self.st_ino &&
+        other.st_dev == self.st_dev)
+      return name + "/" + e.path().filename().string();
+  }
+  return name;
+}
+
 void describeLinuxInterfaces(HostInventory& inv) {
   const fs::path net = "/sys/class/net";
   std::error_code ec;
@@ -100,6 +119,32 @@ void describeLinuxInterfaces(HostInventory& inv) {
     long mbps = std::strtol(speed.c_str(), &end, 10);
     if (!speed.empty() && *end == '\0' && mbps > 0)
       e.speedGbps = static_cast<double>(mbps) / 1000.0;
+  }
+}
+
+// thunderbolt-net interfaces hang under a service of the remote host's
+// XDomain ("0-1.0" under "0-1"): that entry gives the link's speed.
+void detectLinuxThunderbolt(HostInventory& inv) {
+  try {
+    inv.thunderboltHosts = parseThunderboltSysfs(
+        readThunderboltSysfs("/sys/bus/thunderbolt/devices"));
+  } catch (const Error& e) {
+    inv.problems.push_back(e.what());
+    return;
+  }
+  std::error_code ec;
+  for (InterfaceEntry& e : inv.interfaces) {
+    if (e.medium != "thunderbolt") continue;
+    fs::path service =
+        fs::read_symlink("/sys/class/net/" + e.name + "/device", ec);
+    if (ec) continue;
+    std::string entry = service.filename().string();
+    entry = entry.substr(0, entry.find('.'));
+    for (const XDomainHost& x : inv.thunderboltHosts)
+      if (x.entry == entry) {
+        e.thunderboltEntry = entry;
+        if (x.rxGbps > 0) e.speedGbps = x.rxGbps * std::max(x.rxLanes, 1);
+      }
   }
 }
 
@@ -210,11 +255,15 @@ HostInventory detectInventory(bool withLinks) {
   HostInventory inv;
   inv.identity = platform::hostIdentity();
   inv.name = platform::hostName();
+#if defined(__linux__)
+  inv.name = nameWithNetns(inv.name);
+#endif
   inv.machine = describeMachine();
   if (!withLinks) return inv;
   inv.interfaces = listAllInterfaces();
 #if defined(__linux__)
   describeLinuxInterfaces(inv);
+  detectLinuxThunderbolt(inv);
   detectLinuxRdma(inv);
 #elif defined(__APPLE__)
   describeMacInterfaces(inv);

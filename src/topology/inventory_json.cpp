@@ -137,11 +137,23 @@ ojson inventoryToJson(const HostInventory& inv) {
                           {"up", e.up},
                           {"speed_gbps", e.speedGbps},
                           {"receptacle", e.receptacle},
+                          {"thunderbolt_entry", e.thunderboltEntry},
                           {"addresses", addresses}});
   }
   ojson ports = ojson::array();
   for (const ThunderboltPort& p : inv.thunderboltPorts)
     ports.push_back(portToJson(p));
+  ojson xdomains = ojson::array();
+  for (const XDomainHost& x : inv.thunderboltHosts)
+    xdomains.push_back({{"entry", x.entry},
+                        {"device_name", x.deviceName},
+                        {"vendor_name", x.vendorName},
+                        {"unique_id", x.uniqueId},
+                        {"rx_gbps", x.rxGbps},
+                        {"tx_gbps", x.txGbps},
+                        {"rx_lanes", x.rxLanes},
+                        {"tx_lanes", x.txLanes},
+                        {"network_service", x.networkService}});
   ojson rdma = ojson::array();
   for (const RdmaDevice& d : inv.rdmaDevices)
     rdma.push_back(
@@ -152,6 +164,7 @@ ojson inventoryToJson(const HostInventory& inv) {
           {"interfaces", interfaces},
           {"thunderbolt_detected", inv.thunderboltDetected},
           {"thunderbolt_ports", ports},
+          {"thunderbolt_hosts", xdomains},
           {"bridge_active", inv.bridgeActive},
           {"bridge_device", inv.bridgeDevice},
           {"rdma_state", inv.rdmaState},
@@ -174,6 +187,7 @@ HostInventory inventoryFromJson(const json& j) {
     entry.up = boolean(e, "up");
     entry.speedGbps = number(e, "speed_gbps");
     entry.receptacle = integer(e, "receptacle");
+    entry.thunderboltEntry = str(e, "thunderbolt_entry");
     for (const json& a : list(e, "addresses"))
       entry.addresses.push_back({str(a, "address"), integer(a, "prefix")});
     inv.interfaces.push_back(entry);
@@ -181,6 +195,19 @@ HostInventory inventoryFromJson(const json& j) {
   inv.thunderboltDetected = boolean(j, "thunderbolt_detected");
   for (const json& p : list(j, "thunderbolt_ports"))
     inv.thunderboltPorts.push_back(portFromJson(p));
+  for (const json& x : list(j, "thunderbolt_hosts")) {
+    XDomainHost h;
+    h.entry = str(x, "entry");
+    h.deviceName = str(x, "device_name");
+    h.vendorName = str(x, "vendor_name");
+    h.uniqueId = str(x, "unique_id");
+    h.rxGbps = number(x, "rx_gbps");
+    h.txGbps = number(x, "tx_gbps");
+    h.rxLanes = integer(x, "rx_lanes");
+    h.txLanes = integer(x, "tx_lanes");
+    h.networkService = boolean(x, "network_service");
+    inv.thunderboltHosts.push_back(h);
+  }
   inv.bridgeActive = boolean(j, "bridge_active");
   inv.bridgeDevice = str(j, "bridge_device");
   inv.rdmaState = str(j, "rdma_state");

@@ -26,7 +26,7 @@ SHAPES = {"pair": "pair", "pair2": "pair", "ring3": "ring", "mesh4": "full_mesh"
 def run_topo(bed, hosts, root, args, extra_env=None, expect=0):
     outputs = finish(start_ranks(bed, hosts, root, ["topo"] + args, extra_env))
     for rank, (code, out) in enumerate(outputs):
-        assert code == expect, f"rank {rank} exited {code}, wanted {expect}:\n{out}"
+        assert code == expect, f"rank {rank} exited {code}, wanted {expect}:\n{out}\n" + "\n".join(o for _, o in outputs)
     return outputs
 
 
@@ -71,6 +71,9 @@ def test_dump_matches_the_cabling(spec, tmp_path):
         topo = dump_topology(bed, list(range(n)), "10.78.0.1:29720", tmp_path)
         check_matches_testbed(topo, bed.describe(), [[h] for h in range(n)],
                               SHAPES[spec])
+        # Namespaces share the host name; the namespace tells them apart.
+        for h in topo["hosts"]:
+            assert h["name"].endswith("/" + bed.netns(h["id"])), h["name"]
         # The LAN is a shared network, not a cable.
         assert [len(net["members"]) for net in topo["networks"]] == [n]
         # Every pair of ranks takes its cable(s).
