@@ -172,7 +172,10 @@ mclResult_t mclCommGetTopology(const mclComm_t comm, char* json, size_t* size) {
   return apiCall(__func__, [&] {
     mcl::CommRef ref(comm);
     if (size == nullptr) throw error(mclInvalidArgument, "size is NULL");
-    std::string text = mcl::topology::clusterToJson(ref->cluster).dump(2);
+    // Names come from the OS: bytes that are not UTF-8 become U+FFFD.
+    std::string text =
+        mcl::topology::clusterToJson(ref->cluster)
+            .dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
     size_t have = *size;
     *size = text.size() + 1;
     if (json == nullptr) return;

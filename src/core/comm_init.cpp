@@ -151,6 +151,16 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
   std::vector<TransportDetails> all;
   for (const auto& bytes : bootstrap.allGather(encode(mine)))
     all.push_back(decodeDetails(bytes));
+  // Every rank builds the same cluster from the same data, so a bad
+  // MCL_TOPO_FILE fails all of them alike, before anything is mapped.
+  std::vector<std::vector<transport::tcp::Endpoint>> endpoints;
+  std::vector<std::string> inventories;
+  for (const auto& d : all) {
+    if (comm->tcp)
+      endpoints.push_back(transport::tcp::decodeEndpoints(d.endpoints));
+    inventories.push_back(d.inventory);
+  }
+  comm->cluster = buildCommCluster(*comm, inventories, endpoints);
 
   // Ring schedules size their rounds alike on every rank, from the smallest
   // buffer between any two ranks.
@@ -182,14 +192,6 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
     comm->shm->mapPeer(
         peer, all[static_cast<size_t>(peer)].segment,
         static_cast<int>(comm->peers[static_cast<size_t>(peer)].pid));
-  std::vector<std::vector<transport::tcp::Endpoint>> endpoints;
-  std::vector<std::string> inventories;
-  for (const auto& d : all) {
-    if (comm->tcp)
-      endpoints.push_back(transport::tcp::decodeEndpoints(d.endpoints));
-    inventories.push_back(d.inventory);
-  }
-  comm->cluster = buildCommCluster(*comm, inventories, endpoints);
   if (comm->tcp)
     comm->tcp->connectPeers(endpoints, plan.tcpPeers, plan.sameHost,
                             fileRestrictions(*comm, comm->cluster), deadline);

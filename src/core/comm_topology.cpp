@@ -145,7 +145,8 @@ std::string localInventory(const mclComm& comm) {
   bool wanted = multiHost(comm) || comm.settings.topoDetectAlways ||
                 !comm.settings.topoDumpFile.empty();
   bool links = wanted && comm.settings.topoFile.empty();
-  return topology::inventoryToJson(topology::detectInventory(links)).dump();
+  return topology::inventoryToJson(topology::detectInventory(links))
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 topology::Cluster buildCommCluster(
@@ -206,7 +207,9 @@ void reportCluster(const mclComm& comm, const topology::Cluster& cluster) {
   const std::string& dump = comm.settings.topoDumpFile;
   if (dump.empty()) return;
   std::ofstream out(dump);
-  out << topology::clusterToJson(cluster).dump(2) << "\n";
+  out << topology::clusterToJson(cluster).dump(
+             2, ' ', false, nlohmann::json::error_handler_t::replace)
+      << "\n";
   out.close();
   if (!out)
     throw error(mclSystemError, "MCL_TOPO_DUMP_FILE=%s: cannot write: %s",

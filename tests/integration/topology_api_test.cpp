@@ -1,0 +1,149 @@
+// The cluster picture through the public API: mclCommGetTopology (size
+// query, exact buffer, too small), MCL_TOPO_DUMP_FILE written by rank 0 (and
+// a path that cannot be written failing init on every rank), MCL_TOPO_FILE
+// that is missing or describes another job.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "expect_error.h"
+#include "multiprocess.h"
+
+namespace mcl::test {
+namespace {
+
+constexpr auto kBound = std::chrono::seconds(30);
+constexpr int kTimeout = 5;
+
+std::string readAll(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string scratchPath(const char* name) {
+  return "/tmp/mcl-topo-test-" + std::to_string(getpid()) + "-" + name;
+}
+
+size_t count(const std::string& text, const std::string& part) {
+  size_t n = 0;
+  for (size_t at = text.find(part); at != std::string::npos;
+       at = text.find(part, at + 1))
+    ++n;
+  return n;
+}
+
+TEST(TopologyApi, GetTopologyDescribesTheJob) {
+  auto body = [](RankContext& ctx) {
+    mclComm_t comm = initComm(ctx, kTimeout);
+    if (comm == nullptr) return;
+    size_t size = 0;
+    ctx.ok(mclCommGetTopology(comm, nullptr, &size), "size query");
+    if (size < 100) ctx.fail("topology of %zu bytes", size);
+    std::vector<char> text(size, '\x7f');
+    size_t exact = size;
+    ctx.ok(mclCommGetTopology(comm, text.data(), &exact), "exact buffer");
+    std::string json(text.data());
+    if (json.size() + 1 != size)
+      ctx.fail("%zu bytes, said %zu", json.size(), size);
+    for (const char* part : {"\"shape\": \"single\"", "\"hosts\"", "\"links\"",
+                             "\"paths\"", "\"transport\": \"shm\""})
+      if (json.find(part) == std::string::npos)
+        ctx.fail("topology lacks %s:\n%s", part, json.c_str());
+    // One host: every pair of the 3 ranks on shared memory.
+    if (count(json, "\"transport\": \"shm\"") != 3)
+      ctx.fail("expected 3 shm pairs:\n%s", json.c_str());
+    std::vector<char> small(size - 1, 'x');
+    size_t have = small.size();
+    expectError(ctx, mclCommGetTopology(comm, small.data(), &have),
+                mclInvalidArgument, "small buffer", {"too small"});
+    if (have != size || small[0] != 'x')
+      ctx.fail("a refused buffer was written, or size not reported");
+    expectError(ctx, mclCommGetTopology(comm, text.data(), nullptr),
+                mclInvalidArgument, "NULL size", {"size"});
+    expectError(ctx, mclCommGetTopology(nullptr, text.data(), &exact),
+                mclInvalidArgument, "NULL comm", {"comm"});
+    ctx.ok(mclCommDestroy(comm), "mclCommDestroy");
+  };
+  EXPECT_TRUE(runRanks(3, body, kBound));
+}
+
+TEST(TopologyApi, DumpFileIsWrittenByRankZero) {
+  const std::string path = scratchPath("dump.json");
+  unlink(path.c_str());
+  auto body = [&](RankContext& ctx) {
+    setenv("MCL_TOPO_DUMP_FILE", path.c_str(), 1);
+    mclComm_t comm = initComm(ctx, kTimeout);
+    if (comm == nullptr) return;
+    ctx.ok(mclCommDestroy(comm), "mclCommDestroy");
+  };
+  EXPECT_TRUE(runRanks(2, body, kBound));
+  std::string dump = readAll(path);
+  EXPECT_NE(dump.find("\"mcl_topology\": 1"), std::string::npos) << dump;
+  EXPECT_NE(dump.find("\"interfaces\""), std::string::npos)
+      << "a dump looks at the interfaces even on one host:\n"
+      << dump;
+  unlink(path.c_str());
+}
+
+TEST(TopologyApi, UnwritableDumpFileFailsInitOnEveryRank) {
+  auto body = [](RankContext& ctx) {
+    setenv("MCL_TOPO_DUMP_FILE", "/nonexistent-dir/topo.json", 1);
+    mclComm_t comm = nullptr;
+    mclConfig_t config = MCL_CONFIG_INITIALIZER;
+    config.timeoutSeconds = kTimeout;
+    mclResult_t r = mclCommInitRankConfig(&comm, ctx.nranks(), ctx.id(),
+                                          ctx.rank(), &config);
+    if (ctx.rank() == 0)
+      expectError(ctx, r, mclSystemError, "rank 0 init",
+                  {"MCL_TOPO_DUMP_FILE=/nonexistent-dir/topo.json"});
+    else if (r == mclSuccess)
+      ctx.fail("rank %d finished init although rank 0 failed", ctx.rank());
+  };
+  EXPECT_TRUE(runRanks(2, body, kBound));
+}
+
+TEST(TopologyApi, TopologyFileMustExistAndFitTheJob) {
+  const std::string path = scratchPath("three.json");
+  {
+    std::ofstream out(path);
+    out << R"({"hosts": [{"id": 0, "name": "a", "ranks": [0, 1, 2]}],
+               "links": []})";
+  }
+  auto body = [&](RankContext& ctx) {
+    mclConfig_t config = MCL_CONFIG_INITIALIZER;
+    config.timeoutSeconds = kTimeout;
+    mclComm_t comm = nullptr;
+    setenv("MCL_TOPO_FILE", "/nonexistent-dir/topo.json", 1);
+    // Each rank fails on its own before the others could notice: a fresh
+    // id per attempt is not needed, but the ranks must all fail alike.
+    expectError(ctx,
+                mclCommInitRankConfig(&comm, ctx.nranks(), ctx.id(), ctx.rank(),
+                                      &config),
+                mclInvalidArgument, "missing file",
+                {"MCL_TOPO_FILE=/nonexistent-dir/topo.json"});
+  };
+  EXPECT_TRUE(runRanks(2, body, kBound));
+  auto wrongJob = [&](RankContext& ctx) {
+    mclConfig_t config = MCL_CONFIG_INITIALIZER;
+    config.timeoutSeconds = kTimeout;
+    mclComm_t comm = nullptr;
+    setenv("MCL_TOPO_FILE", path.c_str(), 1);
+    expectError(ctx,
+                mclCommInitRankConfig(&comm, ctx.nranks(), ctx.id(), ctx.rank(),
+                                      &config),
+                mclInvalidUsage, "file for 3 ranks",
+                {"describes 3 ranks", "has 2"});
+  };
+  EXPECT_TRUE(runRanks(2, wrongJob, kBound));
+  unlink(path.c_str());
+}
+
+}  // namespace
+}  // namespace mcl::test
