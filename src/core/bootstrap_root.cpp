@@ -78,7 +78,11 @@ void setRootState(uint64_t commId, bool finished) {
   static std::once_flag once;
   std::call_once(once, [] {
     // A forked child has no root thread: it must not wait for one.
-    pthread_atfork(nullptr, nullptr, [] { rootFinished.clear(); });
+    pthread_atfork([] { rootsMutex.lock(); }, [] { rootsMutex.unlock(); },
+                   [] {
+                     rootFinished.clear();
+                     rootsMutex.unlock();
+                   });
   });
   {
     std::lock_guard<std::mutex> lock(rootsMutex);
@@ -504,9 +508,14 @@ std::vector<platform::SocketAddress> startRendezvousRoot(
 
 void waitForRendezvousRoot(uint64_t commId, platform::Deadline deadline) {
   std::unique_lock<std::mutex> lock(rootsMutex);
-  auto it = rootFinished.find(commId);
-  if (it == rootFinished.end()) return;  // the root runs elsewhere
-  rootsChanged.wait_until(lock, deadline, [&] { return rootFinished[commId]; });
+  if (rootFinished.find(commId) == rootFinished.end())
+    return;  // the root runs elsewhere
+  // Several ranks of one process may wait; the first one out forgets the
+  // entry, which the others must read as "finished".
+  rootsChanged.wait_until(lock, deadline, [&] {
+    auto it = rootFinished.find(commId);
+    return it == rootFinished.end() || it->second;
+  });
   rootFinished.erase(commId);
 }
 

@@ -73,6 +73,7 @@ struct TransportDetails {
   std::string segment;
   std::vector<uint8_t> endpoints;
   std::string inventory;  // JSON from each host's lowest rank, else empty
+  std::string topoFile;   // TopologyFileRead::status
 };
 
 std::vector<uint8_t> encode(const TransportDetails& d) {
@@ -84,6 +85,7 @@ std::vector<uint8_t> encode(const TransportDetails& d) {
   w.str(d.segment);
   w.blob(d.endpoints.data(), d.endpoints.size());
   w.str(d.inventory);
+  w.str(d.topoFile);
   return w.take();
 }
 
@@ -97,6 +99,7 @@ TransportDetails decodeDetails(const std::vector<uint8_t>& bytes) {
   d.segment = r.str(64);
   d.endpoints = r.blob(64 * 1024);
   d.inventory = r.str(1 << 20);
+  d.topoFile = r.str(4096);
   r.finish();
   return d;
 }
@@ -138,7 +141,9 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
   TransportDetails mine;
   mine.shmCapacity = uint64_t{shmOptions.slots} * shmOptions.slotBytes;
   mine.segment = comm->shm->segmentName();
-  mine.inventory = localInventory(*comm);
+  mine.inventory = localInventory(*comm, deadline);
+  TopologyFileRead topoFile = readTopologyFile(*comm);
+  mine.topoFile = topoFile.status.substr(0, 4000);
   if (plan.anyTcp) {
     comm->tcp = std::make_unique<transport::tcp::TcpDevice>(
         rank, contents.secret, comm->commId, comm->settings.tcp);
@@ -155,12 +160,15 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
   // MCL_TOPO_FILE fails all of them alike, before anything is mapped.
   std::vector<std::vector<transport::tcp::Endpoint>> endpoints;
   std::vector<std::string> inventories;
+  std::vector<std::string> fileStatus;
   for (const auto& d : all) {
     if (comm->tcp)
       endpoints.push_back(transport::tcp::decodeEndpoints(d.endpoints));
     inventories.push_back(d.inventory);
+    fileStatus.push_back(d.topoFile);
   }
-  comm->cluster = buildCommCluster(*comm, inventories, endpoints);
+  comm->cluster =
+      buildCommCluster(*comm, topoFile, fileStatus, inventories, endpoints);
 
   // Ring schedules size their rounds alike on every rank, from the smallest
   // buffer between any two ranks.

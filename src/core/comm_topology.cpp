@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <sodium.h>
+
 #include "base/error.h"
 #include "base/log.h"
 #include "core/comm.h"
@@ -139,25 +141,65 @@ void addPaths(const mclComm& comm, topology::Cluster& c,
 
 }  // namespace
 
-std::string localInventory(const mclComm& comm) {
+std::string localInventory(const mclComm& comm, platform::Deadline deadline) {
   if (!lowestRankOfHost(comm)) return "";
   // A file replaces link detection; the machine is still worth knowing.
   bool wanted = multiHost(comm) || comm.settings.topoDetectAlways ||
                 !comm.settings.topoDumpFile.empty();
   bool links = wanted && comm.settings.topoFile.empty();
-  return topology::inventoryToJson(topology::detectInventory(links))
+  return topology::inventoryToJson(topology::detectInventory(links, deadline))
       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+TopologyFileRead readTopologyFile(const mclComm& comm) {
+  TopologyFileRead read;
+  const std::string& path = comm.settings.topoFile;
+  if (path.empty()) return read;
+  try {
+    std::string text = readFile(path);
+    read.cluster = topology::clusterFromText(text, path);
+    unsigned char digest[16];
+    crypto_generichash(digest, sizeof(digest),
+                       reinterpret_cast<const unsigned char*>(text.data()),
+                       text.size(), nullptr, 0);
+    read.status = "digest ";
+    for (unsigned char b : digest) {
+      char hex[3];
+      snprintf(hex, sizeof(hex), "%02x", b);
+      read.status += hex;
+    }
+  } catch (const Error& e) {
+    read.status = std::string("error ") + e.what();
+  }
+  return read;
+}
+
 topology::Cluster buildCommCluster(
-    const mclComm& comm, const std::vector<std::string>& inventories,
+    const mclComm& comm, const TopologyFileRead& file,
+    const std::vector<std::string>& fileStatus,
+    const std::vector<std::string>& inventories,
     const std::vector<std::vector<transport::tcp::Endpoint>>& endpoints) {
   std::vector<int> lowest;
   std::vector<std::vector<int>> hosts = ranksByHost(comm, &lowest);
   topology::Cluster cluster;
   const std::string& path = comm.settings.topoFile;
-  if (!path.empty()) {
-    cluster = topology::clusterFromText(readFile(path), path);
+  // Same verdict on every rank: the first rank that could not read its
+  // file, else the first whose file differs from rank 0's.
+  for (size_t r = 0; r < fileStatus.size(); ++r)
+    if (fileStatus[r].rfind("error ", 0) == 0)
+      throw error(mclInvalidArgument, "rank %zu: %s", r,
+                  fileStatus[r].substr(6).c_str());
+  for (size_t r = 1; r < fileStatus.size(); ++r)
+    if (fileStatus[r] != fileStatus[0])
+      throw error(mclInvalidUsage,
+                  "rank %zu %s MCL_TOPO_FILE than rank 0: every rank must "
+                  "read the same file (or none)",
+                  r,
+                  fileStatus[r].empty()   ? "has no"
+                  : fileStatus[0].empty() ? "has an"
+                                          : "reads a different");
+  if (file.cluster) {
+    cluster = *file.cluster;
     checkFileFitsJob(comm, cluster, path);
   } else {
     std::vector<topology::HostInventory> inv;

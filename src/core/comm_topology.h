@@ -4,6 +4,7 @@
 // 0 logs the findings and writes MCL_TOPO_DUMP_FILE.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,13 +17,27 @@ namespace mcl {
 
 // What this rank contributes to the all-gather: its host's inventory as
 // JSON when it is the host's lowest rank and detection is on, else "".
-std::string localInventory(const mclComm& comm);
+// Outside tools give up in time for the rest of init to meet `deadline`.
+std::string localInventory(const mclComm& comm, platform::Deadline deadline);
 
-// `inventories[r]` is what rank r contributed; `endpoints[r]` its TCP
-// endpoints (empty when no rank uses TCP). Throws mcl::Error naming the
-// file and the rank when MCL_TOPO_FILE does not fit the job.
+// MCL_TOPO_FILE as this rank read it, before the all-gather: each rank
+// reads its own disk, so the ranks compare what they read.
+struct TopologyFileRead {
+  // "" (no file), "digest <hex>" or "error <message>": what the rank sends.
+  std::string status;
+  std::optional<topology::Cluster> cluster;
+};
+TopologyFileRead readTopologyFile(const mclComm& comm);
+
+// `fileStatus[r]`, `inventories[r]`: what rank r contributed; `endpoints[r]`
+// its TCP endpoints (empty when no rank uses TCP). Every rank throws the
+// same mcl::Error, naming the rank and the file, when some rank could not
+// read MCL_TOPO_FILE, the ranks read different files, or the file does not
+// fit the job.
 topology::Cluster buildCommCluster(
-    const mclComm& comm, const std::vector<std::string>& inventories,
+    const mclComm& comm, const TopologyFileRead& file,
+    const std::vector<std::string>& fileStatus,
+    const std::vector<std::string>& inventories,
     const std::vector<std::vector<transport::tcp::Endpoint>>& endpoints);
 
 // For a cluster read from MCL_TOPO_FILE: the interfaces each TCP peer of

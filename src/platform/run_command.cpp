@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <thread>
 
 #include "platform/host_identity.h"
 
@@ -15,14 +16,34 @@ namespace mcl::platform {
 
 namespace {
 
-// Waits for pid, killing it first when `kill` is set; never leaves a zombie.
-int reap(pid_t pid, bool killFirst) {
-  if (killFirst) ::kill(pid, SIGKILL);
+using Clock = std::chrono::steady_clock;
+
+// Waits for pid until `deadline`, else kills its process group (the tool
+// and anything it started). Leftovers of a tool that exited are killed too,
+// before the tool is reaped: while its zombie holds the pid, the group id
+// cannot belong to anyone else. Never blocks past the deadline by more than
+// the kill takes; never leaves a zombie.
+int reapBy(pid_t pid, Clock::time_point deadline, bool* killed) {
+  for (;;) {
+    siginfo_t info{};
+    int r = waitid(P_PID, static_cast<id_t>(pid), &info,
+                   WEXITED | WNOHANG | WNOWAIT);
+    if (r == 0 && info.si_pid == pid) break;  // exited, not reaped yet
+    if (r < 0 && errno != EINTR) break;
+    if (Clock::now() >= deadline) {
+      *killed = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  ::kill(-pid, SIGKILL);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
+
+void setCloseOnExec(int fd) { fcntl(fd, F_SETFD, FD_CLOEXEC); }
 
 }  // namespace
 
@@ -32,9 +53,11 @@ CommandResult runCommand(const std::vector<std::string>& argv,
   if (argv.empty()) return result;
   int fds[2];
   if (pipe(fds) != 0) return result;
-  // Close-on-exec on our end so other children (of other threads) do not
-  // keep the pipe open and delay end-of-file.
-  fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+  // Close-on-exec on both ends, so programs other threads start do not keep
+  // the pipe open (which would delay end-of-file); the child gets its copy
+  // through dup2, which clears the flag.
+  setCloseOnExec(fds[0]);
+  setCloseOnExec(fds[1]);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
@@ -42,36 +65,36 @@ CommandResult runCommand(const std::vector<std::string>& argv,
                                    O_WRONLY, 0);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null",
                                    O_RDONLY, 0);
-  posix_spawn_file_actions_addclose(&actions, fds[0]);
-  posix_spawn_file_actions_addclose(&actions, fds[1]);
+  // Its own process group, so a timeout can kill everything it started.
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
   std::vector<char*> args;
   for (const std::string& a : argv)
     args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = -1;
-  int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(),
+  int rc = posix_spawnp(&pid, args[0], &actions, &attributes, args.data(),
                         environment());
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
   close(fds[1]);
   if (rc != 0) {
     close(fds[0]);
     return result;
   }
   result.started = true;
-  auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto deadline = Clock::now() + timeout;
   char buf[16384];
   bool overflow = false;
   for (;;) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      result.timedOut = true;
-      break;
-    }
+        deadline - Clock::now());
+    if (left.count() <= 0) break;
     pollfd p{fds[0], POLLIN, 0};
     int n = poll(&p, 1, static_cast<int>(left.count()));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) continue;  // the deadline check above ends the loop
+    if (n <= 0) continue;  // EINTR or the deadline: the check above decides
     ssize_t got = read(fds[0], buf, sizeof(buf));
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) break;  // end of file: the program closed its output
@@ -82,8 +105,10 @@ CommandResult runCommand(const std::vector<std::string>& argv,
     result.output.append(buf, static_cast<size_t>(got));
   }
   close(fds[0]);
-  int code = reap(pid, result.timedOut || overflow);
-  if (!result.timedOut) result.exitCode = overflow ? -1 : code;
+  bool killed = false;
+  int code = reapBy(pid, overflow ? Clock::now() : deadline, &killed);
+  result.timedOut = killed && !overflow;
+  result.exitCode = killed ? -1 : code;
   return result;
 }
 

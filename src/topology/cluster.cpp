@@ -97,14 +97,38 @@ bool cableMedium(const InterfaceEntry& e) {
   return e.medium != "wifi" && e.medium != "bridge" && e.medium != "loopback";
 }
 
+// True when a cable already joins these two ends' hosts through one of
+// these interfaces: the same wire seen again (its IPv6 subnet after its
+// IPv4 one, or its subnet after its port UUIDs). Fills in what the earlier
+// match lacked (an end whose interface networksetup did not name).
+bool sameCable(Cluster& cluster, const SubnetEnd& x, const SubnetEnd& y,
+               const std::string& subnet) {
+  for (ClusterLink& l : cluster.links) {
+    bool forward = l.a.host == x.host && l.b.host == y.host;
+    bool backward = l.a.host == y.host && l.b.host == x.host;
+    if (!forward && !backward) continue;
+    LinkEnd& ex = forward ? l.a : l.b;
+    LinkEnd& ey = forward ? l.b : l.a;
+    bool xMatch = ex.interface == x.entry->name;
+    bool yMatch = ey.interface == y.entry->name;
+    if (!(xMatch && (yMatch || ey.interface.empty())) &&
+        !(yMatch && ex.interface.empty()))
+      continue;
+    for (auto [end, from] : {std::pair{&ex, &x}, std::pair{&ey, &y}}) {
+      if (end->interface.empty()) {
+        end->interface = from->entry->name;
+        end->address = from->address;
+      }
+    }
+    if (l.subnet.empty()) l.subnet = subnet;
+    return true;
+  }
+  return false;
+}
+
 // Cables found by subnet, and the shared networks, from every address that
 // is not loopback or link-local.
 void addSubnetLinks(const std::vector<HostInventory>& inv, Cluster& cluster) {
-  std::set<std::pair<int, std::string>> taken;  // (host, interface) of cables
-  for (const ClusterLink& l : cluster.links) {
-    taken.insert({l.a.host, l.a.interface});
-    taken.insert({l.b.host, l.b.interface});
-  }
   std::map<std::string, std::vector<SubnetEnd>> bySubnet;
   std::map<std::string, bool> pointToPoint;
   for (size_t h = 0; h < inv.size(); ++h)
@@ -132,9 +156,7 @@ void addSubnetLinks(const std::vector<HostInventory>& inv, Cluster& cluster) {
     bool cable = ends.size() == 2 && pointToPoint[subnet] &&
                  cableMedium(*ends[0].entry) && cableMedium(*ends[1].entry);
     if (cable) {
-      if (taken.count({ends[0].host, ends[0].entry->name}) != 0 &&
-          taken.count({ends[1].host, ends[1].entry->name}) != 0)
-        continue;  // the same cable, already matched by port UUID
+      if (sameCable(cluster, ends[0], ends[1], subnet)) continue;
       ClusterLink link;
       link.kind = ends[0].entry->medium == "thunderbolt" ||
                           ends[1].entry->medium == "thunderbolt"

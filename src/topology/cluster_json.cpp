@@ -195,6 +195,9 @@ Cluster readNative(const json& top, const std::string& path) {
         for (const json& m : *members) {
           LinkEnd e = readEnd(m, "networks.members",
                               static_cast<int>(c.hosts.size()), path);
+          if (e.interface.empty() && e.address.empty())
+            fail(path, "networks.members",
+                 "a member needs an \"interface\" or an \"address\"");
           net.members.push_back({e.host, e.interface, e.address});
         }
       c.networks.push_back(net);
@@ -259,6 +262,15 @@ Cluster clusterFromText(std::string_view text, const std::string& path) {
                   !top["hosts"].empty() && top["hosts"][0].is_object() &&
                   top["hosts"][0].contains("ranks")));
   if (native) {
+    if (auto v = top.find("mcl_topology"); v != top.end()) {
+      if (!v->is_number_integer() || v->get<int64_t>() < 1)
+        fail(path, "mcl_topology", "should be a format version (1)");
+      if (v->get<int64_t>() > kTopologyFormatVersion)
+        fail(path, "mcl_topology",
+             "format " + std::to_string(v->get<int64_t>()) +
+                 " is newer than this mcl reads (" +
+                 std::to_string(kTopologyFormatVersion) + "): upgrade mcl");
+    }
     c = readNative(top, path);
   } else if (auto mlx = clusterFromMlxJson(top, text, path)) {
     c = std::move(*mlx);

@@ -26,18 +26,18 @@ std::string cableLabel(const Cluster& c, const ClusterLink& l) {
   return endLabel(c, l.a) + " <-> " + endLabel(c, l.b);
 }
 
-// A loop of cabled hosts (pairs counted once): union-find meets an edge
-// whose ends are already joined.
+// A loop of cables: union-find meets a cable whose ends are already
+// joined. Two cables between one pair are a loop too (a bridge on both
+// Macs forwards each broadcast back over the other cable).
 bool hasCycle(const Cluster& c) {
-  std::set<std::pair<int, int>> pairs;
-  for (const ClusterLink& l : c.links) pairs.insert({l.a.host, l.b.host});
   std::vector<int> parent(c.hosts.size());
   for (size_t i = 0; i < parent.size(); ++i) parent[i] = static_cast<int>(i);
   auto root = [&](int x) {
     while (parent[size_t(x)] != x) x = parent[size_t(x)];
     return x;
   };
-  for (auto [a, b] : pairs) {
+  for (const ClusterLink& l : c.links) {
+    int a = l.a.host, b = l.b.host;
     if (a < 0 || b < 0 || a >= int(parent.size()) || b >= int(parent.size()))
       continue;
     int ra = root(a), rb = root(b);

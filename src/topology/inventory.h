@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -66,8 +67,11 @@ struct HostInventory {
 
 // Looks at this host. withLinks = false fills only identity, name and
 // machine (a single-host communicator needs no more, and on macOS the
-// Thunderbolt tools take a noticeable fraction of a second).
-HostInventory detectInventory(bool withLinks);
+// Thunderbolt tools take a noticeable fraction of a second). The outside
+// tools get at most half the time left before `deadline` each, so a slow
+// one leaves the rest of init time to finish (and is named as a problem).
+HostInventory detectInventory(bool withLinks,
+                              std::chrono::steady_clock::time_point deadline);
 
 nlohmann::ordered_json inventoryToJson(const HostInventory& inventory);
 // Throws mcl::Error(mclInvalidArgument) naming the field on malformed input.

@@ -28,14 +28,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string readSmallFile(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) return "";
-  std::ostringstream content;
-  content << in.rdbuf();
-  return std::string(trim(content.str()));
-}
-
 bool interfaceUp(int sock, const std::string& name) {
   ifreq request{};
   if (name.size() >= sizeof(request.ifr_name)) return false;
@@ -78,6 +70,14 @@ std::vector<InterfaceEntry> listAllInterfaces() {
 }
 
 #if defined(__linux__)
+std::string readSmallFile(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) return "";
+  std::ostringstream content;
+  content << in.rdbuf();
+  return std::string(trim(content.str()));
+}
+
 // Hosts made of network namespaces share one host name: add the name
 // `ip netns` gave this process's namespace, if any, so they can be told
 // apart ("vm/mcl-ring3-h0").
@@ -175,16 +175,38 @@ void detectLinuxRdma(HostInventory& inv) {
 #endif
 
 #if defined(__APPLE__)
+using Deadline = std::chrono::steady_clock::time_point;
+
+// The system's own copy of a tool, not whatever PATH finds first (launchd,
+// ssh and conda environments may lack /usr/sbin, or shadow it).
+std::string systemTool(const std::string& name) {
+  for (const char* dir : {"/usr/sbin/", "/usr/bin/", "/sbin/"}) {
+    std::string path = dir + name;
+    if (access(path.c_str(), X_OK) == 0) return path;
+  }
+  return name;
+}
+
+// At most `seconds`, and at most half of what is left before the deadline.
+std::chrono::milliseconds toolBudget(int seconds, Deadline deadline) {
+  auto half = std::chrono::duration_cast<std::chrono::milliseconds>(
+                  deadline - std::chrono::steady_clock::now()) /
+              2;
+  std::chrono::milliseconds cap = std::chrono::seconds(seconds);
+  return std::max(std::chrono::milliseconds(0), std::min(cap, half));
+}
+
 // Runs a macOS tool; on failure records why and returns "".
-std::string toolOutput(HostInventory& inv, const std::vector<std::string>& argv,
-                       int seconds) {
-  platform::CommandResult r =
-      platform::runCommand(argv, std::chrono::seconds(seconds));
+std::string toolOutput(HostInventory& inv, std::vector<std::string> argv,
+                       int seconds, Deadline deadline) {
+  argv[0] = systemTool(argv[0]);
+  std::chrono::milliseconds budget = toolBudget(seconds, deadline);
+  platform::CommandResult r = platform::runCommand(argv, budget);
   if (!r.started) {
     inv.problems.push_back("could not run " + argv[0]);
   } else if (r.timedOut) {
     inv.problems.push_back(argv[0] + " did not answer within " +
-                           std::to_string(seconds) + " s");
+                           std::to_string(budget.count()) + " ms");
   } else if (r.exitCode != 0) {
     inv.problems.push_back(argv[0] + " exited with status " +
                            std::to_string(r.exitCode));
@@ -194,10 +216,10 @@ std::string toolOutput(HostInventory& inv, const std::vector<std::string>& argv,
   return "";
 }
 
-void describeMacInterfaces(HostInventory& inv) {
+void describeMacInterfaces(HostInventory& inv, Deadline deadline) {
   HardwarePorts ports;
   std::string text =
-      toolOutput(inv, {"networksetup", "-listallhardwareports"}, 10);
+      toolOutput(inv, {"networksetup", "-listallhardwareports"}, 10, deadline);
   try {
     if (!text.empty()) ports = parseNetworksetupPorts(text);
   } catch (const Error& e) {
@@ -207,7 +229,7 @@ void describeMacInterfaces(HostInventory& inv) {
   for (const auto& [number, device] : ports.thunderbolt)
     receptacleOf[device] = number;
   std::string profile = toolOutput(
-      inv, {"system_profiler", "SPThunderboltDataType", "-json"}, 20);
+      inv, {"system_profiler", "SPThunderboltDataType", "-json"}, 20, deadline);
   try {
     if (!profile.empty()) {
       inv.thunderboltPorts = parseSystemProfilerThunderbolt(profile);
@@ -238,8 +260,8 @@ void describeMacInterfaces(HostInventory& inv) {
     }
   }
   // `rdma_ctl status` says "enabled" or "disabled"; absent before macOS 26.2.
-  platform::CommandResult r =
-      platform::runCommand({"rdma_ctl", "status"}, std::chrono::seconds(5));
+  platform::CommandResult r = platform::runCommand(
+      {systemTool("rdma_ctl"), "status"}, toolBudget(5, deadline));
   if (r.started && !r.timedOut && r.exitCode == 0) {
     if (r.output.find("disabled") != std::string::npos)
       inv.rdmaState = "disabled";
@@ -251,7 +273,9 @@ void describeMacInterfaces(HostInventory& inv) {
 
 }  // namespace
 
-HostInventory detectInventory(bool withLinks) {
+HostInventory detectInventory(bool withLinks,
+                              std::chrono::steady_clock::time_point deadline) {
+  (void)deadline;  // only the macOS tools need it
   HostInventory inv;
   inv.identity = platform::hostIdentity();
   inv.name = platform::hostName();
@@ -266,7 +290,7 @@ HostInventory detectInventory(bool withLinks) {
   detectLinuxThunderbolt(inv);
   detectLinuxRdma(inv);
 #elif defined(__APPLE__)
-  describeMacInterfaces(inv);
+  describeMacInterfaces(inv, deadline);
 #endif
   return inv;
 }

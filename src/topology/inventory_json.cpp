@@ -187,7 +187,10 @@ HostInventory inventoryFromJson(const json& j) {
     entry.up = boolean(e, "up");
     entry.speedGbps = number(e, "speed_gbps");
     entry.receptacle = integer(e, "receptacle");
-    entry.thunderboltEntry = str(e, "thunderbolt_entry");
+    // Fields added after format 1's first release are optional, so peers
+    // and files of an older mcl still read.
+    if (e.contains("thunderbolt_entry"))
+      entry.thunderboltEntry = str(e, "thunderbolt_entry");
     for (const json& a : list(e, "addresses"))
       entry.addresses.push_back({str(a, "address"), integer(a, "prefix")});
     inv.interfaces.push_back(entry);
@@ -195,7 +198,9 @@ HostInventory inventoryFromJson(const json& j) {
   inv.thunderboltDetected = boolean(j, "thunderbolt_detected");
   for (const json& p : list(j, "thunderbolt_ports"))
     inv.thunderboltPorts.push_back(portFromJson(p));
-  for (const json& x : list(j, "thunderbolt_hosts")) {
+  const json none = json::array();
+  for (const json& x :
+       j.contains("thunderbolt_hosts") ? list(j, "thunderbolt_hosts") : none) {
     XDomainHost h;
     h.entry = str(x, "entry");
     h.deviceName = str(x, "device_name");

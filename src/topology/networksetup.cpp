@@ -33,8 +33,15 @@ void finishBlock(const Block& b, HardwarePorts& out) {
     out.bridgeDevice = b.device;
     return;
   }
+  // "Thunderbolt 1".."Thunderbolt 999" are ports; other names that start
+  // with "Thunderbolt" are adapters ("Thunderbolt Ethernet Slot 1").
   std::string_view prefix = "Thunderbolt ";
-  if (b.port.compare(0, prefix.size(), prefix) != 0) {
+  bool numbered = b.port.compare(0, prefix.size(), prefix) == 0;
+  std::string number = numbered ? b.port.substr(prefix.size()) : "";
+  numbered = numbered && !number.empty() && number.size() <= 3;
+  for (char c : number)
+    numbered = numbered && std::isdigit(static_cast<unsigned char>(c));
+  if (!numbered) {
     if (b.device.empty()) return;
     if (b.port == "Wi-Fi" || b.port == "AirPort") {
       out.wifi.insert(b.device);
@@ -43,15 +50,6 @@ void finishBlock(const Block& b, HardwarePorts& out) {
       out.ethernet.insert(b.device);
     }
     return;
-  }
-  std::string number = b.port.substr(prefix.size());
-  bool digits = !number.empty() && number.size() <= 3;
-  for (char c : number)
-    digits = digits && std::isdigit(static_cast<unsigned char>(c));
-  if (!digits) {
-    throw error(mclInvalidArgument,
-                "%s: line %d: \"Hardware Port: %s\" has no port number", kKind,
-                b.line, b.port.c_str());
   }
   if (b.device.empty()) {
     throw error(mclInvalidArgument,

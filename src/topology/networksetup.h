@@ -23,9 +23,10 @@ struct HardwarePorts {
   std::set<std::string> ethernet;
 };
 
-// Ports other than Thunderbolt (Wi-Fi, Ethernet, ...) and lines that are not
-// "Hardware Port:"/"Device:" are ignored. Throws mcl::Error
-// (mclInvalidArgument) for a Thunderbolt port with no number, no device or a
+// Ports other than "Thunderbolt <number>" (Wi-Fi, Ethernet, adapters such
+// as "Thunderbolt Ethernet Slot 1") and lines that are not "Hardware
+// Port:"/"Device:" only sort devices into wifi/ethernet. Throws mcl::Error
+// (mclInvalidArgument) for a Thunderbolt port with no device or a
 // number seen twice.
 HardwarePorts parseNetworksetupPorts(std::string_view text);
 

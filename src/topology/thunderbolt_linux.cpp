@@ -42,12 +42,24 @@ double speedOf(const SysfsSnapshot& s, const std::string& entry,
   const std::string* content = fileOf(s, entry, file);
   if (!content) return 0;
   std::string_view text = trim(*content);
+  // Digits with an optional fraction, parsed by hand: from_chars for double
+  // is missing from older macOS SDKs and strtod follows the locale.
   double value = 0;
-  auto [end, ec] =
-      std::from_chars(text.data(), text.data() + text.size(), value);
-  std::string_view unit =
-      trim(text.substr(static_cast<size_t>(end - text.data())));
-  if (ec != std::errc() || value < 0 || unit != "Gb/s") {
+  size_t i = 0;
+  bool digits = false;
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+    value = value * 10 + (text[i] - '0');
+    digits = true;
+  }
+  if (digits && i < text.size() && text[i] == '.') {
+    double scale = 0.1;
+    for (++i; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+      value += (text[i] - '0') * scale;
+      scale /= 10;
+    }
+  }
+  std::string_view unit = trim(text.substr(i));
+  if (!digits || unit != "Gb/s") {
     throw error(mclInvalidArgument,
                 "%s: %s/%s should read like \"40.0 Gb/s\", not \"%.*s\"", kKind,
                 entry.c_str(), file, static_cast<int>(text.size()),

@@ -145,5 +145,45 @@ TEST(TopologyApi, TopologyFileMustExistAndFitTheJob) {
   unlink(path.c_str());
 }
 
+// Each rank reads its own disk: a file one rank lacks, or ranks reading
+// different files, fail every rank at once with the same message.
+TEST(TopologyApi, RanksMustReadTheSameTopologyFile) {
+  const std::string a = scratchPath("a.json");
+  const std::string b = scratchPath("b.json");
+  const char* fits = R"({"hosts": [{"id": 0, "name": "x", "ranks": [0, 1]}],
+                         "links": []})";
+  std::ofstream(a) << fits;
+  std::ofstream(b) << fits << "\n";  // same cluster, other bytes
+  auto attempt = [](RankContext& ctx, const std::string& path, mclResult_t want,
+                    std::initializer_list<const char*> says) {
+    setenv("MCL_TOPO_FILE", path.c_str(), 1);
+    mclConfig_t config = MCL_CONFIG_INITIALIZER;
+    config.timeoutSeconds = kTimeout;
+    mclComm_t comm = nullptr;
+    auto start = std::chrono::steady_clock::now();
+    mclResult_t r = mclCommInitRankConfig(&comm, ctx.nranks(), ctx.id(),
+                                          ctx.rank(), &config);
+    expectError(ctx, r, want, "init", says);
+    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(3))
+      ctx.fail("rank %d took the timeout to fail", ctx.rank());
+  };
+  EXPECT_TRUE(runRanks(
+      2,
+      [&](RankContext& ctx) {
+        attempt(ctx, ctx.rank() == 1 ? "/nonexistent-dir/t.json" : a,
+                mclInvalidArgument, {"rank 1", "/nonexistent-dir/t.json"});
+      },
+      kBound));
+  EXPECT_TRUE(runRanks(
+      2,
+      [&](RankContext& ctx) {
+        attempt(ctx, ctx.rank() == 1 ? b : a, mclInvalidUsage,
+                {"rank 1 reads a different MCL_TOPO_FILE"});
+      },
+      kBound));
+  unlink(a.c_str());
+  unlink(b.c_str());
+}
+
 }  // namespace
 }  // namespace mcl::test

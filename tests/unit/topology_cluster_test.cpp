@@ -71,6 +71,38 @@ TEST(ClusterTest, PairWithOneCable) {
   EXPECT_EQ(c.source, "detected");
 }
 
+// One wire with an IPv4 /30 and an IPv6 /126 is still one cable.
+TEST(ClusterTest, DualStackCableIsOneCable) {
+  auto hosts = makeHosts(2);
+  cable(hosts, 0, "eth1", 1, "eth2", 5);
+  addAddress(hosts[0], "eth1", "fd00:5::1", 126);
+  addAddress(hosts[1], "eth2", "fd00:5::2", 126);
+  Cluster c = buildCluster(hosts, oneRankEach(2));
+  ASSERT_EQ(c.links.size(), 1u);
+  EXPECT_EQ(c.links[0].subnet, "10.77.5.0/30");
+  EXPECT_EQ(c.cablesBetween(0, 1), 1);
+}
+
+// A cable matched by port UUID whose far end's interface is unknown (its
+// host's networksetup failed) takes the interface from the subnet both
+// ends share, instead of counting the wire twice.
+TEST(ClusterTest, SubnetFillsTheUnknownEndOfAThunderboltCable) {
+  auto hosts = makeHosts(2);
+  hosts[0].thunderboltPorts.push_back(makePort("A1", 1, 5, {"B2"}));
+  hosts[1].thunderboltPorts.push_back(makePort("B2", 2, 5, {"A1"}));
+  hosts[0].interfaces.push_back(makeInterface(
+      "en2", "thunderbolt", true, {{"10.77.1.1", 30}}, /*receptacle=*/1));
+  // Host 1 knows its interface but not which port it belongs to.
+  addAddress(hosts[1], "en5", "10.77.1.2", 30);
+  Cluster c = buildCluster(hosts, oneRankEach(2));
+  ASSERT_EQ(c.links.size(), 1u);
+  EXPECT_EQ(c.links[0].matchedBy, "port_uuid");
+  EXPECT_EQ(c.links[0].a.interface, "en2");
+  EXPECT_EQ(c.links[0].b.interface, "en5");
+  EXPECT_EQ(c.links[0].b.address, "10.77.1.2");
+  EXPECT_EQ(c.links[0].subnet, "10.77.1.0/30");
+}
+
 TEST(ClusterTest, PairWithTwoCablesHasTwoWires) {
   auto hosts = makeHosts(2);
   // Listed in the opposite order to their wires.
