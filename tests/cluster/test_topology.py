@@ -151,3 +151,27 @@ def test_topology_file_decides_which_cables_carry_traffic(tmp_path):
         assert any("MCL_TOPO_FILE names the cables to rank" in out
                    for _, out in outs), outs
         assert all(code != 0 for code, _ in outs), outs
+
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "topology")
+
+
+def test_mlx_device_matrix_as_topology_file():
+    # The testbed cables hosts as the JACCL matrix says (rdma_enX on enX);
+    # the same matrix given as MCL_TOPO_FILE then names those interfaces.
+    matrix = os.path.abspath(os.path.join(FIXTURES, "device_matrix",
+                                          "doubled_pair.json"))
+    with Cluster(matrix, name="mcl-topo-mlx", lan=True) as bed:
+        env = {"MCL_TOPO_FILE": matrix}
+        outs = run_topo(bed, [0, 1, 2], "10.78.0.1:29731", [], env)
+        out = outs[0][1]
+        assert f"shape ring (file {matrix})" in out, out
+        assert "0 <-> 1   tcp  cable: en2>en4 + en5>en2\n" in out, out
+        assert "1 <-> 2   tcp  cable: en3>en4\n" in out, out
+        # And data flows over those cables.
+        outputs = finish(start_ranks(bed, [0, 1, 2], "10.78.0.1:29732",
+                                     ["allreduce", "-b", "8", "-e", "1M", "-f",
+                                      "32", "-c", "1"], env))
+        for rank, (code, text) in enumerate(outputs):
+            assert code == 0, f"rank {rank}:\n{text}"
+        assert "# Out of bounds values : 0 OK" in outputs[0][1], outputs[0][1]
