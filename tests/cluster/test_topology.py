@@ -26,6 +26,8 @@ SHAPES = {"pair": "pair", "pair2": "pair", "ring3": "ring", "mesh4": "full_mesh"
 def run_topo(bed, hosts, root, args, extra_env=None, expect=0):
     outputs = finish(start_ranks(bed, hosts, root, ["topo"] + args, extra_env))
     for rank, (code, out) in enumerate(outputs):
+        if expect is None:
+            break
         assert code == expect, f"rank {rank} exited {code}, wanted {expect}:\n{out}\n" + "\n".join(o for _, o in outputs)
     return outputs
 
@@ -175,3 +177,22 @@ def test_mlx_device_matrix_as_topology_file():
         for rank, (code, text) in enumerate(outputs):
             assert code == 0, f"rank {rank}:\n{text}"
         assert "# Out of bounds values : 0 OK" in outputs[0][1], outputs[0][1]
+
+
+def test_check_exits_nonzero_on_an_error_finding(tmp_path):
+    # A host whose inventory says Thunderbolt Bridge is on, in a ring: the
+    # check must fail the command (scripts rely on the exit status).
+    with Cluster("ring3", name="mcl-topo-err", lan=True) as bed:
+        topo = dump_topology(bed, [0, 1, 2], "10.78.0.1:29733", tmp_path)
+        topo["hosts"][1]["inventory"]["bridge_active"] = True
+        topo["hosts"][1]["inventory"]["bridge_device"] = "bridge0"
+        path = tmp_path / "bridged.json"
+        path.write_text(json.dumps(topo))
+        outs = run_topo(bed, [0, 1, 2], "10.78.0.1:29734", ["--check"],
+                        {"MCL_TOPO_FILE": str(path)}, expect=None)
+        assert outs[0][0] == 1, outs[0][1]
+        assert all(code == 0 for code, _ in outs[1:]), outs
+        out = outs[0][1]
+        assert "# Checks: 1 error, 0 warnings" in out, out
+        assert "ERROR   Thunderbolt Bridge (bridge0) is on on host 1" in out, out
+        assert "fix: On that Mac: System Settings > Network > Thunderbolt Bridge" in out
