@@ -57,6 +57,16 @@ std::string transportName(const Options& o) {
   return env && *env ? env : "auto";
 }
 
+// True when a pair of ranks talks over the emulated RDMA fabric, as the
+// communicator's topology says.
+bool usesEmulatedFabric(mclComm_t comm) {
+  size_t size = 0;
+  if (mclCommGetTopology(comm, nullptr, &size) != mclSuccess) return false;
+  std::string text(size, '\0');
+  if (mclCommGetTopology(comm, text.data(), &size) != mclSuccess) return false;
+  return text.find("\"link_kind\": \"emulated\"") != std::string::npos;
+}
+
 // What every rank tells rank 0 for the "Using ranks" lines.
 struct WireRankInfo {
   int32_t rank;
@@ -260,8 +270,10 @@ class Bench {
 
 int runRank(const Options& options, const RankSetup& given) {
   RankSetup setup = given;
-  const std::string transport = transportName(options);
   mclComm_t comm = joinCommunicator(options, &setup);
+  // Say so, on every line about it, when RDMA runs on the emulated fabric.
+  const std::string transport =
+      transportName(options) + (usesEmulatedFabric(comm) ? " (emulated)" : "");
   const int rank = setup.rank;
   RunInfo info;
   info.options = &options;

@@ -135,9 +135,17 @@ void Report::printHeader(const RunInfo& info) {
       0);
   std::printf("#\n");
   std::printf("# Using ranks\n");
-  for (const RankInfo& r : info.ranks)
+  bool emulated = false;
+  for (const RankInfo& r : info.ranks) {
     std::printf("#  Rank %2d Pid %6ld on %10s transport %s\n", r.rank, r.pid,
                 shortHost(r.host).c_str(), r.transport.c_str());
+    emulated |= r.transport.find("emulated") != std::string::npos;
+  }
+  if (emulated)
+    std::printf(
+        "# RDMA runs on the EMULATED Thunderbolt fabric "
+        "(MCL_RDMA_PROVIDER=emu): "
+        "these figures are not real hardware's\n");
   std::printf("#\n");
   std::printf(
       "# %10s  %12s  %8s  %6s  %6s           out-of-place                  "

@@ -5,6 +5,7 @@ set -euo pipefail
 
 debian_packages=(build-essential cmake ninja-build pkg-config libsodium-dev
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libhwloc-dev
+  libibverbs-dev
   clang clang-format
   python3 python3-pytest iproute2)
 # The cluster tests need Linux network namespaces: on macOS they skip.

@@ -18,6 +18,7 @@
 #include "core/bootstrap_protocol.h"
 #include "core/settings.h"
 #include "topology/cluster.h"
+#include "transports/rdma/rdma_device.h"
 #include "transports/shm/shm_device.h"
 #include "transports/tcp/tcp_device.h"
 
@@ -31,6 +32,7 @@ struct mclComm {
   // Devices before connections: connections go first when the comm dies.
   std::unique_ptr<mcl::transport::shm::ShmDevice> shm;
   std::unique_ptr<mcl::transport::tcp::TcpDevice> tcp;
+  std::unique_ptr<mcl::transport::rdma::RdmaDevice> rdma;
   std::unique_ptr<mcl::transport::Waker> combinedWaker;
   std::vector<std::unique_ptr<mcl::transport::Connection>> connections;
   std::vector<std::unique_ptr<mcl::transport::Connection>> p2pConnections;

@@ -13,6 +13,7 @@
 #include "core/bootstrap_root.h"
 #include "core/both_wakers.h"
 #include "core/comm.h"
+#include "core/comm_rdma.h"
 #include "core/comm_topology.h"
 #include "core/params.h"
 #include "core/unique_id.h"
@@ -31,8 +32,9 @@ std::string segmentName(uint64_t commId, int rank) {
 // Which peers each transport serves. Every rank derives this from the same
 // table, so all agree (and all fail alike when a pair cannot be served).
 struct Plan {
-  std::vector<int> shmRanks;  // this host's ranks on shm, ascending, with us
-  std::vector<int> tcpPeers;  // ranks reached over TCP
+  std::vector<int> shmRanks;   // this host's ranks on shm, ascending, with us
+  std::vector<int> tcpPeers;   // ranks reached over TCP
+  std::vector<int> rdmaPeers;  // ranks reached over RDMA (MCL_TRANSPORT=rdma)
   std::vector<bool> sameHost;
   bool anyTcp = false;  // some pair of ranks in the comm uses TCP
 };
@@ -45,7 +47,9 @@ Plan planTransports(const mclComm& comm) {
   for (int r = 0; r < comm.nranks; ++r) {
     bool local = peers[static_cast<size_t>(r)].hostId == me;
     plan.sameHost.push_back(local);
-    if (r == comm.rank || (local && transport != "tcp")) {
+    if (transport == "rdma" && r != comm.rank) {
+      plan.rdmaPeers.push_back(r);
+    } else if (r == comm.rank || (local && transport != "tcp")) {
       plan.shmRanks.push_back(r);
     } else if (transport == "shm") {
       throw error(mclInvalidUsage,
@@ -60,7 +64,8 @@ Plan planTransports(const mclComm& comm) {
   }
   plan.anyTcp = transport == "tcp" && comm.nranks > 1;
   for (const auto& p : peers)
-    if (p.hostId != peers.front().hostId) plan.anyTcp = true;
+    if (p.hostId != peers.front().hostId && transport != "rdma")
+      plan.anyTcp = true;
   return plan;
 }
 
@@ -74,6 +79,9 @@ struct TransportDetails {
   std::vector<uint8_t> endpoints;
   std::string inventory;  // JSON from each host's lowest rank, else empty
   std::string topoFile;   // TopologyFileRead::status
+  std::string transport;  // MCL_TRANSPORT: every rank must agree
+  uint32_t rdmaFrameBytes = 0;
+  uint32_t rdmaDepth = 0;
 };
 
 std::vector<uint8_t> encode(const TransportDetails& d) {
@@ -86,6 +94,9 @@ std::vector<uint8_t> encode(const TransportDetails& d) {
   w.blob(d.endpoints.data(), d.endpoints.size());
   w.str(d.inventory);
   w.str(d.topoFile);
+  w.str(d.transport);
+  w.u32(d.rdmaFrameBytes);
+  w.u32(d.rdmaDepth);
   return w.take();
 }
 
@@ -100,6 +111,9 @@ TransportDetails decodeDetails(const std::vector<uint8_t>& bytes) {
   d.endpoints = r.blob(64 * 1024);
   d.inventory = r.str(1 << 20);
   d.topoFile = r.str(4096);
+  d.transport = r.str(64);
+  d.rdmaFrameBytes = r.u32();
+  d.rdmaDepth = r.u32();
   r.finish();
   return d;
 }
@@ -144,6 +158,12 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
   mine.inventory = localInventory(*comm, deadline);
   TopologyFileRead topoFile = readTopologyFile(*comm);
   mine.topoFile = topoFile.status.substr(0, 4000);
+  mine.transport = comm->settings.transport;
+  if (!plan.rdmaPeers.empty()) {
+    comm->rdma = openRdmaDevice(*comm);
+    mine.rdmaFrameBytes = comm->settings.rdma.shape.frameBytes;
+    mine.rdmaDepth = static_cast<uint32_t>(comm->settings.rdma.shape.depth);
+  }
   if (plan.anyTcp) {
     comm->tcp = std::make_unique<transport::tcp::TcpDevice>(
         rank, contents.secret, comm->commId, comm->settings.tcp);
@@ -156,6 +176,18 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
   std::vector<TransportDetails> all;
   for (const auto& bytes : bootstrap.allGather(encode(mine)))
     all.push_back(decodeDetails(bytes));
+  // Ranks that disagree on the transport would not even agree on how many
+  // rounds init takes.
+  for (size_t r = 0; r < all.size(); ++r)
+    if (all[r].transport != mine.transport ||
+        all[r].rdmaFrameBytes != mine.rdmaFrameBytes ||
+        all[r].rdmaDepth != mine.rdmaDepth)
+      throw error(mclInvalidUsage,
+                  "%s: rank %zu has MCL_TRANSPORT=%s (RDMA frames %u x %u), "
+                  "this rank %s (%u x %u): set them alike on every rank",
+                  comm->label().c_str(), r, all[r].transport.c_str(),
+                  all[r].rdmaFrameBytes, all[r].rdmaDepth,
+                  mine.transport.c_str(), mine.rdmaFrameBytes, mine.rdmaDepth);
   // Every rank builds the same cluster from the same data, so a bad
   // MCL_TOPO_FILE fails all of them alike, before anything is mapped.
   std::vector<std::vector<transport::tcp::Endpoint>> endpoints;
@@ -196,6 +228,8 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
       smallest = std::min(smallest, d.shmCapacity);
     if (d.tcpCapacity > 0) smallest = std::min(smallest, d.tcpCapacity);
   }
+  if (comm->rdma)
+    smallest = std::min<uint64_t>(smallest, comm->rdma->capacityPerWire());
   for (int peer : plan.shmRanks)
     comm->shm->mapPeer(
         peer, all[static_cast<size_t>(peer)].segment,
@@ -203,6 +237,7 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
   if (comm->tcp)
     comm->tcp->connectPeers(endpoints, plan.tcpPeers, plan.sameHost,
                             fileRestrictions(*comm, comm->cluster), deadline);
+  if (comm->rdma) wireRdma(*comm, plan.rdmaPeers, bootstrap);
   // Before the barrier: if rank 0 cannot write the dump, the others learn
   // it there instead of in their first collective.
   reportCluster(*comm, comm->cluster);
@@ -229,13 +264,20 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
     comm->connections[p] = comm->tcp->connect(peer, 0);
     comm->p2pConnections[p] = comm->tcp->connect(peer, 1);
   }
+  for (int peer : plan.rdmaPeers) {
+    auto p = static_cast<size_t>(peer);
+    comm->connections[p] = comm->rdma->connect(peer, 0);
+    comm->p2pConnections[p] = comm->rdma->connect(peer, 1);
+  }
   for (size_t p = 0; p < n; ++p) {
     comm->context.peers[p] = comm->connections[p].get();
     comm->context.p2pPeers[p] = comm->p2pConnections[p].get();
   }
   comm->context.rank = rank;
   comm->context.nranks = nranks;
-  if (plan.tcpPeers.empty()) {
+  if (comm->rdma) {
+    comm->context.waker = &comm->rdma->waker();
+  } else if (plan.tcpPeers.empty()) {
     comm->context.waker = &comm->shm->waker();
   } else if (plan.shmRanks.size() == 1) {
     comm->context.waker = &comm->tcp->waker();
@@ -255,9 +297,11 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
   MCL_LOG(Info, kLogInit,
           "%s: ready, comm %016" PRIx64
           ", %zu ranks over shm, %zu peers "
-          "over tcp, timeout %d s",
+          "over tcp, %zu over rdma%s, timeout %d s",
           comm->label().c_str(), comm->commId, plan.shmRanks.size(),
-          plan.tcpPeers.size(), comm->settings.timeoutSeconds);
+          plan.tcpPeers.size(), plan.rdmaPeers.size(),
+          comm->rdma && comm->rdma->emulated() ? " (emulated)" : "",
+          comm->settings.timeoutSeconds);
   return comm;
 }
 

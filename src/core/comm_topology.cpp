@@ -120,7 +120,13 @@ void addPaths(const mclComm& comm, topology::Cluster& c,
       p.b = b;
       bool sameHost =
           comm.peers[size_t(a)].hostId == comm.peers[size_t(b)].hostId;
-      if (sameHost && comm.settings.transport != "tcp") {
+      if (comm.settings.transport == "rdma") {
+        // The cables of each pair show in the INFO log and in topo's
+        // cable list; the path says which fabric carries them.
+        p.transport = "rdma";
+        p.linkKind = comm.settings.rdma.provider.provider == "emu" ? "emulated"
+                                                                   : "cable";
+      } else if (sameHost && comm.settings.transport != "tcp") {
         p.transport = "shm";
       } else {
         p.transport = "tcp";

@@ -51,6 +51,24 @@ constexpr ParamDef kParams[] = {
     {"MCL_YIELD_US", "auto",
      "Microseconds a waiting rank yields the CPU before it sleeps in the OS "
      "(a wake-up then costs tens of microseconds)."},
+    {"MCL_RDMA_PROVIDER", "ibverbs",
+     "ibverbs: the system's verbs library; emu: the emulated Thunderbolt "
+     "fabric MCL_EMU_FABRIC describes (tests)."},
+    {"MCL_RDMA_LIBRARY", "",
+     "The verbs library to load (default librdma.dylib on macOS, "
+     "libibverbs.so.1 on Linux)."},
+    {"MCL_RDMA_FRAME_BYTES", "4096",
+     "Bytes per RDMA frame (64-byte header included), a multiple of 64."},
+    {"MCL_RDMA_DEPTH", "32", "Receives (and sends) posted per RDMA wire."},
+    {"MCL_RDMA_QP", "uc", "Queue-pair type: uc (Thunderbolt) or rc."},
+    {"MCL_EMU_FABRIC", "",
+     "The emulated fabric's cabling: a JACCL device matrix, one row per "
+     "rank."},
+    {"MCL_EMU_LATENCY_US", "2", "Emulated cable latency, one way."},
+    {"MCL_EMU_GBPS", "60", "Emulated cable bandwidth per direction, Gb/s."},
+    {"MCL_EMU_FAULTS", "",
+     "Emulated faults: port_down:MAC:DEVICE@MS[;...] takes that cable down "
+     "MS after init."},
     {"MCL_TOPO_FILE", "",
      "Read the cluster (hosts, cables) from this file instead of detecting "
      "it: mcl's own dump, an MLX device matrix or an MLX hostfile."},

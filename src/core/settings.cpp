@@ -24,6 +24,8 @@ int timeoutFromEnvironment() {
   return static_cast<int>(paramInt("MCL_TIMEOUT", 1, kMaxTimeoutSeconds));
 }
 
+void loadRdmaSettings(transport::rdma::RdmaOptions& r);
+
 CommSettings loadSettings(const mclConfig_t* config) {
   CommSettings s;
   if (config != nullptr) {
@@ -53,15 +55,12 @@ CommSettings loadSettings(const mclConfig_t* config) {
   s.transport = config != nullptr && config->transport != nullptr
                     ? config->transport
                     : paramValue("MCL_TRANSPORT").text;
-  if (s.transport != "auto" && s.transport != "shm" && s.transport != "tcp") {
-    if (s.transport == "rdma")
-      throw error(mclInvalidArgument,
-                  "transport 'rdma' is not available in this mcl yet; this "
-                  "build has shm (shared memory) and tcp");
+  if (s.transport != "auto" && s.transport != "shm" && s.transport != "tcp" &&
+      s.transport != "rdma")
     throw error(mclInvalidArgument,
-                "transport '%s' is unknown; use auto, shm or tcp",
+                "transport '%s' is unknown; use auto, shm, tcp or rdma",
                 s.transport.c_str());
-  }
+  loadRdmaSettings(s.rdma);
   if (config != nullptr && config->commName != nullptr)
     s.name = std::string(config->commName).substr(0, 64);
 
@@ -94,6 +93,31 @@ CommSettings loadSettings(const mclConfig_t* config) {
   // Validate now rather than at first use.
   waitPolicyFor(s, 1);
   return s;
+}
+
+void loadRdmaSettings(transport::rdma::RdmaOptions& r) {
+  r.provider.provider = paramValue("MCL_RDMA_PROVIDER").text;
+  if (r.provider.provider != "ibverbs" && r.provider.provider != "emu")
+    throw error(mclInvalidArgument,
+                "MCL_RDMA_PROVIDER=%s is unknown: use ibverbs or emu",
+                r.provider.provider.c_str());
+  r.provider.library = paramValue("MCL_RDMA_LIBRARY").text;
+  r.provider.emuFabric = paramValue("MCL_EMU_FABRIC").text;
+  r.provider.emuFaults = paramValue("MCL_EMU_FAULTS").text;
+  r.provider.emuLatencyUs =
+      static_cast<double>(paramInt("MCL_EMU_LATENCY_US", 0, 1000000));
+  r.provider.emuGbps = static_cast<double>(paramInt("MCL_EMU_GBPS", 1, 10000));
+  r.shape.frameBytes =
+      static_cast<uint32_t>(paramInt("MCL_RDMA_FRAME_BYTES", 128, 1 << 20));
+  r.shape.depth = static_cast<int>(paramInt("MCL_RDMA_DEPTH", 4, 1024));
+  ParamValue qp = paramValue("MCL_RDMA_QP");
+  if (qp.text == "uc")
+    r.qpType = transport::rdma::QpType::UC;
+  else if (qp.text == "rc")
+    r.qpType = transport::rdma::QpType::RC;
+  else
+    throw error(mclInvalidArgument, "MCL_RDMA_QP=%s: use uc or rc",
+                qp.text.c_str());
 }
 
 WaitPolicy waitPolicyFor(const CommSettings& s, int localRanks) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "algorithms/context.h"
+#include "transports/rdma/rdma_device.h"
 #include "transports/shm/shm_device.h"
 #include "transports/tcp/tcp_device.h"
 
@@ -19,6 +20,7 @@ struct CommSettings {
   std::string name;
   transport::shm::ShmOptions shm;
   transport::tcp::TcpOptions tcp;
+  transport::rdma::RdmaOptions rdma;
   std::string spin = "auto";      // MCL_SPIN_US
   std::string yield = "auto";     // MCL_YIELD_US
   std::string topoFile;           // MCL_TOPO_FILE

@@ -160,8 +160,6 @@ TEST(BadSetupInput, BadConfigIsRejectedBeforeJoining) {
       tryInit(c, name.c_str(), {name.c_str()});
     }
     c = MCL_CONFIG_INITIALIZER;
-    c.transport = "rdma";
-    tryInit(c, "transport rdma", {"transport 'rdma'", "not available"});
     c.transport = "bogus";
     tryInit(c, "transport bogus", {"transport 'bogus'", "unknown"});
     c.transport = "";

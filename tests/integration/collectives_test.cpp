@@ -301,6 +301,46 @@ std::vector<MatrixCase> tcpCases() {
   return cases;
 }
 
+// The same matrix over RDMA on the emulated Thunderbolt fabric: real
+// processes, one per Mac of each cabling (tests/fixtures/rdma).
+struct RdmaCase {
+  Coll coll;
+  const char* fabric;  // file name; its rows give the number of ranks
+  int nranks;
+};
+
+class CollectiveMatrixRdma : public ::testing::TestWithParam<RdmaCase> {};
+
+TEST_P(CollectiveMatrixRdma, MatchesReferenceExactly) {
+  RdmaCase c = GetParam();
+  std::string fabric =
+      std::string(MCL_FIXTURE_DIR) + "/rdma/" + c.fabric + ".json";
+  EXPECT_TRUE(runRanks(c.nranks, [&](RankContext& ctx) {
+    setenv("MCL_TRANSPORT", "rdma", 1);
+    setenv("MCL_RDMA_PROVIDER", "emu", 1);
+    setenv("MCL_EMU_FABRIC", fabric.c_str(), 1);
+    runMatrix(ctx, c.coll, reducedMatrix());
+  }));
+}
+
+std::vector<RdmaCase> rdmaCases() {
+  std::vector<RdmaCase> cases;
+  const std::pair<const char*, int> fabrics[] = {
+      {"pair", 2},  {"pair2", 2}, {"pair2_crossed", 2},
+      {"ring3", 3}, {"mesh4", 4}, {"mesh4_doubled", 4}};
+  for (Coll coll : {Coll::AllReduce, Coll::AllGather, Coll::Broadcast,
+                    Coll::Reduce, Coll::ReduceScatter, Coll::SendRecv})
+    for (const auto& [fabric, n] : fabrics) cases.push_back({coll, fabric, n});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    RdmaEmu, CollectiveMatrixRdma, ::testing::ValuesIn(rdmaCases()),
+    [](const ::testing::TestParamInfo<RdmaCase>& caseInfo) {
+      return std::string(collName(caseInfo.param.coll)) + "_" +
+             caseInfo.param.fabric;
+    });
+
 INSTANTIATE_TEST_SUITE_P(Tcp, CollectiveMatrixTcp,
                          ::testing::ValuesIn(tcpCases()), caseName);
 

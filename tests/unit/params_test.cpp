@@ -195,18 +195,32 @@ TEST_F(ParamsTest, TimeoutOutOfRangeIsRejected) {
   expectInvalid([] { timeoutFromEnvironment(); }, "MCL_TIMEOUT");
 }
 
-TEST_F(ParamsTest, TransportsOtherThanShmAndTcpAreRejected) {
+TEST_F(ParamsTest, UnknownTransportsAreRejected) {
   mclConfig_t config = MCL_CONFIG_INITIALIZER;
   config.transport = "tcp";
   EXPECT_EQ(loadSettings(&config).transport, "tcp");
   config.transport = "rdma";
-  expectInvalid([&] { loadSettings(&config); }, "not available");
+  EXPECT_EQ(loadSettings(&config).transport, "rdma");
   config.transport = "bogus";
   expectInvalid([&] { loadSettings(&config); }, "'bogus' is unknown");
-  set("MCL_TRANSPORT", "rdma");
-  expectInvalid([] { loadSettings(nullptr); }, "'rdma'");
-  set("MCL_TRANSPORT", "bogus");
-  expectInvalid([] { loadSettings(nullptr); }, "unknown");
+  set("MCL_TRANSPORT", "infiniband");
+  expectInvalid([] { loadSettings(nullptr); }, "'infiniband'");
+}
+
+TEST_F(ParamsTest, RdmaSettingsAreChecked) {
+  set("MCL_RDMA_PROVIDER", "magic");
+  expectInvalid([] { loadSettings(nullptr); }, "MCL_RDMA_PROVIDER=magic");
+  set("MCL_RDMA_PROVIDER", "emu");
+  set("MCL_RDMA_QP", "ud");
+  expectInvalid([] { loadSettings(nullptr); }, "MCL_RDMA_QP=ud");
+  set("MCL_RDMA_QP", "rc");
+  set("MCL_RDMA_DEPTH", "2");
+  expectInvalid([] { loadSettings(nullptr); }, "MCL_RDMA_DEPTH");
+  set("MCL_RDMA_DEPTH", "16");
+  CommSettings s = loadSettings(nullptr);
+  EXPECT_EQ(s.rdma.provider.provider, "emu");
+  EXPECT_EQ(s.rdma.qpType, transport::rdma::QpType::RC);
+  EXPECT_EQ(s.rdma.shape.depth, 16);
 }
 
 TEST_F(ParamsTest, ShmRingSizesAreChecked) {

@@ -1,0 +1,435 @@
+#include "transports/rdma/emu_provider.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <deque>
+
+#include "base/error.h"
+#include "base/log.h"
+#include "platform/host_identity.h"
+#include "platform/shared_memory.h"
+
+namespace mcl::transport::rdma {
+
+namespace {
+
+std::atomic<uint64_t> droppedFrames{0};
+
+int64_t nowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// A queue pair's inbound wire, in shared memory: the peer's queue pair
+// writes frames (head), this one takes them (tail). Single producer, single
+// consumer, as a connected UC/RC queue pair is.
+struct WireHeader {
+  alignas(64) std::atomic<uint64_t> head;
+  alignas(64) std::atomic<uint64_t> tail;
+  alignas(64) std::atomic<int32_t> ownerPid;
+  uint32_t slots;
+  uint32_t frameBytes;
+};
+
+struct FrameHeader {
+  int64_t arrivalNs;  // when the last bit reaches the receiver's port
+  uint32_t bytes;
+  uint32_t reserved;
+};
+
+constexpr size_t kHeaderBytes = (sizeof(WireHeader) + 63) / 64 * 64;
+
+size_t slotStride(uint32_t frameBytes) {
+  return (sizeof(FrameHeader) + frameBytes + 63) / 64 * 64;
+}
+
+FrameHeader* frameAt(WireHeader* w, uint64_t index) {
+  auto* base = reinterpret_cast<std::byte*>(w) + kHeaderBytes;
+  return reinterpret_cast<FrameHeader*>(base + (index % w->slots) *
+                                                   slotStride(w->frameBytes));
+}
+
+std::string wireName(const std::string& ns, int mac, uint32_t qpn) {
+  return "/mcl-e-" + ns + "-" + std::to_string(mac) + "-" + std::to_string(qpn);
+}
+
+// The fabric and this Mac, shared by every object the provider makes.
+struct EmuState {
+  EmuSettings s;
+  int64_t startNs = nowNs();
+  uint32_t nextQpn = 1;
+
+  // A cable is down when a fault names either of its ends.
+  bool cableDown(int mac, const std::string& device, int64_t atNs) const {
+    EmuEnd peer = s.fabric.peerOf(mac, device);
+    for (const EmuPortFault& f : s.fabric.faults) {
+      if (atNs < startNs + f.afterMs * 1000000) continue;
+      if ((f.mac == mac && f.device == device) ||
+          (f.mac == peer.mac && f.device == peer.device))
+        return true;
+    }
+    return false;
+  }
+  int deviceIndex(const std::string& device) const {
+    const auto& names = s.fabric.devices[size_t(s.mac)];
+    return int(std::find(names.begin(), names.end(), device) - names.begin());
+  }
+};
+
+// GID ::ffff:169.254.<mac>.<device index + 1>: unique per port, and shaped
+// like the IPv4-mapped GID a real Thunderbolt port has.
+std::array<uint8_t, 16> gidOf(int mac, int device) {
+  std::array<uint8_t, 16> g{};
+  g[10] = 0xff;
+  g[11] = 0xff;
+  g[12] = 169;
+  g[13] = 254;
+  g[14] = static_cast<uint8_t>(mac);
+  g[15] = static_cast<uint8_t>(device + 1);
+  return g;
+}
+
+class EmuMemory final : public MemoryRegion {
+ public:
+  EmuMemory(std::byte* data, size_t bytes, uint32_t key)
+      : data_(data), bytes_(bytes), key_(key) {}
+  uint32_t lkey() const override { return key_; }
+  bool covers(const std::byte* p, uint32_t n) const {
+    return p >= data_ && p + n <= data_ + bytes_;
+  }
+
+ private:
+  std::byte* data_;
+  size_t bytes_;
+  uint32_t key_;
+};
+
+class EmuQueuePair;
+
+class EmuCompletionQueue final : public CompletionQueue {
+ public:
+  int poll(Completion* out, int max) override;
+  void push(Completion c) { ready_.push_back(std::move(c)); }
+  std::vector<EmuQueuePair*> qps;
+
+ private:
+  std::deque<Completion> ready_;
+};
+
+class EmuQueuePair final : public QueuePair {
+ public:
+  EmuQueuePair(std::shared_ptr<EmuState> state, std::string device,
+               EmuCompletionQueue& cq, const QpOptions& o)
+      : state_(std::move(state)),
+        device_(std::move(device)),
+        cq_(cq),
+        options_(o),
+        qpn_(state_->nextQpn++) {
+    name_ = wireName(state_->s.nameSpace, state_->s.mac, qpn_);
+    uint32_t slots = static_cast<uint32_t>(o.recvDepth) + 8;
+    inbound_ = platform::SharedMemory::create(
+        name_, kHeaderBytes + slots * slotStride(o.maxMessageBytes));
+    in_ = static_cast<WireHeader*>(inbound_.data());
+    in_->slots = slots;
+    in_->frameBytes = o.maxMessageBytes;
+    in_->ownerPid.store(getpid(), std::memory_order_release);
+    cq_.qps.push_back(this);
+  }
+  ~EmuQueuePair() override {
+    std::erase(cq_.qps, this);
+    platform::SharedMemory::unlink(name_);  // in case no peer took it
+  }
+
+  QpAddress address() const override {
+    QpAddress a;
+    a.gid = gidOf(state_->s.mac, state_->deviceIndex(device_));
+    a.qpn = qpn_;
+    a.mtu = 1024;
+    return a;
+  }
+
+  void connect(const QpAddress& remote) override {
+    int mac = remote.gid[14];
+    int index = remote.gid[15] - 1;
+    const auto& fabric = state_->s.fabric;
+    EmuEnd peer = fabric.peerOf(state_->s.mac, device_);
+    bool cabled = mac < fabric.macs && index >= 0 &&
+                  size_t(index) < fabric.devices[size_t(mac)].size() &&
+                  peer.mac == mac &&
+                  peer.device == fabric.devices[size_t(mac)][size_t(index)];
+    if (!cabled) {
+      // Real hardware would not say: frames just go nowhere.
+      MCL_LOG(Warn, kLogInit,
+              "emulated fabric: %s of Mac %d is not cabled to the queue "
+              "pair it is told to reach (Mac %d): its frames will be lost",
+              device_.c_str(), state_->s.mac, mac);
+      connected_ = true;
+      return;
+    }
+    std::string name = wireName(state_->s.nameSpace, mac, remote.qpn);
+    outbound_ = platform::SharedMemory::open(name);
+    platform::SharedMemory::unlink(name);  // both ends have it mapped now
+    out_ = static_cast<WireHeader*>(outbound_.data());
+    connected_ = true;
+  }
+
+  void postSend(uint64_t wrId, const MemoryRegion& mr, const std::byte* data,
+                uint32_t bytes) override {
+    check(mr, data, bytes, "send");
+    if (sends_.size() >= size_t(options_.sendDepth))
+      throw error(mclInternalError, "emulated %s: send queue full (%d)",
+                  device_.c_str(), options_.sendDepth);
+    if (bytes > options_.maxMessageBytes)
+      throw error(mclInternalError, "emulated %s: SEND of %u bytes > %u",
+                  device_.c_str(), bytes, options_.maxMessageBytes);
+    sends_.push_back({wrId, data, bytes});
+    // A NIC sends on its own once the request is posted; the receiver's
+    // polling then finds the frame, whatever its sender does next.
+    progressSends(nowNs());
+  }
+
+  void postRecv(uint64_t wrId, const MemoryRegion& mr, std::byte* data,
+                uint32_t bytes) override {
+    check(mr, data, bytes, "receive");
+    if (recvs_.size() >= size_t(options_.recvDepth))
+      throw error(mclInternalError, "emulated %s: receive queue full (%d)",
+                  device_.c_str(), options_.recvDepth);
+    recvs_.push_back({wrId, data, bytes, nowNs()});
+  }
+
+  // The "NIC": moves frames out and in, and completes work requests.
+  void progress();
+
+ private:
+  struct Send {
+    uint64_t wrId;
+    const std::byte* data;
+    uint32_t bytes;
+    bool onWire = false;
+    int64_t doneNs = 0;  // left the port (UC completion)
+    uint64_t frame = 0;  // its index on the wire (RC completion)
+  };
+  struct Recv {
+    uint64_t wrId;
+    std::byte* data;
+    uint32_t bytes;
+    int64_t postedNs;
+  };
+
+  void check(const MemoryRegion& mr, const std::byte* data, uint32_t bytes,
+             const char* what) const {
+    if (!connected_)
+      throw error(mclInternalError, "emulated %s: %s before connect",
+                  device_.c_str(), what);
+    if (!static_cast<const EmuMemory&>(mr).covers(data, bytes))
+      throw error(mclInternalError,
+                  "emulated %s: %s buffer outside its memory region",
+                  device_.c_str(), what);
+  }
+  void progressSends(int64_t now);
+  void progressReceives(int64_t now);
+
+  std::shared_ptr<EmuState> state_;
+  std::string device_;
+  EmuCompletionQueue& cq_;
+  QpOptions options_;
+  uint32_t qpn_;
+  std::string name_;
+  platform::SharedMemory inbound_;
+  platform::SharedMemory outbound_;
+  WireHeader* in_ = nullptr;
+  WireHeader* out_ = nullptr;  // null: not cabled, frames vanish
+  bool connected_ = false;
+  int64_t wireFreeNs_ = 0;
+  std::deque<Send> sends_;
+  std::deque<Recv> recvs_;
+};
+
+void EmuQueuePair::progressSends(int64_t now) {
+  const int mac = state_->s.mac;
+  const double nsPerByte = 8.0 / state_->s.gbps;
+  const auto latencyNs = static_cast<int64_t>(state_->s.latencyUs * 1000);
+  for (Send& s : sends_) {
+    if (s.onWire) continue;
+    if (state_->cableDown(mac, device_, now)) {
+      s.onWire = true;  // lost on a dead link; UC still completes it
+      s.doneNs = now;
+      s.frame = UINT64_MAX;
+      continue;
+    }
+    if (out_ == nullptr) {
+      s.onWire = true;
+      s.doneNs = now;
+      s.frame = UINT64_MAX;
+      continue;
+    }
+    uint64_t head = out_->head.load(std::memory_order_relaxed);
+    if (head - out_->tail.load(std::memory_order_acquire) >= out_->slots)
+      break;  // the receiver's wire is full: the link holds the frame back
+    int64_t depart = std::max(now, wireFreeNs_);
+    wireFreeNs_ = depart + static_cast<int64_t>(s.bytes * nsPerByte);
+    FrameHeader* f = frameAt(out_, head);
+    f->arrivalNs = wireFreeNs_ + latencyNs;
+    f->bytes = s.bytes;
+    std::memcpy(f + 1, s.data, s.bytes);
+    out_->head.store(head + 1, std::memory_order_release);
+    s.onWire = true;
+    s.doneNs = wireFreeNs_;
+    s.frame = head;
+  }
+  while (!sends_.empty() && sends_.front().onWire) {
+    const Send& s = sends_.front();
+    bool done = now >= s.doneNs;
+    if (options_.type == QpType::RC && s.frame != UINT64_MAX) {
+      // RC completes on the peer's acknowledgement (it took the frame); a
+      // dead peer process never will: an error, as RC's retries would end.
+      done = out_->tail.load(std::memory_order_acquire) > s.frame;
+      if (!done && !platform::processAlive(out_->ownerPid.load())) {
+        cq_.push(
+            {s.wrId, false, false, 0, "remote peer gone (retry exceeded)"});
+        sends_.pop_front();
+        continue;
+      }
+    }
+    if (!done) break;
+    cq_.push({s.wrId, true, false, 0, ""});
+    sends_.pop_front();
+  }
+}
+
+void EmuQueuePair::progressReceives(int64_t now) {
+  const int mac = state_->s.mac;
+  for (;;) {
+    uint64_t tail = in_->tail.load(std::memory_order_relaxed);
+    if (tail == in_->head.load(std::memory_order_acquire)) return;
+    FrameHeader* f = frameAt(in_, tail);
+    if (f->arrivalNs > now) return;  // still on the cable
+    bool lost = state_->cableDown(mac, device_, f->arrivalNs);
+    bool posted = !recvs_.empty() && recvs_.front().postedNs <= f->arrivalNs;
+    if (!lost && !posted && options_.type == QpType::RC) {
+      if (recvs_.empty()) return;  // RNR: the frame waits for a receive
+      posted = true;
+    }
+    if (!lost && posted) {
+      Recv r = recvs_.front();
+      recvs_.pop_front();
+      if (f->bytes > r.bytes) {
+        cq_.push({r.wrId, false, true, 0, "local length error"});
+      } else {
+        std::memcpy(r.data, f + 1, f->bytes);
+        cq_.push({r.wrId, true, true, f->bytes, ""});
+      }
+    } else {
+      droppedFrames.fetch_add(1, std::memory_order_relaxed);
+    }
+    in_->tail.store(tail + 1, std::memory_order_release);
+  }
+}
+
+void EmuQueuePair::progress() {
+  if (!connected_) return;
+  int64_t now = nowNs();
+  progressReceives(now);
+  progressSends(now);
+}
+
+int EmuCompletionQueue::poll(Completion* out, int max) {
+  for (EmuQueuePair* qp : qps) qp->progress();
+  int n = 0;
+  while (n < max && !ready_.empty()) {
+    out[n++] = std::move(ready_.front());
+    ready_.pop_front();
+  }
+  return n;
+}
+
+class EmuContext final : public DeviceContext {
+ public:
+  EmuContext(std::shared_ptr<EmuState> state, DeviceInfo info)
+      : state_(std::move(state)), info_(std::move(info)) {}
+  const DeviceInfo& info() const override { return info_; }
+  PortInfo queryPort() override {
+    PortInfo p;
+    p.state = state_->cableDown(state_->s.mac, info_.name, nowNs())
+                  ? PortState::Down
+                  : PortState::Active;
+    p.mtu = 1024;
+    p.gidIndex = 0;
+    p.gid = gidOf(state_->s.mac, state_->deviceIndex(info_.name));
+    return p;
+  }
+  std::unique_ptr<MemoryRegion> registerMemory(void* data,
+                                               size_t bytes) override {
+    return std::make_unique<EmuMemory>(static_cast<std::byte*>(data), bytes,
+                                       nextKey_++);
+  }
+  std::unique_ptr<CompletionQueue> createCompletionQueue(int) override {
+    return std::make_unique<EmuCompletionQueue>();
+  }
+  std::unique_ptr<QueuePair> createQueuePair(CompletionQueue& cq,
+                                             const QpOptions& o) override {
+    return std::make_unique<EmuQueuePair>(
+        state_, info_.name, static_cast<EmuCompletionQueue&>(cq), o);
+  }
+
+ private:
+  std::shared_ptr<EmuState> state_;
+  DeviceInfo info_;
+  uint32_t nextKey_ = 1;
+};
+
+class EmuProvider final : public Provider {
+ public:
+  const EmuFabric& fabric() const { return state_->s.fabric; }
+  explicit EmuProvider(EmuSettings s) : state_(std::make_shared<EmuState>()) {
+    state_->s = std::move(s);
+  }
+  const char* name() const override { return "emu"; }
+  bool emulated() const override { return true; }
+  std::vector<DeviceInfo> devices() override {
+    std::vector<DeviceInfo> out;
+    for (const std::string& d : state_->s.fabric.devices[size_t(state_->s.mac)])
+      out.push_back({d, d.rfind("rdma_", 0) == 0 ? d.substr(5) : d, true, 256});
+    return out;
+  }
+  std::unique_ptr<DeviceContext> open(const std::string& device) override {
+    for (DeviceInfo& d : devices())
+      if (d.name == device) return std::make_unique<EmuContext>(state_, d);
+    throw error(mclInvalidArgument,
+                "emulated fabric: Mac %d has no device %s (MCL_EMU_FABRIC)",
+                state_->s.mac, device.c_str());
+  }
+
+ private:
+  std::shared_ptr<EmuState> state_;
+};
+
+}  // namespace
+
+std::unique_ptr<Provider> openEmuProvider(EmuSettings settings) {
+  if (settings.mac < 0 || settings.mac >= settings.fabric.macs)
+    throw error(mclInvalidUsage,
+                "emulated fabric: rank %d has no Mac: MCL_EMU_FABRIC describes "
+                "%d Macs (one row per rank)",
+                settings.mac, settings.fabric.macs);
+  if (settings.gbps <= 0 || settings.latencyUs < 0)
+    throw error(mclInvalidArgument,
+                "emulated fabric: MCL_EMU_GBPS must be > 0 and "
+                "MCL_EMU_LATENCY_US >= 0");
+  return std::make_unique<EmuProvider>(std::move(settings));
+}
+
+uint64_t emuFramesDropped() { return droppedFrames.load(); }
+
+const EmuFabric* emuFabricOf(const Provider& provider) {
+  auto* emu = dynamic_cast<const EmuProvider*>(&provider);
+  return emu != nullptr ? &emu->fabric() : nullptr;
+}
+
+}  // namespace mcl::transport::rdma

@@ -1,0 +1,35 @@
+// The emulated Thunderbolt fabric as a verbs provider: each process is one
+// Mac of the fabric; a queue pair's inbound wire is a ring in shared memory
+// that the peer's queue pair writes frames into. It keeps UC's rules (a
+// frame that arrives when no receive is posted is dropped; a send completes
+// once it left, whether or not anyone receives it), offers RC (no drops: a
+// frame waits for a receive, and a send completes when it was taken),
+// models each cable's latency and bandwidth, and takes ports down as
+// MCL_EMU_FAULTS asks.
+#pragma once
+
+#include <memory>
+
+#include "transports/rdma/emu_fabric.h"
+#include "transports/rdma/verbs.h"
+
+namespace mcl::transport::rdma {
+
+struct EmuSettings {
+  EmuFabric fabric;
+  int mac = 0;             // this process' Mac
+  std::string nameSpace;   // short text that keeps communicators apart
+  double latencyUs = 2.0;  // one way
+  double gbps = 60.0;      // per cable and direction
+};
+
+std::unique_ptr<Provider> openEmuProvider(EmuSettings settings);
+
+// The fabric of an emulated provider; null for any other provider.
+const EmuFabric* emuFabricOf(const Provider& provider);
+
+// Frames the receivers of this process dropped (UC, no receive posted):
+// normal runs must show 0.
+uint64_t emuFramesDropped();
+
+}  // namespace mcl::transport::rdma

@@ -1,0 +1,214 @@
+#include "transports/rdma/rdma_device.h"
+
+#include <time.h>
+
+#include <algorithm>
+
+#include "base/error.h"
+#include "base/log.h"
+#include "base/wire.h"
+#include "transports/rdma/emu_provider.h"
+
+namespace mcl::transport::rdma {
+
+namespace {
+
+// Completions arrive in memory, with no descriptor to sleep on (the
+// emulated fabric) or only through a completion channel that costs a
+// system call per event: past the executor's spin and yield budgets, nap
+// in short steps.
+class NapWaker final : public Waker {
+ public:
+  uint32_t arm() override { return 0; }
+  void sleep(uint32_t, int64_t timeoutNs) override {
+    int64_t ns = std::min<int64_t>(timeoutNs, 50000);
+    if (interrupted_.exchange(false) || ns <= 0) return;
+    timespec t{0, static_cast<long>(ns)};
+    nanosleep(&t, nullptr);
+  }
+  void disarm() override {}
+  void interrupt() override { interrupted_ = true; }
+
+ private:
+  std::atomic<bool> interrupted_{false};
+};
+
+}  // namespace
+
+RdmaDevice::RdmaDevice(int rank, const RdmaOptions& options)
+    : rank_(rank),
+      options_(options),
+      provider_(openProvider(options.provider)),
+      waker_(std::make_unique<NapWaker>()) {
+  if (!provider_->emulated() && provider_->devices().empty())
+    throw error(mclSystemError,
+                "rank %d: no RDMA devices (%s): RDMA needs Thunderbolt 5 "
+                "Macs on macOS 26.2+ with RDMA enabled (boot recoveryOS, run "
+                "`rdma_ctl enable`, reboot; `rdma_ctl status` tells), or an "
+                "RDMA NIC on Linux; MCL_RDMA_PROVIDER=emu runs the emulated "
+                "fabric instead",
+                rank, provider_->name());
+  if (options_.shape.frameBytes % 64 != 0 ||
+      options_.shape.frameBytes < 2 * kFrameHeaderBytes)
+    throw error(
+        mclInvalidArgument,
+        "MCL_RDMA_FRAME_BYTES=%u must be a multiple of 64, at least %zu",
+        options_.shape.frameBytes, 2 * kFrameHeaderBytes);
+}
+
+RdmaDevice::~RdmaDevice() {
+  if (!provider_->emulated()) return;
+  // Credits exist so that no frame ever finds no receive: on the emulated
+  // fabric, which counts them, a drop outside a fault is a bug.
+  uint64_t dropped = emuFramesDropped();
+  if (dropped > 0)
+    MCL_LOG(Warn, kLogInit,
+            "rank %d: the emulated fabric dropped %llu frame(s) in this "
+            "process (UC: no receive was posted when they arrived)",
+            rank_, static_cast<unsigned long long>(dropped));
+  else
+    MCL_LOG(Info, kLogInit, "rank %d: the emulated fabric dropped no frame",
+            rank_);
+}
+
+std::map<int, WirePlan> RdmaDevice::emulatedPlan(
+    const std::vector<int>& peers) const {
+  // The fabric's devices per Mac and their cables, through the provider:
+  // a device's peer is found by the emulated port's cable.
+  std::map<int, WirePlan> plan;
+  const EmuFabric* fabric = emuFabricOf(*provider_);
+  if (fabric == nullptr)
+    throw error(mclInternalError, "emulatedPlan needs the emu provider");
+  for (const auto& [a, b] : fabric->cables) {
+    if (a.mac == rank_ &&
+        std::find(peers.begin(), peers.end(), b.mac) != peers.end())
+      plan[b.mac].push_back({a.device, b.device});
+    if (b.mac == rank_ &&
+        std::find(peers.begin(), peers.end(), a.mac) != peers.end())
+      plan[a.mac].push_back({b.device, a.device});
+  }
+  return plan;
+}
+
+void RdmaDevice::createWires(const std::map<int, WirePlan>& plan) {
+  plan_ = plan;
+  const FrameShape& shape = options_.shape;
+  for (const auto& [peer, cables] : plan) {
+    if (cables.size() > kMaxWires)
+      throw error(mclInvalidUsage,
+                  "rank %d: %zu cables to rank %d; mcl uses at most %zu", rank_,
+                  cables.size(), peer, kMaxWires);
+    for (uint32_t channel = 0; channel < kRdmaChannels; ++channel)
+      for (uint32_t i = 0; i < cables.size(); ++i) {
+        const std::string& device = cables[i].first;
+        auto& ctx = contexts_[device];
+        if (!ctx) ctx = provider_->open(device);
+        PortInfo port = ctx->queryPort();
+        if (port.state != PortState::Active)
+          throw error(mclSystemError,
+                      "rank %d: %s%s (toward rank %d) is down: check the "
+                      "cable",
+                      rank_, provider_->emulated() ? "emulated " : "",
+                      device.c_str(), peer);
+        Wire w;
+        w.device = device;
+        w.remoteDevice = cables[i].second;
+        size_t bytes = size_t(shape.depth) * shape.frameBytes;
+        w.sendFrames.resize(bytes);
+        w.recvFrames.resize(bytes);
+        w.sendMr = ctx->registerMemory(w.sendFrames.data(), bytes);
+        w.recvMr = ctx->registerMemory(w.recvFrames.data(), bytes);
+        w.cq = ctx->createCompletionQueue(2 * shape.depth);
+        QpOptions qo;
+        qo.type = options_.qpType;
+        qo.sendDepth = shape.depth;
+        qo.recvDepth = shape.depth;
+        qo.maxMessageBytes = shape.frameBytes;
+        w.qp = ctx->createQueuePair(*w.cq, qo);
+        wires_.push_back({peer, channel, i, std::move(w)});
+      }
+  }
+}
+
+std::vector<uint8_t> RdmaDevice::addresses() const {
+  WireWriter out;
+  out.u32(static_cast<uint32_t>(wires_.size()));
+  for (const PendingWire& p : wires_) {
+    QpAddress a = p.wire.qp->address();
+    out.u32(static_cast<uint32_t>(p.peer));
+    out.u32(p.channel);
+    out.u32(p.index);
+    out.raw(a.gid.data(), a.gid.size());
+    out.u32(a.qpn);
+    out.u32(a.psn);
+    out.u32(a.lid);
+    out.u32(a.mtu);
+  }
+  return out.take();
+}
+
+void RdmaDevice::connectWires(const std::vector<std::vector<uint8_t>>& all) {
+  for (PendingWire& p : wires_) {
+    const auto& bytes = all[size_t(p.peer)];
+    WireReader in(bytes.data(), bytes.size(), "rdma addresses");
+    uint32_t n = in.u32();
+    bool found = false;
+    for (uint32_t k = 0; k < n; ++k) {
+      uint32_t target = in.u32();
+      uint32_t channel = in.u32();
+      uint32_t index = in.u32();
+      QpAddress a;
+      in.raw(a.gid.data(), a.gid.size());
+      a.qpn = in.u32();
+      a.psn = in.u32();
+      a.lid = static_cast<uint16_t>(in.u32());
+      a.mtu = in.u32();
+      if (int(target) == rank_ && channel == p.channel && index == p.index) {
+        p.wire.qp->connect(a);
+        found = true;
+      }
+    }
+    if (!found)
+      throw error(mclInvalidUsage,
+                  "rank %d: rank %d made no queue pair for cable %u (%s): the "
+                  "two ends disagree on the cables between them",
+                  rank_, p.peer, p.index, p.wire.device.c_str());
+  }
+  std::map<std::pair<int, uint32_t>, std::vector<Wire>> byConnection;
+  for (PendingWire& p : wires_)
+    byConnection[{p.peer, p.channel}].push_back(std::move(p.wire));
+  wires_.clear();
+  for (auto& [key, wires] : byConnection)
+    ready_[key] =
+        std::make_unique<RdmaConnection>(rank_, key.first, std::move(wires),
+                                         options_.shape, describe(key.first));
+}
+
+std::unique_ptr<Connection> RdmaDevice::connect(int peer, uint32_t channel) {
+  auto it = ready_.find({peer, channel});
+  if (it == ready_.end())
+    throw error(mclInvalidUsage, "rank %d: no RDMA cable reaches rank %d%s",
+                rank_, peer,
+                provider_->emulated()
+                    ? " on the emulated fabric (MCL_EMU_FABRIC)"
+                    : "");
+  std::unique_ptr<Connection> c = std::move(it->second);
+  ready_.erase(it);
+  return c;
+}
+
+size_t RdmaDevice::capacityPerWire() const {
+  return size_t(options_.shape.depth) *
+         (options_.shape.frameBytes - kFrameHeaderBytes);
+}
+
+std::string RdmaDevice::describe(int peer) const {
+  std::string s = provider_->emulated() ? "rdma (emulated) " : "rdma ";
+  auto it = plan_.find(peer);
+  if (it != plan_.end())
+    for (size_t i = 0; i < it->second.size(); ++i)
+      s += (i ? " + " : "") + it->second[i].first + "->" + it->second[i].second;
+  return s + ", " + qpTypeName(options_.qpType);
+}
+
+}  // namespace mcl::transport::rdma

@@ -1,0 +1,80 @@
+// The RDMA transport of one rank in one communicator: the provider (real
+// verbs or the emulated fabric), the devices it opened, the wires (queue
+// pairs, one per cable and channel) to each peer, and their connections.
+// Setup is two steps around the bootstrap: make the queue pairs and publish
+// their addresses, then connect each to the peer's for the same cable.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "transports/rdma/provider.h"
+#include "transports/rdma/rdma_connection.h"
+#include "transports/transport.h"
+
+namespace mcl::transport::rdma {
+
+struct RdmaOptions {
+  ProviderOptions provider;
+  FrameShape shape;
+  QpType qpType = QpType::UC;  // MCL_RDMA_QP
+};
+
+// The cables to one peer, in the order both ends agree on: (local device,
+// the peer's device).
+using WirePlan = std::vector<std::pair<std::string, std::string>>;
+
+constexpr uint32_t kRdmaChannels = 2;  // collective, point-to-point
+
+class RdmaDevice {
+ public:
+  RdmaDevice(int rank, const RdmaOptions& options);
+  ~RdmaDevice();
+
+  bool emulated() const { return provider_->emulated(); }
+  const char* providerName() const { return provider_->name(); }
+
+  // The wires to each peer of the emulated fabric (this rank is Mac
+  // `rank`): every cable between the two Macs, in the fabric's order.
+  std::map<int, WirePlan> emulatedPlan(const std::vector<int>& peers) const;
+
+  // Opens the devices and makes the queue pairs of `plan`; then addresses()
+  // is what the peers need.
+  void createWires(const std::map<int, WirePlan>& plan);
+  std::vector<uint8_t> addresses() const;
+  // `all[r]`: rank r's addresses(). Connects every queue pair to its peer's
+  // for the same cable and channel, and posts the receives of every
+  // connection: this must happen before the init barrier, since a peer past
+  // it may send at once, and UC drops a frame that finds no receive.
+  void connectWires(const std::vector<std::vector<uint8_t>>& all);
+
+  // The connection made by connectWires (once per peer and channel).
+  std::unique_ptr<Connection> connect(int peer, uint32_t channel);
+  Waker& waker() { return *waker_; }
+  // Receive buffering toward this rank over one wire.
+  size_t capacityPerWire() const;
+  std::string describe(int peer) const;  // "rdma_en2->rdma_en4 + ..., UC"
+
+ private:
+  struct PendingWire {
+    int peer;
+    uint32_t channel;
+    uint32_t index;
+    Wire wire;
+  };
+
+  int rank_;
+  RdmaOptions options_;
+  std::unique_ptr<Provider> provider_;
+  std::map<std::string, std::unique_ptr<DeviceContext>> contexts_;
+  std::map<int, WirePlan> plan_;
+  std::vector<PendingWire> wires_;
+  std::map<std::pair<int, uint32_t>, std::unique_ptr<RdmaConnection>> ready_;
+  std::unique_ptr<Waker> waker_;
+};
+
+}  // namespace mcl::transport::rdma
