@@ -108,7 +108,7 @@ CommandResult runCommand(const std::vector<std::string>& argv,
   bool killed = false;
   int code = reapBy(pid, overflow ? Clock::now() : deadline, &killed);
   result.timedOut = killed && !overflow;
-  result.exitCode = killed ? -1 : code;
+  result.exitCode = killed || overflow ? -1 : code;
   return result;
 }
 

@@ -3,7 +3,7 @@
 // that the peer's queue pair writes frames into. It keeps UC's rules (a
 // frame that arrives when no receive is posted is dropped; a send completes
 // once it left, whether or not anyone receives it), offers RC (no drops: a
-// frame waits for a receive, and a send completes when it was taken),
+// frame waits for a receive; acknowledgements are not modelled),
 // models each cable's latency and bandwidth, and takes ports down as
 // MCL_EMU_FAULTS asks.
 #pragma once

@@ -211,6 +211,16 @@ void RdmaConnection::releaseRecv(size_t bytes) {
   maybeReturnCredits();
 }
 
+bool RdmaConnection::peerAlive() const {
+  if (broken_) return false;
+  for (uint32_t w = 0; w < wires_.size(); ++w)
+    if (wires_[w].context != nullptr &&
+        wires_[w].context->queryPort().state != PortState::Active)
+      const_cast<RdmaConnection*>(this)->fail(
+          w, "the port went down (a pulled or failed cable)");
+  return true;
+}
+
 bool RdmaConnection::drained() const {
   for (const WireState& s : state_)
     if (s.sendsDone != s.sendsPosted) return false;

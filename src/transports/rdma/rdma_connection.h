@@ -32,7 +32,8 @@ struct FrameShape {
 // Members are destroyed bottom up: the queue pair before its completion
 // queue, both before the memory they use.
 struct Wire {
-  std::string device;  // local device, for messages
+  DeviceContext* context = nullptr;  // owned by the device; outlives the wire
+  std::string device;                // local device, for messages
   std::string remoteDevice;
   std::vector<std::byte> sendFrames;
   std::vector<std::byte> recvFrames;
@@ -53,7 +54,9 @@ class RdmaConnection final : public Connection {
   void commitSend(size_t bytes) override;
   std::span<const std::byte> peekRecv() override;
   void releaseRecv(size_t bytes) override;
-  bool peerAlive() const override { return !broken_; }
+  // Also checks each wire's port: a cable pulled on UC gives no error, only
+  // silence, so a waiting operation asks the port (and fails naming it).
+  bool peerAlive() const override;
   const char* linkName() const override { return link_.c_str(); }
   void progress() override;
   bool drained() const override;

@@ -111,6 +111,7 @@ void RdmaDevice::createWires(const std::map<int, WirePlan>& plan) {
                       rank_, provider_->emulated() ? "emulated " : "",
                       device.c_str(), peer);
         Wire w;
+        w.context = ctx.get();
         w.device = device;
         w.remoteDevice = cables[i].second;
         size_t bytes = size_t(shape.depth) * shape.frameBytes;
