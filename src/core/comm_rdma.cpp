@@ -22,6 +22,15 @@ std::map<int, transport::rdma::WirePlan> clusterPlan(
     int there = c.hostOfRank(peer);
     for (const topology::ClusterLink& l : c.links) {
       if (l.a.interface.empty() || l.b.interface.empty()) continue;
+      bool ours = (l.a.host == me && l.b.host == there) ||
+                  (l.b.host == me && l.a.host == there);
+      if (ours && l.generation == 4)
+        throw error(mclInvalidUsage,
+                    "%s: the cable %s<->%s to rank %d runs at Thunderbolt 4; "
+                    "RDMA needs Thunderbolt 5 ports and cables at both ends "
+                    "(use MCL_TRANSPORT=tcp on this cable)",
+                    comm.label().c_str(), l.a.interface.c_str(),
+                    l.b.interface.c_str(), peer);
       if (l.a.host == me && l.b.host == there)
         plan[peer].push_back(
             {"rdma_" + l.a.interface, "rdma_" + l.b.interface});

@@ -223,7 +223,11 @@ topology::Cluster buildCommCluster(
     cluster = topology::buildCluster(inv, hosts);
   }
   addPaths(comm, cluster, endpoints);
-  topology::addFindings(cluster, topology::CheckOptions{});
+  // RDMA asked for (on real hardware): its prerequisites become errors.
+  topology::CheckOptions checks;
+  checks.rdmaWanted = comm.settings.transport == "rdma" &&
+                      comm.settings.rdma.provider.provider != "emu";
+  topology::addFindings(cluster, checks);
   return cluster;
 }
 

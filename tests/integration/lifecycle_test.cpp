@@ -16,6 +16,7 @@
 
 #include "expect_error.h"
 #include "multiprocess.h"
+#include "process_census.h"
 
 namespace mcl::test {
 namespace {
@@ -23,29 +24,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr auto kBound = std::chrono::seconds(30);
 constexpr int kTimeout = 5;
-
-#if defined(__linux__)
-std::set<std::string> listDir(const char* dir, const char* prefix) {
-  std::set<std::string> names;
-  if (DIR* d = opendir(dir)) {
-    while (dirent* e = readdir(d))
-      if (std::string(e->d_name).rfind(prefix, 0) == 0) names.insert(e->d_name);
-    closedir(d);
-  }
-  return names;
-}
-
-size_t countEntries(const char* dir) { return listDir(dir, "").size(); }
-
-// Shared-memory segments of mcl mapped into this process.
-int mappedSegments() {
-  int n = 0;
-  std::ifstream maps("/proc/self/maps");
-  for (std::string line; std::getline(maps, line);)
-    if (line.find("/dev/shm/mcl-") != std::string::npos) ++n;
-  return n;
-}
-#endif
 
 TEST(Lifecycle, CountAndUserRank) {
   auto body = [](RankContext& ctx) {
