@@ -14,6 +14,8 @@ import time
 
 import pytest
 
+from jobs import finish
+
 PERF = os.environ.get("MCL_PERF", "")
 FABRICS = os.path.join(os.path.dirname(__file__), "..", "fixtures", "rdma")
 
@@ -73,19 +75,6 @@ def start_ranks(name, ranks, args, port, **extra):
     return procs
 
 
-def outputs(procs, timeout=60):
-    result = []
-    for p in procs:
-        try:
-            out, _ = p.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            out, _ = p.communicate()
-            out += "\n(killed: hung)"
-        result.append((p.returncode, out))
-    return result
-
-
 LONG = ["allreduce", "-b", "16M", "-e", "16M", "-n", "100000", "-w", "0",
         "-c", "0"]
 
@@ -96,7 +85,7 @@ def test_cable_taken_down_mid_operation_names_the_device():
     # run: both ends fail, naming the cable, long before the run would end.
     procs = start_ranks("pair", 2, LONG, 29861,
                         MCL_EMU_FAULTS="port_down:1:rdma_en3@1500")
-    results = outputs(procs)
+    results = finish(procs, timeout=60)
     assert time.monotonic() - start < 30, results
     for rank, (code, out) in enumerate(results):
         assert code != 0, out
@@ -110,7 +99,7 @@ def test_killed_peer_ends_the_survivors_in_time():
     time.sleep(2.0)
     procs[1].send_signal(signal.SIGKILL)
     killed = time.monotonic()
-    results = outputs(procs)
+    results = finish(procs, timeout=60)
     # MCL_TIMEOUT is 5 s: UC gives no error, so silence past the timeout
     # is what names the peer.
     assert time.monotonic() - killed < 5 + 15, results

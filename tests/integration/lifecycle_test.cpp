@@ -290,7 +290,7 @@ TEST(Lifecycle, ManyInitDestroyCyclesLeakNothing) {
   std::vector<mclUniqueId> ids(kCycles);
   for (auto& id : ids) ASSERT_EQ(mclGetUniqueId(&id), mclSuccess);
   auto body = [&](RankContext& ctx) {
-    size_t fds = 0, threads = 0;
+    ProcessCensus first;
     mclConfig_t config = MCL_CONFIG_INITIALIZER;
     config.timeoutSeconds = kTimeout;
     for (int i = 0; i < kCycles && !ctx.failed(); ++i) {
@@ -305,17 +305,12 @@ TEST(Lifecycle, ManyInitDestroyCyclesLeakNothing) {
       if (mappedSegments() != 0)
         ctx.fail("cycle %d: %d mcl segments still mapped after destroy", i,
                  mappedSegments());
-      if (i == 0) {  // the first cycle may set up process-wide state
-        fds = countEntries("/proc/self/fd");
-        threads = countEntries("/proc/self/task");
-      }
+      // The first cycle may set up process-wide state.
+      if (i == 0) first = ProcessCensus::take();
     }
-    if (countEntries("/proc/self/fd") != fds)
-      ctx.fail("%zu fds after the first cycle, %zu after the last", fds,
-               countEntries("/proc/self/fd"));
-    if (countEntries("/proc/self/task") != threads)
-      ctx.fail("%zu threads after the first cycle, %zu after the last", threads,
-               countEntries("/proc/self/task"));
+    std::string change = first.changeTo(ProcessCensus::take());
+    if (!change.empty())
+      ctx.fail("from the first cycle to the last: %s", change.c_str());
   };
   EXPECT_TRUE(runRanksWithId(2, ids[0], body, kBound));
   // Segments of other jobs on this machine come and go: only one that stays

@@ -24,6 +24,26 @@ inline std::set<std::string> listDir(const char* dir, const char* prefix) {
 
 inline size_t countEntries(const char* dir) { return listDir(dir, "").size(); }
 
+// Descriptors and threads of this process at one moment.
+struct ProcessCensus {
+  size_t fds = 0;
+  size_t threads = 0;
+
+  static ProcessCensus take() {
+    return {countEntries("/proc/self/fd"), countEntries("/proc/self/task")};
+  }
+  // "" when `later` holds as many, else what grew or shrank.
+  std::string changeTo(const ProcessCensus& later) const {
+    std::string s;
+    if (later.fds != fds)
+      s += std::to_string(fds) + " fds became " + std::to_string(later.fds);
+    if (later.threads != threads)
+      s += (s.empty() ? "" : ", ") + std::to_string(threads) +
+           " threads became " + std::to_string(later.threads);
+    return s;
+  }
+};
+
 // Shared-memory segments of mcl mapped into this process.
 inline int mappedSegments() {
   int n = 0;

@@ -30,7 +30,7 @@ TEST(RdmaLifecycle, ThousandInitDestroyCyclesLeakNothing) {
       setenv("MCL_EMU_FABRIC", fabric.c_str(), 1);
       mclConfig_t config = MCL_CONFIG_INITIALIZER;
       config.timeoutSeconds = 10;
-      size_t fds = 0, threads = 0;
+      ProcessCensus first;
       for (int i = 0; i < kCyclesPerBatch && !ctx.failed(); ++i) {
         mclComm_t comm = nullptr;
         if (!ctx.ok(mclCommInitRankConfig(&comm, 2, ids[size_t(i)], ctx.rank(),
@@ -42,17 +42,11 @@ TEST(RdmaLifecycle, ThousandInitDestroyCyclesLeakNothing) {
         if (mappedSegments() != 0)
           ctx.fail("cycle %d: %d segments still mapped after destroy", i,
                    mappedSegments());
-        if (i == 0) {
-          fds = countEntries("/proc/self/fd");
-          threads = countEntries("/proc/self/task");
-        }
+        if (i == 0) first = ProcessCensus::take();
       }
-      if (countEntries("/proc/self/fd") != fds)
-        ctx.fail("%zu fds after the first cycle, %zu after the last", fds,
-                 countEntries("/proc/self/fd"));
-      if (countEntries("/proc/self/task") != threads)
-        ctx.fail("%zu threads after the first cycle, %zu after the last",
-                 threads, countEntries("/proc/self/task"));
+      std::string change = first.changeTo(ProcessCensus::take());
+      if (!change.empty())
+        ctx.fail("from the first cycle to the last: %s", change.c_str());
     };
     ASSERT_TRUE(runRanksWithId(2, ids[0], body, std::chrono::seconds(120)))
         << "batch " << batch;
