@@ -9,7 +9,6 @@ it)."""
 import os
 import re
 import signal
-import subprocess
 import time
 
 import pytest
