@@ -17,22 +17,9 @@ namespace mcl {
 
 namespace {
 
-bool multiHost(const mclComm& comm) {
-  for (const PeerInfo& p : comm.peers)
-    if (p.hostId != comm.peers.front().hostId) return true;
-  return false;
-}
-
-bool lowestRankOfHost(const mclComm& comm) {
-  const std::string& me = comm.peers[size_t(comm.rank)].hostId;
-  for (int r = 0; r < comm.rank; ++r)
-    if (comm.peers[size_t(r)].hostId == me) return false;
-  return true;
-}
-
-// Hosts in order of their lowest rank, with their ranks.
-std::vector<std::vector<int>> ranksByHost(const mclComm& comm,
-                                          std::vector<int>* lowest) {
+// Hosts in order of their lowest rank, with their ranks (ascending, so
+// hosts[h].front() is host h's lowest rank).
+std::vector<std::vector<int>> ranksByHost(const mclComm& comm) {
   std::vector<std::vector<int>> hosts;
   std::vector<std::string> ids;
   for (int r = 0; r < comm.nranks; ++r) {
@@ -42,7 +29,6 @@ std::vector<std::vector<int>> ranksByHost(const mclComm& comm,
     if (h == ids.size()) {
       ids.push_back(id);
       hosts.emplace_back();
-      if (lowest != nullptr) lowest->push_back(r);
     }
     hosts[h].push_back(r);
   }
@@ -148,9 +134,12 @@ void addPaths(const mclComm& comm, topology::Cluster& c,
 }  // namespace
 
 std::string localInventory(const mclComm& comm, platform::Deadline deadline) {
-  if (!lowestRankOfHost(comm)) return "";
+  std::vector<std::vector<int>> hosts = ranksByHost(comm);
+  bool lowest = false;
+  for (const auto& h : hosts) lowest |= h.front() == comm.rank;
+  if (!lowest) return "";
   // A file replaces link detection; the machine is still worth knowing.
-  bool wanted = multiHost(comm) || comm.settings.topoDetectAlways ||
+  bool wanted = hosts.size() > 1 || comm.settings.topoDetectAlways ||
                 !comm.settings.topoDumpFile.empty();
   bool links = wanted && comm.settings.topoFile.empty();
   return topology::inventoryToJson(topology::detectInventory(links, deadline))
@@ -185,8 +174,7 @@ topology::Cluster buildCommCluster(
     const std::vector<std::string>& fileStatus,
     const std::vector<std::string>& inventories,
     const std::vector<std::vector<transport::tcp::Endpoint>>& endpoints) {
-  std::vector<int> lowest;
-  std::vector<std::vector<int>> hosts = ranksByHost(comm, &lowest);
+  std::vector<std::vector<int>> hosts = ranksByHost(comm);
   topology::Cluster cluster;
   const std::string& path = comm.settings.topoFile;
   // Same verdict on every rank: the first rank that could not read its
@@ -209,7 +197,8 @@ topology::Cluster buildCommCluster(
     checkFileFitsJob(comm, cluster, path);
   } else {
     std::vector<topology::HostInventory> inv;
-    for (int r : lowest) {
+    for (const auto& host : hosts) {
+      int r = host.front();
       const std::string& text = inventories[size_t(r)];
       try {
         inv.push_back(topology::inventoryFromJson(

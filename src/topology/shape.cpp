@@ -32,17 +32,17 @@ Graph cableGraph(const Cluster& c) {
 
 bool connected(const Graph& g) {
   std::vector<bool> seen(static_cast<size_t>(g.n), false);
-  std::vector<int> todo = {0};
+  std::vector<int> frontier = {0};
   seen[0] = true;
   int count = 1;
-  while (!todo.empty()) {
-    int h = todo.back();
-    todo.pop_back();
+  while (!frontier.empty()) {
+    int h = frontier.back();
+    frontier.pop_back();
     for (int next : g.neighbours[static_cast<size_t>(h)])
       if (!seen[static_cast<size_t>(next)]) {
         seen[static_cast<size_t>(next)] = true;
         ++count;
-        todo.push_back(next);
+        frontier.push_back(next);
       }
   }
   return count == g.n;

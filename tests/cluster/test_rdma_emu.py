@@ -110,3 +110,11 @@ def test_killed_peer_ends_the_survivors_in_time():
         assert "rdma (emulated)" in out and "MCL_TIMEOUT" in out, out
     # Each survivor names the peer it waits on; rank 0 sends to rank 1.
     assert "rank 1 via rdma" in results[0][1], results[0][1]
+
+
+def test_depth_beyond_the_device_is_a_clear_error():
+    run = subprocess.run([PERF, "allreduce", "-np", "2", "-b", "8", "-e", "8"],
+                         env=emu_env("pair", MCL_RDMA_DEPTH="512"), text=True,
+                         capture_output=True, timeout=60)
+    assert run.returncode != 0
+    assert "MCL_RDMA_DEPTH=512 is more than rdma_en" in run.stderr, run.stderr

@@ -58,7 +58,7 @@ size_t RdmaConnection::capacity() const {
          (shape_.frameBytes - kFrameHeaderBytes);
 }
 
-void RdmaConnection::fail(uint32_t wire, const std::string& what) {
+void RdmaConnection::fail(uint32_t wire, const std::string& what) const {
   broken_ = true;
   throw error(mclRemoteError, "rank %d: rdma to rank %d over %s->%s: %s", rank_,
               peerRank_, wires_[wire].device.c_str(),
@@ -76,7 +76,7 @@ uint32_t RdmaConnection::creditsLeft(uint32_t wire) const {
   return uint32_t(shape_.depth) + s.creditsGranted - s.framesSent;
 }
 
-void RdmaConnection::writeCredits(std::byte* frame, uint32_t) {
+void RdmaConnection::writeCredits(std::byte* frame) {
   auto* h = reinterpret_cast<FrameHeader*>(frame);
   h->wires = static_cast<uint32_t>(wires_.size());
   for (uint32_t w = 0; w < wires_.size(); ++w) {
@@ -92,7 +92,7 @@ void RdmaConnection::post(uint32_t wire, uint64_t seq, uint32_t payload) {
   auto* h = reinterpret_cast<FrameHeader*>(frame);
   h->seq = seq;
   h->bytes = payload;
-  writeCredits(frame, wire);
+  writeCredits(frame);
   Wire& w = wires_[wire];
   w.qp->postSend(kSendTag | s.sendsPosted, *w.sendMr, frame,
                  static_cast<uint32_t>(kFrameHeaderBytes + payload));
@@ -216,8 +216,7 @@ bool RdmaConnection::peerAlive() const {
   for (uint32_t w = 0; w < wires_.size(); ++w)
     if (wires_[w].context != nullptr &&
         wires_[w].context->queryPort().state != PortState::Active)
-      const_cast<RdmaConnection*>(this)->fail(
-          w, "the port went down (a pulled or failed cable)");
+      fail(w, "the port went down (a pulled or failed cable)");
   return true;
 }
 

@@ -89,11 +89,11 @@ class RdmaConnection final : public Connection {
   std::byte* recvFrame(uint32_t wire, uint32_t slot);
   void post(uint32_t wire, uint64_t seq, uint32_t payload);
   void postReceive(uint32_t wire, uint32_t slot);
-  void writeCredits(std::byte* header, uint32_t wire);
+  void writeCredits(std::byte* header);
   void handleReceive(uint32_t wire, const Completion& c);
   void maybeReturnCredits();
   uint32_t creditsLeft(uint32_t wire) const;
-  [[noreturn]] void fail(uint32_t wire, const std::string& what);
+  [[noreturn]] void fail(uint32_t wire, const std::string& what) const;
 
   int rank_;
   int peerRank_;
@@ -107,7 +107,7 @@ class RdmaConnection final : public Connection {
   uint32_t recvOffset_ = 0;       // consumed bytes of that piece
   std::vector<Arrived> arrived_;  // by sequence % (wires * depth)
   uint64_t bytesSent_ = 0;
-  bool broken_ = false;
+  mutable bool broken_ = false;  // set by fail(), also from peerAlive()
 };
 
 }  // namespace mcl::transport::rdma

@@ -71,6 +71,25 @@ RdmaDevice::~RdmaDevice() {
             rank_);
 }
 
+// Opens a device and checks, before any queue pair is made, that it can
+// take what the options ask: the queue depth and the queue-pair type.
+std::unique_ptr<DeviceContext> RdmaDevice::openChecked(
+    const std::string& device) {
+  std::unique_ptr<DeviceContext> ctx = provider_->open(device);
+  const DeviceInfo& info = ctx->info();
+  if (info.maxQpWr > 0 && options_.shape.depth > info.maxQpWr)
+    throw error(mclInvalidArgument,
+                "rank %d: MCL_RDMA_DEPTH=%d is more than %s takes per queue "
+                "(%d)",
+                rank_, options_.shape.depth, device.c_str(), info.maxQpWr);
+  if (options_.qpType == QpType::RC && !info.rcSupported)
+    throw error(mclInvalidArgument,
+                "rank %d: MCL_RDMA_QP=rc, but %s offers UC queue pairs only "
+                "(Apple's Thunderbolt RDMA): use MCL_RDMA_QP=uc",
+                rank_, device.c_str());
+  return ctx;
+}
+
 std::map<int, WirePlan> RdmaDevice::emulatedPlan(
     const std::vector<int>& peers) const {
   // The fabric's devices per Mac and their cables, through the provider:
@@ -102,7 +121,7 @@ void RdmaDevice::createWires(const std::map<int, WirePlan>& plan) {
       for (uint32_t i = 0; i < cables.size(); ++i) {
         const std::string& device = cables[i].first;
         auto& ctx = contexts_[device];
-        if (!ctx) ctx = provider_->open(device);
+        if (!ctx) ctx = openChecked(device);
         PortInfo port = ctx->queryPort();
         if (port.state != PortState::Active)
           throw error(mclSystemError,

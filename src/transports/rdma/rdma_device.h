@@ -67,6 +67,8 @@ class RdmaDevice {
     Wire wire;
   };
 
+  std::unique_ptr<DeviceContext> openChecked(const std::string& device);
+
   int rank_;
   RdmaOptions options_;
   std::unique_ptr<Provider> provider_;
