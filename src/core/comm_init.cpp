@@ -47,7 +47,7 @@ Plan planTransports(const mclComm& comm) {
   for (int r = 0; r < comm.nranks; ++r) {
     bool local = peers[static_cast<size_t>(r)].hostId == me;
     plan.sameHost.push_back(local);
-    if (transport == "rdma" && r != comm.rank) {
+    if (rdmaBetween(comm, comm.rank, r)) {
       plan.rdmaPeers.push_back(r);
     } else if (r == comm.rank || (local && transport != "tcp")) {
       plan.shmRanks.push_back(r);
@@ -62,10 +62,20 @@ Plan planTransports(const mclComm& comm) {
       plan.tcpPeers.push_back(r);
     }
   }
+  if (transport == "rdma" && comm.nranks > 1 && plan.rdmaPeers.empty() &&
+      plan.shmRanks.size() == size_t(comm.nranks))
+    throw error(mclInvalidUsage,
+                "%s: MCL_TRANSPORT=rdma, but all %d ranks are on this host "
+                "(%s): RDMA runs between Macs over Thunderbolt cables, ranks "
+                "of one Mac share memory (MCL_TRANSPORT=shm); "
+                "MCL_RDMA_PROVIDER=emu runs the emulated fabric, one Mac per "
+                "rank",
+                comm.label().c_str(), comm.nranks,
+                peers[static_cast<size_t>(comm.rank)].hostName.c_str());
   plan.anyTcp = transport == "tcp" && comm.nranks > 1;
   for (const auto& p : peers)
     if (p.hostId != peers.front().hostId && transport != "rdma")
-      plan.anyTcp = true;
+      plan.anyTcp = true;  // under rdma, hosts talk over their cables
   return plan;
 }
 

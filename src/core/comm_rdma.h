@@ -14,6 +14,11 @@ struct mclComm;
 
 namespace mcl {
 
+// Whether ranks a and b talk over RDMA: under MCL_TRANSPORT=rdma, between
+// hosts; on the emulated fabric every rank is a Mac of its own, so between
+// any two ranks. Ranks of one real Mac use shared memory.
+bool rdmaBetween(const mclComm& comm, int a, int b);
+
 std::unique_ptr<transport::rdma::RdmaDevice> openRdmaDevice(
     const mclComm& comm);
 

@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "core/comm.h"
+#include "core/comm_rdma.h"
 #include "topology/cluster_json.h"
 #include "topology/findings.h"
 
@@ -106,13 +107,14 @@ void addPaths(const mclComm& comm, topology::Cluster& c,
       p.b = b;
       bool sameHost =
           comm.peers[size_t(a)].hostId == comm.peers[size_t(b)].hostId;
-      if (comm.settings.transport == "rdma") {
+      if (rdmaBetween(comm, a, b)) {
         // The cables of each pair show in the INFO log and in topo's
         // cable list; the path says which fabric carries them.
         p.transport = "rdma";
         p.linkKind = comm.settings.rdma.provider.provider == "emu" ? "emulated"
                                                                    : "cable";
       } else if (sameHost && comm.settings.transport != "tcp") {
+        // MCL_TRANSPORT=rdma included: ranks of one Mac share memory.
         p.transport = "shm";
       } else {
         p.transport = "tcp";

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from jobs import PERF, cable_root, finish, start_ranks
+from jobs import PERF, SMALL, cable_root, finish, start_ranks
 from testbed import Testbed as Cluster
 
 pytestmark = [
@@ -196,3 +196,17 @@ def test_check_exits_nonzero_on_an_error_finding(tmp_path):
         assert "# Checks: 1 error, 0 warnings" in out, out
         assert "ERROR   Thunderbolt Bridge (bridge0) is on on host 1" in out, out
         assert "fix: On that Mac: System Settings > Network > Thunderbolt Bridge" in out
+
+
+def test_rdma_between_hosts_without_devices_says_how_to_get_them():
+    # Two ranks per host: the ranks of a host share memory, the hosts need
+    # RDMA devices, and this machine has none: every rank fails at once with
+    # a message that says what RDMA needs and points to the emulated fabric.
+    with Cluster("pair", name="mcl-topo-rdma", lan=False) as bed:
+        outs = finish(start_ranks(bed, [0, 0, 1, 1], cable_root(29735),
+                                  ["allreduce"] + SMALL,
+                                  {"MCL_TRANSPORT": "rdma"}))
+        for rank, (code, out) in enumerate(outs):
+            assert code != 0, f"rank {rank}:\n{out}"
+            assert "no RDMA devices" in out, out
+            assert "MCL_RDMA_PROVIDER=emu" in out, out

@@ -93,6 +93,23 @@ std::array<uint8_t, 16> gidOf(int mac, int device) {
   return g;
 }
 
+std::atomic<int64_t> liveContexts{0};
+std::atomic<int64_t> liveQueuePairs{0};
+std::atomic<int64_t> liveCompletionQueues{0};
+std::atomic<int64_t> liveMemoryRegions{0};
+
+// Counts an object of one kind while it lives (see emuLiveObjects).
+class Counted {
+ public:
+  explicit Counted(std::atomic<int64_t>& count) : count_(count) { ++count_; }
+  ~Counted() { --count_; }
+  Counted(const Counted&) = delete;
+  Counted& operator=(const Counted&) = delete;
+
+ private:
+  std::atomic<int64_t>& count_;
+};
+
 class EmuMemory final : public MemoryRegion {
  public:
   EmuMemory(std::byte* data, size_t bytes, uint32_t key)
@@ -106,6 +123,7 @@ class EmuMemory final : public MemoryRegion {
   std::byte* data_;
   size_t bytes_;
   uint32_t key_;
+  Counted counted_{liveMemoryRegions};
 };
 
 class EmuQueuePair;
@@ -118,6 +136,7 @@ class EmuCompletionQueue final : public CompletionQueue {
 
  private:
   std::deque<Completion> ready_;
+  Counted counted_{liveCompletionQueues};
 };
 
 class EmuQueuePair final : public QueuePair {
@@ -238,6 +257,7 @@ class EmuQueuePair final : public QueuePair {
   EmuCompletionQueue& cq_;
   QpOptions options_;
   uint32_t qpn_;
+  Counted counted_{liveQueuePairs};
   std::string name_;
   platform::SharedMemory inbound_;
   platform::SharedMemory outbound_;
@@ -368,6 +388,7 @@ class EmuContext final : public DeviceContext {
   std::shared_ptr<EmuState> state_;
   DeviceInfo info_;
   uint32_t nextKey_ = 1;
+  Counted counted_{liveContexts};  // a device opened with its PD
 };
 
 class EmuProvider final : public Provider {
@@ -412,6 +433,11 @@ std::unique_ptr<Provider> openEmuProvider(EmuSettings settings) {
 }
 
 uint64_t emuFramesDropped() { return droppedFrames.load(); }
+
+EmuLiveObjects emuLiveObjects() {
+  return {liveContexts.load(), liveQueuePairs.load(),
+          liveCompletionQueues.load(), liveMemoryRegions.load()};
+}
 
 const EmuFabric* emuFabricOf(const Provider& provider) {
   auto* emu = dynamic_cast<const EmuProvider*>(&provider);

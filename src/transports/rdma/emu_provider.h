@@ -32,4 +32,14 @@ const EmuFabric* emuFabricOf(const Provider& provider);
 // normal runs must show 0.
 uint64_t emuFramesDropped();
 
+// The emulated verbs objects alive in this process: after every
+// communicator is destroyed, all zero.
+struct EmuLiveObjects {
+  int64_t contexts = 0;  // devices opened, each with its protection domain
+  int64_t queuePairs = 0;
+  int64_t completionQueues = 0;
+  int64_t memoryRegions = 0;
+};
+EmuLiveObjects emuLiveObjects();
+
 }  // namespace mcl::transport::rdma
