@@ -45,6 +45,24 @@ const CollectiveInfo& collectiveInfo(Collective c) {
   return kSendRecv;
 }
 
+std::optional<mclFunc_t> funcOf(Collective c) {
+  switch (c) {
+    case Collective::AllReduce:
+      return mclFuncAllReduce;
+    case Collective::AllGather:
+      return mclFuncAllGather;
+    case Collective::Broadcast:
+      return mclFuncBroadcast;
+    case Collective::Reduce:
+      return mclFuncReduce;
+    case Collective::ReduceScatter:
+      return mclFuncReduceScatter;
+    case Collective::SendRecv:
+      break;
+  }
+  return std::nullopt;
+}
+
 std::optional<Collective> parseCollective(std::string_view name) {
   for (Collective c : kAll)
     if (name == collectiveInfo(c).name) return c;

@@ -28,6 +28,9 @@ struct CollectiveInfo {
 };
 
 const CollectiveInfo& collectiveInfo(Collective c);
+
+// The collective as mclCommGetAlgorithm names it; none for send/recv.
+std::optional<mclFunc_t> funcOf(Collective c);
 std::optional<Collective> parseCollective(std::string_view name);
 // "allreduce, allgather, ..." for messages.
 const char* collectiveNameList();

@@ -62,6 +62,19 @@ int runExternal(const Options& options) {
   return code == kExitOk ? kExitOk : kExitFailure;
 }
 
+// --algo NAME forces NAME for this run's collective through MCL_ALGO, after
+// whatever MCL_ALGO already says (a later item wins). The library rejects a
+// name the collective does not have, listing the ones it has.
+void forceAlgorithm(const Options& options) {
+  if (options.algo.empty()) return;
+  const char* before = std::getenv("MCL_ALGO");
+  std::string spec =
+      before != nullptr && *before ? std::string(before) + ";" : std::string();
+  spec +=
+      std::string(collectiveInfo(options.collective).name) + ":" + options.algo;
+  setenv("MCL_ALGO", spec.c_str(), 1);
+}
+
 int run(int argc, char** argv) {
   Options options;
   std::string error;
@@ -74,6 +87,7 @@ int run(int argc, char** argv) {
     case ParseStatus::Ok:
       break;
   }
+  forceAlgorithm(options);
 
   int nranks = options.nranks;
   if (nranks == 0) {

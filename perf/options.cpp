@@ -30,6 +30,7 @@ enum class Flag {
   Timeout,
   Ranks,
   Transport,
+  Algo,
   Bind,
   Json,
   Dot,
@@ -57,6 +58,7 @@ constexpr FlagSpec kFlags[] = {
     {Flag::Timeout, 'T', "timeout"},
     {Flag::Ranks, 0, "np"},
     {Flag::Transport, 0, "transport"},
+    {Flag::Algo, 0, "algo"},
     {Flag::Bind, 0, "bind"},
     {Flag::Json, 'J', "json"},
     {Flag::Dot, 0, "dot"},
@@ -177,6 +179,13 @@ bool applyFlag(const FlagSpec& spec, std::string_view flag,
       }
       o->transport = value;
       return true;
+    case Flag::Algo:
+      if (value.empty()) {
+        *error = "empty value for " + std::string(flag);
+        return false;
+      }
+      o->algo = value;
+      return true;
     case Flag::Bind:
       if (value != "core" && value != "none") {
         *error = "--bind takes core or none, not '" + std::string(value) + "'";
@@ -212,6 +221,13 @@ bool validate(const Options& o, bool haveCollective, std::string* error) {
   }
   if (!o.dotPath.empty() && o.command != Command::Topo) {
     *error = "--dot goes with topo";
+    return false;
+  }
+  if (!o.algo.empty() &&
+      (o.command != Command::Benchmark || !funcOf(o.collective))) {
+    *error =
+        "--algo goes with a collective that has algorithms to choose: "
+        "allreduce, allgather, broadcast, reduce, reducescatter";
     return false;
   }
   if (o.minBytes > o.maxBytes) {
@@ -392,6 +408,9 @@ void printUsage(std::FILE* out) {
       "  -h, --help               this help\n"
       "mcl flags:\n"
       "  -np N                    fork N local ranks\n"
+      "  --algo NAME              force the collective's algorithm (sets "
+      "MCL_ALGO);\n"
+      "                           the last column shows the one used\n"
       "  --transport NAME         mclConfig_t.transport, e.g. auto or shm "
       "(default\n"
       "                           MCL_TRANSPORT, else auto)\n"

@@ -37,6 +37,7 @@ struct Options {
   int average = 1;         // 0 rank 0, 1 average, 2 minimum, 3 maximum
   int nranks = 0;          // -np; 0 when not given
   std::string transport;   // empty: MCL_TRANSPORT or the library's default
+  std::string algo;        // --algo: forced for this run's collective
   int timeoutSeconds = 0;  // 0: MCL_TIMEOUT or the library's default
   bool bindCores = true;   // -np ranks each on a core of their own
   std::string jsonPath;

@@ -199,6 +199,16 @@ class Bench {
     return value;
   }
 
+  // What the library runs for this row (send/recv has no choice).
+  const char* algorithmFor(size_t count, mclDataType_t type) {
+    std::optional<mclFunc_t> func = funcOf(o_.collective);
+    if (!func) return "p2p";
+    const char* name = "?";
+    checkMcl(rank_, "mclCommGetAlgorithm",
+             mclCommGetAlgorithm(comm_, *func, count, type, &name), comm_);
+    return name;
+  }
+
   void timeTest(mclDataType_t type, mclRedOp_t op, const char* shownOp,
                 int root) {
     barrier();
@@ -209,7 +219,7 @@ class Bench {
     for (size_t bytes : sizes_) {
       const SizeCase c = makeCase(type, op, root, bytes);
       report_->beginRow(c.totalBytes, c.counts.paramCount, typeName(type),
-                        shownOp, root);
+                        shownOp, root, algorithmFor(c.counts.paramCount, type));
       report_->addCell(benchTime(c, false));
       report_->addCell(benchTime(c, true));
       report_->endRow();

@@ -99,6 +99,8 @@ void writeConfig(JsonWriter& w, const Options& o, const RunInfo& info) {
   w.integer(o.average);
   w.key("transport");
   w.string(info.ranks.empty() ? "" : info.ranks[0].transport);
+  w.key("algo");
+  w.string(o.algo);
   w.key("timeout_seconds");
   if (o.timeoutSeconds > 0)
     w.integer(o.timeoutSeconds);
@@ -152,9 +154,10 @@ void Report::printHeader(const RunInfo& info) {
       "     in-place          \n",
       "", "", "", "", "");
   std::printf(
-      "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n",
+      "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s  "
+      "%s\n",
       "size", "count", "type", "redop", "root", "time", "algbw", "busbw",
-      "#wrong", "time", "algbw", "busbw", "#wrong");
+      "#wrong", "time", "algbw", "busbw", "#wrong", "algo");
   std::printf(
       "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n",
       "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)",
@@ -162,9 +165,10 @@ void Report::printHeader(const RunInfo& info) {
 }
 
 void Report::beginRow(size_t bytes, size_t count, const char* type,
-                      const char* redop, int root) {
+                      const char* redop, int root, const char* algorithm) {
   if (!isPrinter_) return;
   ResultRow row;
+  row.algorithm = algorithm;
   row.bytes = bytes;
   row.count = count;
   row.type = type;
@@ -192,7 +196,7 @@ void Report::addCell(const ResultCell& cell) {
 }
 
 void Report::endRow() {
-  if (isPrinter_) std::printf("\n");
+  if (isPrinter_) std::printf("  %s\n", rows_.back().algorithm.c_str());
 }
 
 void Report::printFooter(int64_t errors, double avgBusBw) {
@@ -275,6 +279,8 @@ bool Report::writeJson(const RunInfo& info, int64_t errors, double avgBusBw,
     w.string(row.redop);
     w.key("root");
     w.integer(row.root);
+    w.key("algorithm");
+    w.string(row.algorithm);
     writeCell(w, "out_of_place", row.outOfPlace);
     writeCell(w, "in_place", row.inPlace);
     w.endObject();

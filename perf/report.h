@@ -41,6 +41,7 @@ struct ResultRow {
   std::string type;
   std::string redop;
   int root = -1;
+  std::string algorithm;  // mclCommGetAlgorithm's answer
   ResultCell outOfPlace;
   ResultCell inPlace;
 };
@@ -51,9 +52,10 @@ class Report {
 
   // The comment lines, the rank list and the column header.
   void printHeader(const RunInfo& info);
-  // A row: its first columns, then the out-of-place and the in-place cell.
+  // A row: its first columns, then the out-of-place and the in-place cell;
+  // the algorithm used closes the row (a column nccl-tests lacks).
   void beginRow(size_t bytes, size_t count, const char* type, const char* redop,
-                int root);
+                int root, const char* algorithm);
   void addCell(const ResultCell& cell);
   void endRow();
   // errors: measurements with wrong elements, counted per rank and summed.

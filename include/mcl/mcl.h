@@ -92,6 +92,16 @@ typedef enum {
   mclNumOps = 5
 } mclRedOp_t;
 
+/* The collectives that have a choice of algorithms. */
+typedef enum {
+  mclFuncAllReduce = 0,
+  mclFuncAllGather = 1,
+  mclFuncBroadcast = 2,
+  mclFuncReduce = 3,
+  mclFuncReduceScatter = 4,
+  mclNumFuncs = 5
+} mclFunc_t;
+
 /* 128 bytes: the root's address and port and a 128-bit random secret. Treat
  * it as a password: whoever holds it can join the communicator. */
 #define MCL_UNIQUE_ID_BYTES 128
@@ -199,6 +209,13 @@ MCL_API mclResult_t mclCommUserRank(const mclComm_t comm, int* rank);
  * that is too small gives mclInvalidArgument and is left untouched. */
 MCL_API mclResult_t mclCommGetTopology(const mclComm_t comm, char* json,
                                        size_t* size);
+/* The algorithm a call of `func` with `count` elements of `type` (count as
+ * that call takes it) uses on this communicator: the one MCL_ALGO forces,
+ * else the tuner's choice; "ring", "tree", "direct", "halving_doubling" or
+ * "chain". Every rank gets the same answer. *name is a static string. */
+MCL_API mclResult_t mclCommGetAlgorithm(const mclComm_t comm, mclFunc_t func,
+                                        size_t count, mclDataType_t type,
+                                        const char** name);
 
 /* Collectives. In-place follows NCCL: sendbuff == recvbuff for all-reduce,
  * broadcast and reduce; for all-gather sendbuff == recvbuff + rank * count;

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
-#include "algorithms/kernels/types.h"
+#include "algorithms/algorithm_table.h"
+#include "algorithms/tuner.h"
+#include "base/error.h"
 
 namespace mcl {
 
@@ -28,41 +30,36 @@ const char* opKindName(OpKind kind) {
   return "operation";
 }
 
+Algorithm chosenAlgorithm(const OpArgs& op, const AlgoContext& ctx) {
+  Collective collective;
+  if (!collectiveOf(op.kind, &collective)) return Algorithm::Auto;
+  Algorithm forced = ctx.forced[static_cast<size_t>(collective)];
+  if (forced != Algorithm::Auto) return forced;
+  return tunedAlgorithm(collective, op, ctx);
+}
+
 void appendSteps(const OpArgs& op, AlgoContext& ctx, std::vector<Step>& steps) {
-  switch (op.kind) {
-    case OpKind::AllReduce:
-      // Small buffers: one exchange beats the ring's 2(n-1) hops (until the
-      // tuner chooses per link).
-      // Each rank sends its whole buffer before receiving: it must fit in
-      // the buffers between two ranks, as a ring step must.
-      if (ctx.nranks > 1 && ctx.nranks <= kDirectMaxRanks &&
-          op.count * kernels::typeSize(op.type) <=
-              std::min(kDirectMaxBytes, ctx.maxStepBytes))
-        return appendDirectAllReduce(op, ctx, steps);
-      return appendRingAllReduce(op, ctx, steps);
-    case OpKind::AllGather:
-      return appendRingAllGather(op, ctx, steps);
-    case OpKind::Broadcast:
-      return appendChainBroadcast(op, ctx, steps);
-    case OpKind::Reduce:
-      return appendChainReduce(op, ctx, steps);
-    case OpKind::ReduceScatter:
-      return appendRingReduceScatter(op, ctx, steps);
-    case OpKind::Send:
-    case OpKind::Recv:
-      return appendPointToPoint(op, ctx, steps);
-    case OpKind::Barrier: {
-      // A one-byte all-reduce: no rank leaves before every rank arrived.
-      OpArgs token;
-      token.kind = OpKind::AllReduce;
-      token.sendbuff = &ctx.scratch[0];
-      token.recvbuff = &ctx.scratch[1];
-      token.count = 1;
-      token.type = mclUint8;
-      token.op = mclMax;
-      return appendRingAllReduce(token, ctx, steps);
-    }
+  Collective collective;
+  if (collectiveOf(op.kind, &collective)) {
+    const AlgorithmInfo* a =
+        findAlgorithm(collective, chosenAlgorithm(op, ctx));
+    if (a == nullptr)
+      throw error(mclInternalError, "%s has no algorithm %s",
+                  collectiveName(collective),
+                  algorithmName(chosenAlgorithm(op, ctx)));
+    return a->append(op, ctx, steps);
   }
+  if (isPointToPoint(op.kind)) return appendPointToPoint(op, ctx, steps);
+  // Barrier: a one-byte all-reduce: no rank leaves before every rank
+  // arrived.
+  OpArgs token;
+  token.kind = OpKind::AllReduce;
+  token.sendbuff = &ctx.scratch[0];
+  token.recvbuff = &ctx.scratch[1];
+  token.count = 1;
+  token.type = mclUint8;
+  token.op = mclMax;
+  appendRingAllReduce(token, ctx, steps);
 }
 
 }  // namespace mcl

@@ -1,9 +1,10 @@
-// Turns an operation into the steps this rank runs. Ring and chain
-// algorithms for now; the tuner will choose among more.
+// Turns an operation into the steps this rank runs, with the algorithm
+// MCL_ALGO forces or the tuner picks (algorithm_table.h lists them).
 #pragma once
 
 #include <vector>
 
+#include "algorithms/algorithm.h"
 #include "algorithms/context.h"
 #include "algorithms/op.h"
 #include "algorithms/step.h"
@@ -12,15 +13,26 @@ namespace mcl {
 
 void appendSteps(const OpArgs& op, AlgoContext& ctx, std::vector<Step>& steps);
 
-// Where the direct all-reduce replaces the ring: a buffer of at most this
-// many bytes, among at most this many ranks (each sends to all others).
-constexpr size_t kDirectMaxBytes = 4096;
-constexpr int kDirectMaxRanks = 8;
+// The algorithm appendSteps uses for `op` (Auto for barrier and
+// point-to-point, which have no choice). The same on every rank.
+Algorithm chosenAlgorithm(const OpArgs& op, const AlgoContext& ctx);
 
 void appendRingAllReduce(const OpArgs& op, AlgoContext& ctx,
                          std::vector<Step>& steps);
 void appendDirectAllReduce(const OpArgs& op, AlgoContext& ctx,
                            std::vector<Step>& steps);
+void appendTreeAllReduce(const OpArgs& op, AlgoContext& ctx,
+                         std::vector<Step>& steps);
+void appendHalvingDoublingAllReduce(const OpArgs& op, AlgoContext& ctx,
+                                    std::vector<Step>& steps);
+void appendDirectAllGather(const OpArgs& op, AlgoContext& ctx,
+                           std::vector<Step>& steps);
+void appendDirectReduceScatter(const OpArgs& op, AlgoContext& ctx,
+                               std::vector<Step>& steps);
+void appendTreeBroadcast(const OpArgs& op, AlgoContext& ctx,
+                         std::vector<Step>& steps);
+void appendTreeReduce(const OpArgs& op, AlgoContext& ctx,
+                      std::vector<Step>& steps);
 void appendRingAllGather(const OpArgs& op, AlgoContext& ctx,
                          std::vector<Step>& steps);
 void appendRingReduceScatter(const OpArgs& op, AlgoContext& ctx,

@@ -8,6 +8,7 @@
 #include <deque>
 #include <vector>
 
+#include "algorithms/algorithm.h"
 #include "transports/transport.h"
 
 namespace mcl {
@@ -38,6 +39,9 @@ struct AlgoContext {
   // One buffer per operation of the batch being built (a deque: earlier
   // buffers stay put while later ones are added); cleared per batch.
   std::deque<std::vector<std::byte>> staging;
+  // MCL_ALGO: the algorithm each collective must use, Auto where the tuner
+  // chooses.
+  ForcedAlgorithms forced{};
 };
 
 }  // namespace mcl

@@ -1,10 +1,11 @@
-// All-reduce of small buffers in one exchange: every rank sends its whole
-// input to every other and folds all inputs in rank order, 0 first. One
-// network latency instead of the ring's 2(n-1), and every rank computes the
-// same sums in the same order: results are bitwise identical everywhere.
-#include <cstring>
-
+// All-reduce in one exchange: every rank sends its whole input to every
+// other and folds all inputs in rank order, 0 first. One network latency
+// instead of the ring's 2(n-1), and every rank computes the same sums in
+// the same order: results are bitwise identical everywhere. Larger buffers
+// go in rounds that fit the buffers between two ranks (each rank sends a
+// round to all before it receives).
 #include "algorithms/collectives.h"
+#include "algorithms/ring_phases.h"
 #include "algorithms/step_builder.h"
 
 namespace mcl {
@@ -15,27 +16,33 @@ void appendDirectAllReduce(const OpArgs& op, AlgoContext& ctx,
   const size_t bytes = op.count * b.elementBytes();
   const std::byte* input = b.send(0);
   std::byte* out = b.recv(0);
-  if (input == out) {
+  if (input == out && ctx.nranks > 1) {
     // In place: the output fills up before our own input is folded in.
     ctx.staging.emplace_back(input, input + bytes);
     input = ctx.staging.back().data();
   }
   const int n = ctx.nranks;
-  for (int peer = 0; peer < n; ++peer)
-    if (peer != ctx.rank) b.sendTo(peer, input, nullptr, op.count);
   const bool avg = op.op == mclAvg;
-  for (int r = 0; r < n; ++r) {
-    const bool last = r == n - 1;
-    if (r == 0) {
-      if (r == ctx.rank) {
-        b.copy(input, out, op.count);
+  const size_t round = ringRoundElements(ctx, b.elementBytes());
+  const size_t eb = b.elementBytes();
+  for (size_t start = 0; start < op.count; start += round) {
+    const size_t len = std::min(round, op.count - start);
+    const std::byte* in = input + start * eb;
+    std::byte* o = out + start * eb;
+    for (int k = 1; k < n; ++k) b.sendTo((ctx.rank + k) % n, in, nullptr, len);
+    for (int r = 0; r < n; ++r) {
+      const bool last = r == n - 1;
+      if (r == 0) {
+        if (r == ctx.rank) {
+          b.copy(in, o, len);
+        } else {
+          b.recvFrom(r, o, len);
+        }
+      } else if (r == ctx.rank) {
+        b.reduceLocal(in, o, len, avg && last);
       } else {
-        b.recvFrom(r, out, op.count);
+        b.recvReduceOut(r, -1, o, o, len, avg && last);
       }
-    } else if (r == ctx.rank) {
-      b.reduceLocal(input, out, op.count, avg && last);
-    } else {
-      b.recvReduceOut(r, -1, out, out, op.count, avg && last);
     }
   }
 }

@@ -3,6 +3,9 @@
 #include <cstring>
 #include <thread>
 
+#include "algorithms/algorithm_table.h"
+#include "algorithms/collectives.h"
+#include "algorithms/kernels/types.h"
 #include "base/log.h"
 #include "core/api_guard.h"
 #include "core/bootstrap_root.h"
@@ -165,6 +168,30 @@ mclResult_t mclCommUserRank(const mclComm_t comm, int* rank) {
     mcl::CommRef ref(comm);
     if (rank == nullptr) throw error(mclInvalidArgument, "rank is NULL");
     *rank = ref->rank;
+  });
+}
+
+mclResult_t mclCommGetAlgorithm(const mclComm_t comm, mclFunc_t func,
+                                size_t count, mclDataType_t type,
+                                const char** name) {
+  return apiCall(__func__, [&] {
+    mcl::CommRef ref(comm);
+    if (name == nullptr) throw error(mclInvalidArgument, "name is NULL");
+    static constexpr mcl::OpKind kKinds[] = {
+        mcl::OpKind::AllReduce, mcl::OpKind::AllGather, mcl::OpKind::Broadcast,
+        mcl::OpKind::Reduce, mcl::OpKind::ReduceScatter};
+    if (static_cast<int>(func) < 0 || func >= mclNumFuncs)
+      throw error(mclInvalidArgument, "func %d is not an mclFunc_t (0..%d)",
+                  static_cast<int>(func), mclNumFuncs - 1);
+    if (!mcl::kernels::isValidType(type))
+      throw error(mclInvalidArgument,
+                  "datatype %d is not an mclDataType_t (0..%d)",
+                  static_cast<int>(type), mclNumTypes - 1);
+    mcl::OpArgs op;
+    op.kind = kKinds[func];
+    op.count = count;
+    op.type = type;
+    *name = mcl::algorithmName(mcl::chosenAlgorithm(op, ref->context));
   });
 }
 

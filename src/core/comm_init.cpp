@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cinttypes>
 
+#include "algorithms/algorithm_table.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "base/wire.h"
@@ -87,9 +88,10 @@ struct TransportDetails {
   uint32_t tcpSlotBytes = 0;  // likewise
   std::string segment;
   std::vector<uint8_t> endpoints;
-  std::string inventory;  // JSON from each host's lowest rank, else empty
-  std::string topoFile;   // TopologyFileRead::status
-  std::string transport;  // MCL_TRANSPORT: every rank must agree
+  std::string inventory;   // JSON from each host's lowest rank, else empty
+  std::string topoFile;    // TopologyFileRead::status
+  std::string transport;   // MCL_TRANSPORT: every rank must agree
+  std::string algorithms;  // MCL_ALGO, as forced: likewise
   uint32_t rdmaFrameBytes = 0;
   uint32_t rdmaDepth = 0;
 };
@@ -105,6 +107,7 @@ std::vector<uint8_t> encode(const TransportDetails& d) {
   w.str(d.inventory);
   w.str(d.topoFile);
   w.str(d.transport);
+  w.str(d.algorithms);
   w.u32(d.rdmaFrameBytes);
   w.u32(d.rdmaDepth);
   return w.take();
@@ -122,6 +125,7 @@ TransportDetails decodeDetails(const std::vector<uint8_t>& bytes) {
   d.inventory = r.str(1 << 20);
   d.topoFile = r.str(4096);
   d.transport = r.str(64);
+  d.algorithms = r.str(1024);
   d.rdmaFrameBytes = r.u32();
   d.rdmaDepth = r.u32();
   r.finish();
@@ -169,6 +173,7 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
   TopologyFileRead topoFile = readTopologyFile(*comm);
   mine.topoFile = topoFile.status.substr(0, 4000);
   mine.transport = comm->settings.transport;
+  mine.algorithms = describeForced(comm->settings.forced);
   if (!plan.rdmaPeers.empty()) {
     comm->rdma = openRdmaDevice(*comm);
     mine.rdmaFrameBytes = comm->settings.rdma.shape.frameBytes;
@@ -198,6 +203,14 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
                   comm->label().c_str(), r, all[r].transport.c_str(),
                   all[r].rdmaFrameBytes, all[r].rdmaDepth,
                   mine.transport.c_str(), mine.rdmaFrameBytes, mine.rdmaDepth);
+  // Ranks running different algorithms would exchange different bytes.
+  for (size_t r = 0; r < all.size(); ++r)
+    if (all[r].algorithms != mine.algorithms)
+      throw error(mclInvalidUsage,
+                  "%s: rank %zu forces algorithms \"%s\" (MCL_ALGO), this "
+                  "rank \"%s\": set MCL_ALGO alike on every rank",
+                  comm->label().c_str(), r, all[r].algorithms.c_str(),
+                  mine.algorithms.c_str());
   // Every rank builds the same cluster from the same data, so a bad
   // MCL_TOPO_FILE fails all of them alike, before anything is mapped.
   std::vector<std::vector<transport::tcp::Endpoint>> endpoints;
@@ -302,6 +315,7 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
   int ranksHere = static_cast<int>(
       std::count(plan.sameHost.begin(), plan.sameHost.end(), true));
   comm->context.wait = waitPolicyFor(comm->settings, ranksHere);
+  comm->context.forced = comm->settings.forced;
   comm->context.aborted = &comm->aborted;
   comm->context.maxStepBytes = static_cast<size_t>(smallest / 2);
   MCL_LOG(Info, kLogInit,

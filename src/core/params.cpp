@@ -45,6 +45,10 @@ constexpr ParamDef kParams[] = {
     {"MCL_SHM_SLOTS", "8",
      "Slots per shared-memory ring, one ring per ordered pair of local "
      "ranks."},
+    {"MCL_ALGO", "",
+     "Algorithms to force, e.g. 'allreduce:tree;allgather:ring', or a bare "
+     "name for every collective that has it ('ring'). Empty or auto: the "
+     "tuner chooses per call. Every rank must say the same."},
     {"MCL_SPIN_US", "auto",
      "Microseconds a waiting rank spins before yielding the CPU; auto spins "
      "less when ranks outnumber cores."},

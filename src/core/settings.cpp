@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "algorithms/algorithm_table.h"
 #include "base/error.h"
 #include "core/params.h"
 #include "platform/cpu.h"
@@ -90,6 +91,8 @@ CommSettings loadSettings(const mclConfig_t* config) {
     throw error(mclInvalidArgument, "MCL_TOPO_DETECT=%s: use auto or always",
                 detect.c_str());
   s.topoDetectAlways = detect == "always";
+  s.algoSpec = paramValue("MCL_ALGO").text;
+  s.forced = parseAlgorithmSpec(s.algoSpec);
   // Validate now rather than at first use.
   waitPolicyFor(s, 1);
   return s;

@@ -26,6 +26,8 @@ struct CommSettings {
   std::string topoFile;           // MCL_TOPO_FILE
   std::string topoDumpFile;       // MCL_TOPO_DUMP_FILE
   bool topoDetectAlways = false;  // MCL_TOPO_DETECT=always
+  std::string algoSpec;           // MCL_ALGO as given
+  ForcedAlgorithms forced{};      // MCL_ALGO parsed
 };
 
 // Throws mclInvalidArgument naming the field or variable.

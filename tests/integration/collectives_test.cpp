@@ -1,7 +1,8 @@
 // The collective matrix over shared memory: every collective x type x op x
 // size (0, 1, odd, larger than a ring slot and than a whole ring) x in-place
 // and out-of-place x 1..4 ranks (8 ranks on a reduced matrix), each element
-// checked bit for bit against the reference.
+// checked bit for bit against the reference; then a reduced matrix over
+// TCP, threads, every forced algorithm, and the emulated RDMA fabric.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -339,6 +340,58 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<RdmaCase>& caseInfo) {
       return std::string(collName(caseInfo.param.coll)) + "_" +
              caseInfo.param.fabric;
+    });
+
+// Every algorithm of every collective, forced through MCL_ALGO, over shared
+// memory (3 and 5 ranks: a fold in halving-doubling, uneven trees) and TCP.
+struct AlgoCase {
+  Coll coll;
+  const char* algo;
+  const char* transport;
+  int nranks;
+};
+
+class CollectiveMatrixAlgo : public ::testing::TestWithParam<AlgoCase> {};
+
+TEST_P(CollectiveMatrixAlgo, MatchesReferenceExactly) {
+  AlgoCase c = GetParam();
+  EXPECT_TRUE(runRanks(c.nranks, [&](RankContext& ctx) {
+    setenv("MCL_TRANSPORT", c.transport, 1);
+    setenv("MCL_ALGO", c.algo, 1);
+    runMatrix(ctx, c.coll, reducedMatrix());
+  }));
+}
+
+std::vector<AlgoCase> algoCases() {
+  const std::pair<Coll, const char*> algos[] = {
+      {Coll::AllReduce, "allreduce:ring"},
+      {Coll::AllReduce, "allreduce:tree"},
+      {Coll::AllReduce, "allreduce:direct"},
+      {Coll::AllReduce, "allreduce:halving_doubling"},
+      {Coll::AllGather, "allgather:ring"},
+      {Coll::AllGather, "allgather:direct"},
+      {Coll::Broadcast, "broadcast:chain"},
+      {Coll::Broadcast, "broadcast:tree"},
+      {Coll::Reduce, "reduce:chain"},
+      {Coll::Reduce, "reduce:tree"},
+      {Coll::ReduceScatter, "reducescatter:ring"},
+      {Coll::ReduceScatter, "reducescatter:direct"}};
+  std::vector<AlgoCase> cases;
+  for (const auto& [coll, algo] : algos) {
+    cases.push_back({coll, algo, "shm", 3});
+    cases.push_back({coll, algo, "shm", 5});
+    cases.push_back({coll, algo, "tcp", 3});
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Algorithms, CollectiveMatrixAlgo, ::testing::ValuesIn(algoCases()),
+    [](const ::testing::TestParamInfo<AlgoCase>& caseInfo) {
+      std::string algo = caseInfo.param.algo;
+      return algo.substr(algo.find(':') + 1) + "_" +
+             collName(caseInfo.param.coll) + "_" + caseInfo.param.transport +
+             std::to_string(caseInfo.param.nranks);
     });
 
 INSTANTIATE_TEST_SUITE_P(Tcp, CollectiveMatrixTcp,

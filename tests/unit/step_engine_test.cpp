@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "algorithms/algorithm_table.h"
 #include "algorithms/collectives.h"
 #include "algorithms/executor.h"
 #include "algorithms/step.h"
@@ -185,7 +186,17 @@ class CollectiveTest
   int n() const { return std::get<0>(GetParam()); }
   FifoShape shape() const { return std::get<1>(GetParam()).shape; }
 
+  // Every algorithm the table has for the collective, forced on every rank.
   void runAll(Coll coll) {
+    for (const AlgorithmInfo& a : algorithmTable())
+      if (a.collective == collectiveFor(coll)) {
+        SCOPED_TRACE(std::string("algorithm ") + a.name);
+        runAll(coll, a.id);
+        if (HasFailure()) return;
+      }
+  }
+
+  void runAll(Coll coll, Algorithm algorithm) {
     const bool rooted = coll == Coll::Broadcast || coll == Coll::Reduce;
     for (size_t count : kCounts) {
       for (bool inPlace : {false, true}) {
@@ -196,6 +207,9 @@ class CollectiveTest
           // One cluster for the three runs, so each starts where the last
           // left the rings; stop at the first failure (the rings are dirty).
           Cluster c(n(), shape());
+          for (int r = 0; r < n(); ++r)
+            c.context(r).forced[static_cast<size_t>(collectiveFor(coll))] =
+                algorithm;
           runCase<float>(c, {coll, count, inPlace, mclSum, root});
           if (HasFailure()) return;
           runCase<int32_t>(c, {coll, count, inPlace, mclMax, root});
@@ -206,6 +220,22 @@ class CollectiveTest
         }
       }
     }
+  }
+
+  static Collective collectiveFor(Coll coll) {
+    switch (coll) {
+      case Coll::AllReduce:
+        return Collective::AllReduce;
+      case Coll::AllGather:
+        return Collective::AllGather;
+      case Coll::ReduceScatter:
+        return Collective::ReduceScatter;
+      case Coll::Broadcast:
+        return Collective::Broadcast;
+      case Coll::Reduce:
+        return Collective::Reduce;
+    }
+    return Collective::AllReduce;
   }
 };
 
@@ -226,7 +256,7 @@ TEST_P(CollectiveTest, BarrierCompletesTwice) {
 
 INSTANTIATE_TEST_SUITE_P(
     RanksAndRings, CollectiveTest,
-    ::testing::Combine(::testing::Range(1, 7), ::testing::ValuesIn(kShapes)),
+    ::testing::Combine(::testing::Range(1, 10), ::testing::ValuesIn(kShapes)),
     [](const ::testing::TestParamInfo<std::tuple<int, NamedShape>>& param) {
       return "n" + std::to_string(std::get<0>(param.param)) + "_ring" +
              std::get<1>(param.param).name;

@@ -1,0 +1,204 @@
+#include "algorithms/algorithm_table.h"
+
+#include "algorithms/collectives.h"
+#include "base/error.h"
+
+namespace mcl {
+
+namespace {
+
+constexpr AlgorithmInfo kTable[] = {
+    {Collective::AllReduce, Algorithm::Ring, "ring",
+     "reduce-scatter then all-gather around the ring of ranks, pipelined in "
+     "rounds; bandwidth-optimal, 2(n-1) hops",
+     appendRingAllReduce},
+    {Collective::AllReduce, Algorithm::Tree, "tree",
+     "double binary tree: two trees, each reducing half the buffer up and "
+     "broadcasting it down, pipelined in chunks; log2(n) hops",
+     appendTreeAllReduce},
+    {Collective::AllReduce, Algorithm::Direct, "direct",
+     "one-shot: every rank sends its whole buffer to every other and folds "
+     "all of them in rank order; one hop, for small buffers",
+     appendDirectAllReduce},
+    {Collective::AllReduce, Algorithm::HalvingDoubling, "halving_doubling",
+     "recursive halving reduce-scatter then recursive doubling all-gather "
+     "among a power of two of ranks (the others fold in first); 2 log2(n) "
+     "hops",
+     appendHalvingDoublingAllReduce},
+    {Collective::AllGather, Algorithm::Ring, "ring",
+     "each rank's block travels the ring of ranks, pipelined in rounds",
+     appendRingAllGather},
+    {Collective::AllGather, Algorithm::Direct, "direct",
+     "every rank sends its block straight to every other",
+     appendDirectAllGather},
+    {Collective::Broadcast, Algorithm::Chain, "chain",
+     "a pipelined chain from the root through every rank",
+     appendChainBroadcast},
+    {Collective::Broadcast, Algorithm::Tree, "tree",
+     "a pipelined binary tree from the root; log2(n) hops",
+     appendTreeBroadcast},
+    {Collective::Reduce, Algorithm::Chain, "chain",
+     "a pipelined chain through every rank, ending at the root",
+     appendChainReduce},
+    {Collective::Reduce, Algorithm::Tree, "tree",
+     "a pipelined binary tree toward the root; log2(n) hops", appendTreeReduce},
+    {Collective::ReduceScatter, Algorithm::Ring, "ring",
+     "the reduce-scatter half of the ring all-reduce", appendRingReduceScatter},
+    {Collective::ReduceScatter, Algorithm::Direct, "direct",
+     "every rank sends each block straight to its owner, which folds them in "
+     "rank order",
+     appendDirectReduceScatter},
+};
+
+constexpr const char* kCollectiveNames[kCollectiveCount] = {
+    "allreduce", "allgather", "broadcast", "reduce", "reducescatter"};
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
+    s.remove_suffix(1);
+  return s;
+}
+
+// "reduce_scatter" and "reduce-scatter" name reducescatter too.
+std::string canonical(std::string_view s) {
+  std::string out;
+  for (char c : s)
+    if (c != '_' && c != '-') out += static_cast<char>(std::tolower(c));
+  return out;
+}
+
+const AlgorithmInfo* byName(Collective collective, std::string_view name) {
+  for (const AlgorithmInfo& a : kTable)
+    if (a.collective == collective && name == a.name) return &a;
+  return nullptr;
+}
+
+std::string allCollectiveNames() {
+  std::string s;
+  for (const char* c : kCollectiveNames)
+    s += (s.empty() ? "" : ", ") + std::string(c);
+  return s;
+}
+
+std::string allAlgorithmNames() {
+  std::string s;
+  for (const AlgorithmInfo& a : kTable)
+    if (s.find(a.name) == std::string::npos)
+      s += (s.empty() ? "" : ", ") + std::string(a.name);
+  return s;
+}
+
+}  // namespace
+
+std::span<const AlgorithmInfo> algorithmTable() { return kTable; }
+
+const AlgorithmInfo* findAlgorithm(Collective collective, Algorithm id) {
+  for (const AlgorithmInfo& a : kTable)
+    if (a.collective == collective && a.id == id) return &a;
+  return nullptr;
+}
+
+const char* algorithmName(Algorithm id) {
+  if (id == Algorithm::Auto) return "auto";
+  for (const AlgorithmInfo& a : kTable)
+    if (a.id == id) return a.name;
+  return "unknown";
+}
+
+const char* collectiveName(Collective collective) {
+  return kCollectiveNames[static_cast<size_t>(collective)];
+}
+
+bool collectiveOf(OpKind kind, Collective* out) {
+  switch (kind) {
+    case OpKind::AllReduce:
+      *out = Collective::AllReduce;
+      return true;
+    case OpKind::AllGather:
+      *out = Collective::AllGather;
+      return true;
+    case OpKind::Broadcast:
+      *out = Collective::Broadcast;
+      return true;
+    case OpKind::Reduce:
+      *out = Collective::Reduce;
+      return true;
+    case OpKind::ReduceScatter:
+      *out = Collective::ReduceScatter;
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string describeForced(const ForcedAlgorithms& forced) {
+  std::string s;
+  for (size_t c = 0; c < kCollectiveCount; ++c)
+    if (forced[c] != Algorithm::Auto)
+      s += (s.empty() ? "" : ";") + std::string(kCollectiveNames[c]) + ":" +
+           algorithmName(forced[c]);
+  return s;
+}
+
+std::string algorithmNamesOf(Collective collective) {
+  std::string s;
+  for (const AlgorithmInfo& a : kTable)
+    if (a.collective == collective)
+      s += (s.empty() ? "" : ", ") + std::string(a.name);
+  return s;
+}
+
+ForcedAlgorithms parseAlgorithmSpec(std::string_view spec) {
+  ForcedAlgorithms forced;
+  forced.fill(Algorithm::Auto);
+  while (!spec.empty()) {
+    size_t end = spec.find(';');
+    std::string_view item = trim(spec.substr(0, end));
+    spec = end == std::string_view::npos ? std::string_view()
+                                         : spec.substr(end + 1);
+    if (item.empty() || item == "auto") continue;
+    size_t colon = item.find(':');
+    if (colon == std::string_view::npos) {
+      // A bare name: every collective that has it.
+      bool any = false;
+      for (size_t c = 0; c < kCollectiveCount; ++c)
+        if (const AlgorithmInfo* a = byName(Collective(c), item)) {
+          forced[c] = a->id;
+          any = true;
+        }
+      if (!any)
+        throw error(mclInvalidArgument,
+                    "MCL_ALGO: no collective has an algorithm \"%.*s\" "
+                    "(algorithms: %s; or collective:algorithm, e.g. "
+                    "allreduce:tree)",
+                    int(item.size()), item.data(), allAlgorithmNames().c_str());
+      continue;
+    }
+    std::string collective = canonical(trim(item.substr(0, colon)));
+    std::string_view name = trim(item.substr(colon + 1));
+    size_t c = 0;
+    while (c < kCollectiveCount && collective != kCollectiveNames[c]) ++c;
+    if (c == kCollectiveCount)
+      throw error(mclInvalidArgument,
+                  "MCL_ALGO: unknown collective \"%s\" in \"%.*s\" "
+                  "(collectives: %s)",
+                  collective.c_str(), int(item.size()), item.data(),
+                  allCollectiveNames().c_str());
+    if (name == "auto") {
+      forced[c] = Algorithm::Auto;
+      continue;
+    }
+    const AlgorithmInfo* a = byName(Collective(c), name);
+    if (a == nullptr)
+      throw error(mclInvalidArgument,
+                  "MCL_ALGO: %s has no algorithm \"%.*s\" (it has: %s, auto)",
+                  kCollectiveNames[c], int(name.size()), name.data(),
+                  algorithmNamesOf(Collective(c)).c_str());
+    forced[c] = a->id;
+  }
+  return forced;
+}
+
+}  // namespace mcl
