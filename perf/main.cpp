@@ -16,6 +16,7 @@
 #include "options.h"
 #include "rank_runner.h"
 #include "topo_command.h"
+#include "tune_command.h"
 
 namespace mcl::perf {
 
@@ -52,13 +53,23 @@ bool checkJsonPath(const std::string& path, std::string* error) {
   return true;
 }
 
+int runCommand(const Options& options, const RankSetup& setup) {
+  switch (options.command) {
+    case Command::Topo:
+      return runTopoRank(options, setup);
+    case Command::Tune:
+      return runTuneRank(options, setup);
+    case Command::Benchmark:
+      break;
+  }
+  return runRank(options, setup);
+}
+
 int runExternal(const Options& options) {
   RankSetup setup;
   setup.fromEnvironment = true;
   // Rank 0 alone writes the JSON: check the path there, after init.
-  const int code = options.command == Command::Topo
-                       ? runTopoRank(options, setup)
-                       : runRank(options, setup);
+  const int code = runCommand(options, setup);
   return code == kExitOk ? kExitOk : kExitFailure;
 }
 
@@ -66,7 +77,7 @@ int runExternal(const Options& options) {
 // whatever MCL_ALGO already says (a later item wins). The library rejects a
 // name the collective does not have, listing the ones it has.
 void forceAlgorithm(const Options& options) {
-  if (options.algo.empty()) return;
+  if (options.algo.empty() || options.algo == "all") return;
   const char* before = std::getenv("MCL_ALGO");
   std::string spec =
       before != nullptr && *before ? std::string(before) + ";" : std::string();
@@ -97,15 +108,14 @@ int run(int argc, char** argv) {
   if (!validateForRanks(options, nranks, &error)) return usageError(error);
   if (!options.jsonPath.empty() && !checkJsonPath(options.jsonPath, &error))
     return usageError(error);
-  return launchLocalRanks(
-      nranks, options.bindCores, [&](int rank, const mclUniqueId& id) {
-        RankSetup setup;
-        setup.rank = rank;
-        setup.nranks = nranks;
-        setup.id = id;
-        return options.command == Command::Topo ? runTopoRank(options, setup)
-                                                : runRank(options, setup);
-      });
+  return launchLocalRanks(nranks, options.bindCores,
+                          [&](int rank, const mclUniqueId& id) {
+                            RankSetup setup;
+                            setup.rank = rank;
+                            setup.nranks = nranks;
+                            setup.id = id;
+                            return runCommand(options, setup);
+                          });
 }
 
 }  // namespace

@@ -120,8 +120,10 @@ bool applyFlag(const FlagSpec& spec, std::string_view flag,
   int n = 0;
   switch (spec.flag) {
     case Flag::MinBytes:
+      o->sizesGiven = true;
       return sizeValue(flag, value, &o->minBytes, error);
     case Flag::MaxBytes:
+      o->sizesGiven = true;
       return sizeValue(flag, value, &o->maxBytes, error);
     case Flag::StepBytes:
       return sizeValue(flag, value, &o->stepBytes, error);
@@ -305,6 +307,10 @@ ParseStatus parseOptions(int argc, char** argv, Options* o,
       o->command = Command::Topo;
       haveCollective = true;
       continue;
+    } else if (arg == "tune" && !haveCollective &&
+               o->command == Command::Benchmark) {
+      o->command = Command::Tune;  // a collective may follow
+      continue;
     } else {
       std::optional<Collective> c = parseCollective(arg);
       if (!c || haveCollective) {
@@ -344,6 +350,20 @@ ParseStatus parseOptions(int argc, char** argv, Options* o,
       value = argv[++i];
     }
     if (!applyFlag(*spec, flag, *value, o, error)) return ParseStatus::Error;
+  }
+  if (o->command == Command::Tune) {
+    // tune: all-reduce unless named, and 8 B to 64 MiB by factors of 2
+    // unless sizes are given.
+    haveCollective = true;
+    if (!o->sizesGiven) {
+      o->minBytes = 8;
+      o->maxBytes = size_t{64} << 20;
+      if (o->stepFactor == 1) o->stepFactor = 2;
+    }
+    if (!funcOf(o->collective)) {
+      *error = "tune: sendrecv has no algorithms to choose from";
+      return ParseStatus::Error;
+    }
   }
   return validate(*o, haveCollective, error) ? ParseStatus::Ok
                                              : ParseStatus::Error;
@@ -408,8 +428,10 @@ void printUsage(std::FILE* out) {
       "  -h, --help               this help\n"
       "mcl flags:\n"
       "  -np N                    fork N local ranks\n"
-      "  --algo NAME              force the collective's algorithm (sets "
+      "  --algo NAME|all          force the collective's algorithm (sets "
       "MCL_ALGO);\n"
+      "                           all: the tuner's and every algorithm, "
+      "size by size;\n"
       "                           the last column shows the one used\n"
       "  --transport NAME         mclConfig_t.transport, e.g. auto or shm "
       "(default\n"
@@ -422,6 +444,11 @@ void printUsage(std::FILE* out) {
       "                           variables, ranks, host and mcl version as "
       "JSON\n"
       "\n"
+      "mcl-perf tune [COLLECTIVE] [-np N] [-b SIZE] [-e SIZE] [-f N] [-d "
+      "TYPE]\n"
+      "  The tuner's link model and its predicted time of every algorithm "
+      "at\n"
+      "  every size (default 8 B to 64 MiB, factor 2), marking its pick.\n\n"
       "mcl-perf topo [-np N] [--check] [--dot FILE] [-J FILE]\n"
       "  Shows the cluster: hosts and ranks, every cable with the interface "
       "at both\n"

@@ -15,9 +15,9 @@
 
 namespace mcl::perf {
 
-// What mcl-perf was asked to do: benchmark a collective, or show the
-// cluster (`topo`).
-enum class Command { Benchmark, Topo };
+// What mcl-perf was asked to do: benchmark a collective, show the cluster
+// (`topo`), or show the tuner's predictions (`tune`).
+enum class Command { Benchmark, Topo, Tune };
 
 struct Options {
   Command command = Command::Benchmark;
@@ -43,6 +43,7 @@ struct Options {
   std::string jsonPath;
   std::string dotPath;         // topo --dot FILE
   bool checkTopology = false;  // topo --check
+  bool sizesGiven = false;     // -b or -e on the command line
   std::vector<std::string> commandLine;
 };
 

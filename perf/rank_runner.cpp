@@ -111,14 +111,23 @@ struct SizeCase {
   size_t totalBytes;  // the larger of the send and receive sizes
 };
 
+// A communicator to measure: the job's own, or (--algo all) one per
+// algorithm, split off the job's with that algorithm forced.
+struct Variant {
+  bool tuned = false;  // the tuner chooses (shown as auto:NAME)
+  mclComm_t comm = nullptr;
+};
+
 class Bench {
  public:
-  Bench(const Options& o, int rank, int nranks, mclComm_t comm, Report* report)
+  Bench(const Options& o, int rank, int nranks, std::vector<Variant> variants,
+        Report* report)
       : o_(o),
         coll_(o.collective),
         rank_(rank),
         nranks_(nranks),
-        comm_(comm),
+        variants_(std::move(variants)),
+        comm_(variants_.front().comm),
         report_(report),
         send_(o.maxBytes, rank),
         recv_(o.maxBytes, rank),
@@ -200,30 +209,42 @@ class Bench {
   }
 
   // What the library runs for this row (send/recv has no choice).
-  const char* algorithmFor(size_t count, mclDataType_t type) {
+  std::string algorithmFor(const Variant& v, size_t count, mclDataType_t type) {
     std::optional<mclFunc_t> func = funcOf(o_.collective);
     if (!func) return "p2p";
     const char* name = "?";
     checkMcl(rank_, "mclCommGetAlgorithm",
-             mclCommGetAlgorithm(comm_, *func, count, type, &name), comm_);
-    return name;
+             mclCommGetAlgorithm(v.comm, *func, count, type, &name), v.comm);
+    return v.tuned && variants_.size() > 1 ? std::string("auto:") + name
+                                           : std::string(name);
   }
 
   void timeTest(mclDataType_t type, mclRedOp_t op, const char* shownOp,
                 int root) {
-    barrier();
-    for (size_t bytes : {o_.maxBytes, o_.minBytes}) {
-      const SizeCase c = makeCase(type, op, root, bytes);
-      for (int i = 0; i < o_.warmupIters; ++i) launch(c, false, i);
+    for (const Variant& v : variants_) {
+      comm_ = v.comm;
+      barrier();
+      for (size_t bytes : {o_.maxBytes, o_.minBytes}) {
+        const SizeCase c = makeCase(type, op, root, bytes);
+        for (int i = 0; i < o_.warmupIters; ++i) launch(c, false, i);
+      }
     }
+    // Several variants: each size measured with each in turn, so that they
+    // see the machine in the same state.
     for (size_t bytes : sizes_) {
       const SizeCase c = makeCase(type, op, root, bytes);
-      report_->beginRow(c.totalBytes, c.counts.paramCount, typeName(type),
-                        shownOp, root, algorithmFor(c.counts.paramCount, type));
-      report_->addCell(benchTime(c, false));
-      report_->addCell(benchTime(c, true));
-      report_->endRow();
+      for (const Variant& v : variants_) {
+        comm_ = v.comm;
+        const std::string algorithm =
+            algorithmFor(v, c.counts.paramCount, type);
+        report_->beginRow(c.totalBytes, c.counts.paramCount, typeName(type),
+                          shownOp, root, algorithm.c_str());
+        report_->addCell(benchTime(c, false));
+        report_->addCell(benchTime(c, true));
+        report_->endRow();
+      }
     }
+    comm_ = variants_.front().comm;
   }
 
   ResultCell benchTime(const SizeCase& c, bool inPlace) {
@@ -265,7 +286,8 @@ class Bench {
   const Collective coll_;
   const int rank_;
   const int nranks_;
-  const mclComm_t comm_;
+  const std::vector<Variant> variants_;
+  mclComm_t comm_;  // the variant being measured
   Report* const report_;
   Buffer send_;
   Buffer recv_;
@@ -275,6 +297,31 @@ class Bench {
   double bwSum_ = 0;
   int64_t bwCount_ = 0;
 };
+
+// --algo all: the tuner's choice and every algorithm of the collective, each
+// on a communicator of its own split off the job's. Otherwise the job's.
+std::vector<Variant> makeVariants(const Options& o, int rank, mclComm_t comm) {
+  std::optional<mclFunc_t> func = funcOf(o.collective);
+  if (o.algo != "all" || !func) return {{true, comm}};
+  std::vector<Variant> variants;
+  std::vector<std::string> specs = {""};  // "" forces nothing: the tuner
+  const char* name = nullptr;
+  for (int i = 0; mclGetAlgorithmName(*func, i, &name) == mclSuccess && name;
+       ++i)
+    specs.push_back(std::string(collectiveInfo(o.collective).name) + ":" +
+                    name);
+  for (const std::string& spec : specs) {
+    mclConfig_t config = MCL_CONFIG_INITIALIZER;
+    config.algorithms = spec.c_str();
+    config.commName = "mcl-perf";
+    Variant v;
+    v.tuned = spec.empty();
+    checkMcl(rank, "mclCommSplit",
+             mclCommSplit(comm, 0, rank, &v.comm, &config), comm);
+    variants.push_back(v);
+  }
+  return variants;
+}
 
 }  // namespace
 
@@ -296,12 +343,16 @@ int runRank(const Options& options, const RankSetup& given) {
   report.printHeader(info);
   int64_t errors = 0;
   double avgBusBw = 0;
+  std::vector<Variant> variants = makeVariants(options, rank, comm);
   {
-    Bench bench(options, rank, setup.nranks, comm, &report);
+    Bench bench(options, rank, setup.nranks, variants, &report);
     bench.runAll();
     avgBusBw = bench.averageBusBw();
     errors = bench.localErrors();
   }
+  for (const Variant& v : variants)
+    if (v.comm != comm)
+      checkMcl(rank, "mclCommDestroy", mclCommDestroy(v.comm), nullptr);
   checkMcl(rank, "mclAllReduce",
            mclAllReduce(&errors, &errors, 1, mclInt64, mclSum, comm, nullptr),
            comm);

@@ -117,7 +117,8 @@ typedef struct mclStream* mclStream_t;
 
 /* Per-communicator settings. Start from MCL_CONFIG_INITIALIZER and set what
  * you need; a field left at its initial value takes the environment's value
- * (MCL_TIMEOUT, MCL_TRANSPORT) or the default. */
+ * (MCL_TIMEOUT, MCL_TRANSPORT, MCL_ALGO) or the default. A config from an
+ * older header (smaller size) is read up to its size. */
 #define MCL_CONFIG_UNDEF_INT (-2147483647 - 1)
 #define MCL_CONFIG_MAGIC 0x6d636c63u /* "mclc" */
 typedef struct {
@@ -127,12 +128,15 @@ typedef struct {
   int timeoutSeconds;    /* bound on every wait; <= 0 is rejected */
   const char* transport; /* "auto" or "shm" */
   const char* commName;  /* shown in log messages */
+  /* Algorithms to force, MCL_ALGO's syntax ("allreduce:tree;allgather:ring");
+   * NULL: MCL_ALGO. Every rank must force the same. */
+  const char* algorithms;
 } mclConfig_t;
 
 #define MCL_CONFIG_INITIALIZER                               \
   {                                                          \
     sizeof(mclConfig_t), MCL_CONFIG_MAGIC, MCL_VERSION_CODE, \
-        MCL_CONFIG_UNDEF_INT, NULL, NULL                     \
+        MCL_CONFIG_UNDEF_INT, NULL, NULL, NULL               \
   }
 
 /* Library version as MCL_VERSION_CODE. */
@@ -189,6 +193,14 @@ MCL_API mclResult_t mclCommInitFromEnv(mclComm_t* comm, mclConfig_t* config);
 
 /* Waits for the communicator's outstanding operations; after it the
  * communicator takes no new operations. */
+/* Collective over comm: the ranks that pass the same color >= 0 form a new
+ * communicator, ranked by key (ties by their rank in comm). Ranks passing
+ * MCL_SPLIT_NOCOLOR take part but get *newcomm = NULL. config NULL inherits
+ * comm's timeout, transport, name and algorithms; otherwise as for
+ * mclCommInitRankConfig. Not allowed inside a group. */
+#define MCL_SPLIT_NOCOLOR (-1)
+MCL_API mclResult_t mclCommSplit(mclComm_t comm, int color, int key,
+                                 mclComm_t* newcomm, mclConfig_t* config);
 MCL_API mclResult_t mclCommFinalize(mclComm_t comm);
 /* Finalizes if needed and frees the communicator. */
 MCL_API mclResult_t mclCommDestroy(mclComm_t comm);
@@ -213,6 +225,17 @@ MCL_API mclResult_t mclCommGetTopology(const mclComm_t comm, char* json,
  * that call takes it) uses on this communicator: the one MCL_ALGO forces,
  * else the tuner's choice; "ring", "tree", "direct", "halving_doubling" or
  * "chain". Every rank gets the same answer. *name is a static string. */
+/* The tuner's prediction, in microseconds, of a call of `func` with `count`
+ * elements of `type` run with `algorithm` (a name mclGetAlgorithmName
+ * gives) on this communicator. mclCommGetTopology's "tuner" object shows
+ * the link model behind it. */
+MCL_API mclResult_t mclCommPredict(const mclComm_t comm, mclFunc_t func,
+                                   const char* algorithm, size_t count,
+                                   mclDataType_t type, double* microseconds);
+/* The index-th algorithm `func` has (from 0), as MCL_ALGO names it; *name
+ * is NULL past the last. */
+MCL_API mclResult_t mclGetAlgorithmName(mclFunc_t func, int index,
+                                        const char** name);
 MCL_API mclResult_t mclCommGetAlgorithm(const mclComm_t comm, mclFunc_t func,
                                         size_t count, mclDataType_t type,
                                         const char** name);

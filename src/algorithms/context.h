@@ -18,6 +18,15 @@ struct WaitPolicy {
   int64_t yieldNs = 200000;  // then yield the CPU this long, then sleep
 };
 
+// What the tuner knows of the links a communicator's collectives cross: the
+// slowest kind among its pairs of ranks, with the cost of one message hop
+// (software included) and the bytes per second a rank moves over it.
+struct LinkModel {
+  const char* kind = "shm";  // shm, tcp, rdma, emulated rdma
+  double alphaUs = 0.35;
+  double gbps = 2.0;
+};
+
 struct AlgoContext {
   int rank = 0;
   int nranks = 1;
@@ -42,6 +51,7 @@ struct AlgoContext {
   // MCL_ALGO: the algorithm each collective must use, Auto where the tuner
   // chooses.
   ForcedAlgorithms forced{};
+  LinkModel link;  // the tuner's model; the same on every rank
 };
 
 }  // namespace mcl

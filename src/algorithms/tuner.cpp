@@ -1,39 +1,122 @@
 #include "algorithms/tuner.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
+#include "algorithms/algorithm_table.h"
 #include "algorithms/kernels/types.h"
+#include "algorithms/schedules/halving_doubling.h"
+#include "algorithms/schedules/tree.h"
 
 namespace mcl {
 
 namespace {
 
-// Where the direct all-reduce replaces the ring: a buffer of at most this
-// many bytes, among at most this many ranks (each sends to all others).
-constexpr size_t kDirectMaxBytes = 4096;
-constexpr int kDirectMaxRanks = 8;
+// An algorithm's shape: hops on the critical path, bytes a rank sends per
+// byte of buffer, and hops that forward a whole chunk before the next can
+// start (pipelines).
+struct Shape {
+  double hops = 0;
+  double volume = 0;
+  double fillHops = 0;
+};
+
+Shape allReduceShape(Algorithm a, int n) {
+  const double nd = n;
+  switch (a) {
+    case Algorithm::Ring:
+      return {2 * (nd - 1), 2 * (nd - 1) / nd, 0};
+    case Algorithm::Direct:
+      // Sends to every peer before receiving: the sends overlap, partly.
+      return {1 + (nd - 2) / 2, nd - 1, 0};
+    case Algorithm::HalvingDoubling: {
+      const int p = schedules::halvingDoublingRole(n, 0).activeCount;
+      const double fold = p == n ? 0 : 2;
+      // Its first exchanges move half the buffer at once, where the ring
+      // spreads the same bytes over n-1 steps: measured a little slower
+      // per byte once there are more than two steps.
+      const double spread = p > 2 ? 1.07 : 1.0;
+      return {2 * std::log2(double(p)) + fold,
+              spread * 2 * (p - 1.0) / p + fold, 0};
+    }
+    case Algorithm::Tree: {
+      const double depth = schedules::treeDepth(n);
+      // An inner node sends half the buffer up and twice half down; a
+      // leaf half up: two trees make about 2 (1.5 with two ranks).
+      return {2 * (depth - 1) + 1, n == 2 ? 1.5 : 2.0, 2 * (depth - 1)};
+    }
+    default:
+      return {};
+  }
+}
+
+Shape shapeOf(Collective c, Algorithm a, int n) {
+  const double nd = n;
+  const double depth = schedules::treeDepth(n);
+  switch (c) {
+    case Collective::AllReduce:
+      return allReduceShape(a, n);
+    case Collective::AllGather:
+    case Collective::ReduceScatter:
+      // Bytes: the whole n-block buffer; each rank moves all but its own.
+      if (a == Algorithm::Ring) return {nd - 1, (nd - 1) / nd, 0};
+      return {1 + (nd - 2) / 2, (nd - 1) / nd, 0};
+    case Collective::Broadcast:
+    case Collective::Reduce:
+      if (a == Algorithm::Chain) return {nd - 1, 1, nd - 2};
+      return {depth - 1, 2, depth - 2};
+  }
+  return {};
+}
 
 }  // namespace
 
+LinkModel defaultLinkModel(std::string_view kind, bool crowded) {
+  if (kind == "tcp") return {"tcp", crowded ? 20.0 : 8.5, 1.2};
+  if (kind == "emulated rdma")
+    return {"emulated rdma", crowded ? 6.0 : 3.0, 1.3};
+  // Thunderbolt 5 RDMA as reported (3.5-7.6 GB/s, single-digit
+  // microseconds); not measured by mcl yet.
+  if (kind == "rdma") return {"rdma", 5.0, 6.0};
+  return {"shm", crowded ? 2.4 : 0.35, crowded ? 1.4 : 2.0};
+}
+
+double predictUs(Collective collective, Algorithm algorithm, size_t bytes,
+                 int nranks, size_t chunkBytes, const LinkModel& link) {
+  if (nranks <= 1) return static_cast<double>(bytes) / (link.gbps * 1e3);
+  const Shape s = shapeOf(collective, algorithm, nranks);
+  const double bytesPerUs = link.gbps * 1e3;
+  const double b = static_cast<double>(bytes);
+  const double chunk = std::min(b, static_cast<double>(chunkBytes));
+  return s.hops * link.alphaUs + s.volume * b / bytesPerUs +
+         s.fillHops * chunk / bytesPerUs;
+}
+
+size_t operationBytes(Collective collective, const OpArgs& op, int nranks) {
+  const size_t bytes = op.count * kernels::typeSize(op.type);
+  if (collective == Collective::AllGather ||
+      collective == Collective::ReduceScatter)
+    return bytes * static_cast<size_t>(nranks);
+  return bytes;
+}
+
 Algorithm tunedAlgorithm(Collective collective, const OpArgs& op,
                          const AlgoContext& ctx) {
-  switch (collective) {
-    case Collective::AllReduce:
-      // Each rank of the direct all-reduce sends its whole buffer before
-      // receiving: it must fit in the buffers between two ranks.
-      if (ctx.nranks > 1 && ctx.nranks <= kDirectMaxRanks &&
-          op.count * kernels::typeSize(op.type) <=
-              std::min(kDirectMaxBytes, ctx.maxStepBytes))
-        return Algorithm::Direct;
-      return Algorithm::Ring;
-    case Collective::AllGather:
-    case Collective::ReduceScatter:
-      return Algorithm::Ring;
-    case Collective::Broadcast:
-    case Collective::Reduce:
-      return Algorithm::Chain;
+  const size_t bytes = operationBytes(collective, op, ctx.nranks);
+  Algorithm best = Algorithm::Auto;
+  double bestUs = std::numeric_limits<double>::infinity();
+  for (const AlgorithmInfo& a : algorithmTable()) {
+    if (a.collective != collective) continue;
+    const double us = predictUs(collective, a.id, bytes, ctx.nranks,
+                                ctx.maxStepBytes, ctx.link);
+    // Ties go to the earlier entry of the table.
+    if (us < bestUs) {
+      best = a.id;
+      bestUs = us;
+    }
   }
-  return Algorithm::Ring;
+  return best;
 }
 
 }  // namespace mcl

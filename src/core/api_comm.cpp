@@ -3,13 +3,12 @@
 #include <cstring>
 #include <thread>
 
-#include "algorithms/algorithm_table.h"
-#include "algorithms/collectives.h"
-#include "algorithms/kernels/types.h"
 #include "base/log.h"
 #include "core/api_guard.h"
 #include "core/bootstrap_root.h"
 #include "core/comm.h"
+#include "core/comm_split.h"
+#include "core/group.h"
 #include "core/handle_registry.h"
 #include "core/launch_env.h"
 #include "core/rendezvous_addresses.h"
@@ -126,6 +125,22 @@ mclResult_t mclCommInitRank(mclComm_t* comm, int nranks, mclUniqueId commId,
   return mclCommInitRankConfig(comm, nranks, commId, rank, nullptr);
 }
 
+mclResult_t mclCommSplit(mclComm_t comm, int color, int key, mclComm_t* newcomm,
+                         mclConfig_t* config) {
+  return apiCall(__func__, [&] {
+    if (newcomm == nullptr) throw error(mclInvalidArgument, "newcomm is NULL");
+    *newcomm = nullptr;
+    mcl::CommRef ref(comm);
+    ref->checkUsable();
+    if (mcl::inGroup())
+      throw error(mclInvalidUsage,
+                  "%s: mclCommSplit inside mclGroupStart/mclGroupEnd",
+                  ref->label().c_str());
+    std::unique_ptr<mclComm> child = mcl::splitComm(*ref, color, key, config);
+    if (child) *newcomm = mcl::registerComm(std::move(child));
+  });
+}
+
 mclResult_t mclCommFinalize(mclComm_t comm) {
   return apiCall(__func__, [&] {
     mcl::CommRef ref(comm);
@@ -171,38 +186,19 @@ mclResult_t mclCommUserRank(const mclComm_t comm, int* rank) {
   });
 }
 
-mclResult_t mclCommGetAlgorithm(const mclComm_t comm, mclFunc_t func,
-                                size_t count, mclDataType_t type,
-                                const char** name) {
-  return apiCall(__func__, [&] {
-    mcl::CommRef ref(comm);
-    if (name == nullptr) throw error(mclInvalidArgument, "name is NULL");
-    static constexpr mcl::OpKind kKinds[] = {
-        mcl::OpKind::AllReduce, mcl::OpKind::AllGather, mcl::OpKind::Broadcast,
-        mcl::OpKind::Reduce, mcl::OpKind::ReduceScatter};
-    if (static_cast<int>(func) < 0 || func >= mclNumFuncs)
-      throw error(mclInvalidArgument, "func %d is not an mclFunc_t (0..%d)",
-                  static_cast<int>(func), mclNumFuncs - 1);
-    if (!mcl::kernels::isValidType(type))
-      throw error(mclInvalidArgument,
-                  "datatype %d is not an mclDataType_t (0..%d)",
-                  static_cast<int>(type), mclNumTypes - 1);
-    mcl::OpArgs op;
-    op.kind = kKinds[func];
-    op.count = count;
-    op.type = type;
-    *name = mcl::algorithmName(mcl::chosenAlgorithm(op, ref->context));
-  });
-}
-
 mclResult_t mclCommGetTopology(const mclComm_t comm, char* json, size_t* size) {
   return apiCall(__func__, [&] {
     mcl::CommRef ref(comm);
     if (size == nullptr) throw error(mclInvalidArgument, "size is NULL");
     // Names come from the OS: bytes that are not UTF-8 become U+FFFD.
+    nlohmann::json j = mcl::topology::clusterToJson(ref->cluster);
+    const mcl::LinkModel& link = ref->context.link;
+    j["tuner"] = {{"link_kind", link.kind},
+                  {"alpha_us", link.alphaUs},
+                  {"gbps", link.gbps},
+                  {"chunk_bytes", ref->context.maxStepBytes}};
     std::string text =
-        mcl::topology::clusterToJson(ref->cluster)
-            .dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+        j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
     size_t have = *size;
     *size = text.size() + 1;
     if (json == nullptr) return;

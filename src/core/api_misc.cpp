@@ -3,10 +3,8 @@
 
 #include "base/log.h"
 #include "core/api_guard.h"
-#include "core/bootstrap_root.h"
 #include "core/group.h"
-#include "core/rendezvous_addresses.h"
-#include "core/settings.h"
+#include "core/new_unique_id.h"
 #include "core/unique_id.h"
 
 namespace mcl {
@@ -47,14 +45,7 @@ mclResult_t mclGetUniqueId(mclUniqueId* uniqueId) {
   return apiCall(__func__, [&] {
     if (uniqueId == nullptr)
       throw error(mclInvalidArgument, "uniqueId is NULL");
-    mcl::UniqueIdContents contents;
-    contents.secret = mcl::randomSecret();
-    auto bound =
-        mcl::startRendezvousRoot(contents.secret, mcl::rendezvousAddresses(),
-                                 mcl::timeoutFromEnvironment());
-    contents.root = bound.front();
-    contents.moreRoots.assign(bound.begin() + 1, bound.end());
-    *uniqueId = mcl::encodeUniqueId(contents);
+    *uniqueId = mcl::newUniqueId();
   });
 }
 

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <map>
 
 #include "algorithms/algorithm_table.h"
+#include "algorithms/tuner.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "base/wire.h"
@@ -18,6 +20,7 @@
 #include "core/comm_topology.h"
 #include "core/params.h"
 #include "core/unique_id.h"
+#include "platform/cpu.h"
 #include "platform/host_identity.h"
 
 namespace mcl {
@@ -94,6 +97,7 @@ struct TransportDetails {
   std::string algorithms;  // MCL_ALGO, as forced: likewise
   uint32_t rdmaFrameBytes = 0;
   uint32_t rdmaDepth = 0;
+  uint32_t cores = 0;  // online CPUs: the tuner asks if hosts are crowded
 };
 
 std::vector<uint8_t> encode(const TransportDetails& d) {
@@ -110,6 +114,7 @@ std::vector<uint8_t> encode(const TransportDetails& d) {
   w.str(d.algorithms);
   w.u32(d.rdmaFrameBytes);
   w.u32(d.rdmaDepth);
+  w.u32(d.cores);
   return w.take();
 }
 
@@ -128,11 +133,34 @@ TransportDetails decodeDetails(const std::vector<uint8_t>& bytes) {
   d.algorithms = r.str(1024);
   d.rdmaFrameBytes = r.u32();
   d.rdmaDepth = r.u32();
+  d.cores = r.u32();
   r.finish();
   return d;
 }
 
 }  // namespace
+
+// The tuner's link model, alike on every rank: the slowest kind of link
+// some pair of ranks uses, and whether some host runs more ranks than it
+// has cores (each hop then waits for a context switch).
+LinkModel tunerLink(const mclComm& comm, const Plan& plan,
+                    const std::vector<TransportDetails>& all) {
+  std::map<std::string, std::pair<int, uint32_t>> hosts;  // ranks, cores
+  for (size_t r = 0; r < all.size(); ++r) {
+    auto& [ranks, cores] = hosts[comm.peers[r].hostId];
+    ++ranks;
+    cores = cores == 0 ? all[r].cores : std::min(cores, all[r].cores);
+  }
+  bool crowded = false;
+  for (const auto& [host, load] : hosts)
+    crowded |= load.second > 0 && uint32_t(load.first) > load.second;
+  if (comm.settings.transport == "rdma")
+    return defaultLinkModel(comm.settings.rdma.provider.provider == "emu"
+                                ? "emulated rdma"
+                                : "rdma",
+                            crowded);
+  return defaultLinkModel(plan.anyTcp ? "tcp" : "shm", crowded);
+}
 
 std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
                                   const mclConfig_t* config) {
@@ -173,6 +201,7 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
   TopologyFileRead topoFile = readTopologyFile(*comm);
   mine.topoFile = topoFile.status.substr(0, 4000);
   mine.transport = comm->settings.transport;
+  mine.cores = static_cast<uint32_t>(platform::onlineCpuCount());
   mine.algorithms = describeForced(comm->settings.forced);
   if (!plan.rdmaPeers.empty()) {
     comm->rdma = openRdmaDevice(*comm);
@@ -316,6 +345,7 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
       std::count(plan.sameHost.begin(), plan.sameHost.end(), true));
   comm->context.wait = waitPolicyFor(comm->settings, ranksHere);
   comm->context.forced = comm->settings.forced;
+  comm->context.link = tunerLink(*comm, plan, all);
   comm->context.aborted = &comm->aborted;
   comm->context.maxStepBytes = static_cast<size_t>(smallest / 2);
   MCL_LOG(Info, kLogInit,

@@ -91,7 +91,12 @@ CommSettings loadSettings(const mclConfig_t* config) {
     throw error(mclInvalidArgument, "MCL_TOPO_DETECT=%s: use auto or always",
                 detect.c_str());
   s.topoDetectAlways = detect == "always";
-  s.algoSpec = paramValue("MCL_ALGO").text;
+  s.algoSpec = config != nullptr &&
+                       config->size >=
+                           offsetof(mclConfig_t, algorithms) + sizeof(char*) &&
+                       config->algorithms != nullptr
+                   ? config->algorithms
+                   : paramValue("MCL_ALGO").text;
   s.forced = parseAlgorithmSpec(s.algoSpec);
   // Validate now rather than at first use.
   waitPolicyFor(s, 1);

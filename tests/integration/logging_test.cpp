@@ -12,26 +12,13 @@
 #include <sstream>
 #include <string>
 
+#include "command_run.h"
+
 namespace {
 
 namespace fs = std::filesystem;
-
-struct CommandRun {
-  int status = -1;
-  std::string output;
-};
-
-CommandRun runShell(const std::string& command) {
-  CommandRun run;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return run;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) run.output.append(buf, n);
-  int status = pclose(pipe);
-  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
-}
+using mcl::test::CommandRun;
+using mcl::test::runShell;
 
 const std::string kPerf = MCL_PERF_PATH;
 const std::string kSmallRun = " allreduce -np 2 -b 8 -e 8 -n 2 -w 1 -c 1";

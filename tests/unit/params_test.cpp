@@ -3,7 +3,9 @@
 // Every test starts with the registered MCL_* variables unset and puts the
 // caller's environment back afterwards.
 #include <gtest/gtest.h>
+
 #include <mcl/mcl.h>
+#include <cstddef>
 
 #include <cstdlib>
 #include <cstring>
@@ -177,8 +179,22 @@ TEST_F(ParamsTest, ConfigNotFromTheInitializerIsRejected) {
   config.magic = 0;
   expectInvalid([&] { loadSettings(&config); }, "MCL_CONFIG_INITIALIZER");
   config = MCL_CONFIG_INITIALIZER;
-  config.size = sizeof(mclConfig_t) - sizeof(char*);
+  config.size = offsetof(mclConfig_t, commName);
   expectInvalid([&] { loadSettings(&config); }, "config->size");
+}
+
+TEST_F(ParamsTest, ConfigFromAnOlderHeaderIsReadUpToItsSize) {
+  // A header from before `algorithms`: the field is not there to read.
+  mclConfig_t config = MCL_CONFIG_INITIALIZER;
+  config.size = offsetof(mclConfig_t, algorithms);
+  config.algorithms = "no such algorithm";
+  EXPECT_EQ(loadSettings(&config).algoSpec, "");
+  config.size = sizeof(mclConfig_t);
+  config.algorithms = "allreduce:tree";
+  EXPECT_EQ(loadSettings(&config).forced[size_t(Collective::AllReduce)],
+            Algorithm::Tree);
+  config.algorithms = "allreduce:nope";
+  expectInvalid([&] { loadSettings(&config); }, "\"nope\"");
 }
 
 TEST_F(ParamsTest, TimeoutOutOfRangeIsRejected) {

@@ -431,6 +431,7 @@ TEST(RunLanesFailureTest, RoundsLargerThanHalfARingDeadlock) {
   for (int r = 0; r < 3; ++r) {
     c.context(r).maxStepBytes = 16;
     c.context(r).timeout = std::chrono::milliseconds(100);
+    c.context(r).forced[size_t(Collective::AllReduce)] = Algorithm::Ring;
     OpArgs a;
     a.kind = OpKind::AllReduce;
     a.sendbuff = a.recvbuff = bufs[static_cast<size_t>(r)].data();

@@ -53,9 +53,16 @@ std::byte* RdmaConnection::recvFrame(uint32_t wire, uint32_t slot) {
   return wires_[wire].recvFrames.data() + size_t(slot) * shape_.frameBytes;
 }
 
+size_t usableCapacity(const FrameShape& shape) {
+  // One credit is kept for credit-only frames, and a step's pieces never
+  // share a frame: a ring step (half of this) must be whole frames, two of
+  // them within depth - 1, or a ring of full windows deadlocks.
+  const size_t framesPerStep = size_t(shape.depth - 1) / 2;
+  return 2 * framesPerStep * (shape.frameBytes - kFrameHeaderBytes);
+}
+
 size_t RdmaConnection::capacity() const {
-  return wires_.size() * size_t(shape_.depth) *
-         (shape_.frameBytes - kFrameHeaderBytes);
+  return wires_.size() * usableCapacity(shape_);
 }
 
 void RdmaConnection::fail(uint32_t wire, const std::string& what) const {

@@ -27,6 +27,11 @@ struct FrameShape {
   int depth = 32;              // receives (and sends) per wire
 };
 
+// The buffering of one wire that data may fill: depth - 1 frames (one
+// credit stays for credit-only frames), rounded so that half of it is a
+// whole number of frames. Ring rounds are sized from half of it.
+size_t usableCapacity(const FrameShape& shape);
+
 // One wire: a connected queue pair with its completion queue and the
 // registered send and receive frames. The device context outlives it.
 // Members are destroyed bottom up: the queue pair before its completion

@@ -218,8 +218,7 @@ std::unique_ptr<Connection> RdmaDevice::connect(int peer, uint32_t channel) {
 }
 
 size_t RdmaDevice::capacityPerWire() const {
-  return size_t(options_.shape.depth) *
-         (options_.shape.frameBytes - kFrameHeaderBytes);
+  return usableCapacity(options_.shape);
 }
 
 std::string RdmaDevice::describe(int peer) const {

@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Checks the tuner against every algorithm, measured side by side.
+
+Runs `mcl-perf COLLECTIVE --algo all` ROUNDS times: each run measures, size
+by size, the tuner's choice (auto) and every algorithm forced, one after
+the other in the same processes (this VM's speed drifts between runs, not
+within one). Prints per size the median over the runs of each time, which
+algorithm auto used, the best forced one, and the median over the runs of
+auto / best. Exits 1 when that ratio exceeds --limit at any size (the
+tuner's acceptance: 1.10).
+
+  perf/tune/algo_sweep.py allreduce -np 2 [--rounds 3] [--limit 1.10]
+      [-b 8] [-e 64M] [-f 2] [-J FILE] [-- EXTRA mcl-perf ARGS]
+Environment (MCL_TRANSPORT, MCL_RDMA_PROVIDER, ...) passes through.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+ALGORITHMS = {
+    "allreduce": ["ring", "tree", "direct", "halving_doubling"],
+    "allgather": ["ring", "direct"],
+    "broadcast": ["chain", "tree"],
+    "reduce": ["chain", "tree"],
+    "reducescatter": ["ring", "direct"],
+}
+HERE = os.path.dirname(os.path.abspath(__file__))
+PERF = os.environ.get("MCL_PERF", os.path.join(HERE, "..", "..", "build", "bin", "mcl-perf"))
+
+
+def run_tables(collective, args, extra):
+    """{variant: {bytes: time_us out of place}} and {bytes: auto's algorithm}
+    from one mcl-perf --algo all run."""
+    cmd = [PERF, collective, "--algo", "all", "-b", args.minbytes,
+           "-e", args.maxbytes, "-f", str(args.factor), "-c", "0",
+           "-n", str(args.iters), "-w", str(args.warmup)]
+    if args.np:
+        cmd += ["-np", str(args.np)]
+    run = subprocess.run(cmd + extra, capture_output=True, text=True, timeout=3600)
+    if run.returncode != 0:
+        sys.exit(f"{' '.join(cmd + extra)} failed:\n{run.stdout}\n{run.stderr}")
+    times, chosen = {}, {}
+    for line in run.stdout.splitlines():
+        cols = line.split()
+        if not cols or not cols[0].isdigit():
+            continue
+        size, t, algo = int(cols[0]), float(cols[5]), cols[-1]
+        if algo.startswith("auto:"):
+            chosen[size] = algo[5:]
+            algo = "auto"
+        times.setdefault(algo, {})[size] = t
+    return times, chosen
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("collective", choices=sorted(ALGORITHMS))
+    p.add_argument("-np", dest="np", type=int, default=0)
+    p.add_argument("-b", dest="minbytes", default="8")
+    p.add_argument("-e", dest="maxbytes", default="64M")
+    p.add_argument("-f", dest="factor", type=int, default=2)
+    p.add_argument("-n", dest="iters", type=int, default=20)
+    p.add_argument("-w", dest="warmup", type=int, default=5)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--limit", type=float, default=1.10)
+    p.add_argument("-J", dest="json")
+    args, extra = p.parse_known_args()
+    extra = [a for a in extra if a != "--"]
+    variants = ["auto"] + ALGORITHMS[args.collective]
+    times = {v: {} for v in variants}
+    ratios = {}
+    chosen = {}
+    for _ in range(args.rounds):
+        run, uses = run_tables(args.collective, args, extra)
+        for size, algo in uses.items():
+            chosen.setdefault(size, set()).add(algo)
+            best = min(run[a][size] for a in ALGORITHMS[args.collective])
+            ratios.setdefault(size, []).append(run["auto"][size] / best if best > 0 else 1.0)
+        for v in variants:
+            for size, t in run[v].items():
+                times[v].setdefault(size, []).append(t)
+    header = f"{'size':>10} {'auto':>9} {'(uses)':>17}" + "".join(
+        f" {a:>16}" for a in ALGORITHMS[args.collective]) + f" {'best':>16} {'auto/best':>9}"
+    print(header)
+    worst = 0.0
+    report = []
+    for size in sorted(times["auto"]):
+        med = {v: statistics.median(times[v][size]) for v in variants}
+        best = min(ALGORITHMS[args.collective], key=lambda a: med[a])
+        ratio = statistics.median(ratios[size])
+        worst = max(worst, ratio)
+        uses = "/".join(sorted(chosen[size]))
+        print(f"{size:>10} {med['auto']:>9.2f} {uses:>17}" + "".join(
+            f" {med[a]:>16.2f}" for a in ALGORITHMS[args.collective]) +
+            f" {best:>16} {ratio:>9.2f}" + ("  <-- over the limit" if ratio > args.limit else ""))
+        report.append({"bytes": size, "median_us": med, "auto_uses": uses,
+                       "best": best, "ratio": ratio})
+    print(f"# worst auto/best {worst:.2f} (limit {args.limit:.2f}), "
+          f"medians of {args.rounds} runs, each measuring all side by side")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"collective": args.collective, "np": args.np,
+                       "extra": extra, "rows": report, "worst": worst}, f, indent=1)
+    return 1 if worst > args.limit else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

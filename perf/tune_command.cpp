@@ -1,0 +1,74 @@
+#include "tune_command.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "dtype.h"
+#include "join.h"
+#include "mcl_error.h"
+
+namespace mcl::perf {
+
+namespace {
+
+void printModel(mclComm_t comm, int nranks) {
+  size_t size = 0;
+  checkMcl(0, "mclCommGetTopology", mclCommGetTopology(comm, nullptr, &size),
+           comm);
+  std::vector<char> text(size);
+  checkMcl(0, "mclCommGetTopology",
+           mclCommGetTopology(comm, text.data(), &size), comm);
+  const nlohmann::json tuner = nlohmann::json::parse(text.data())["tuner"];
+  std::printf(
+      "# mcl-perf tune: %d ranks; link model %s: %.2f us per hop, %.2f GB/s "
+      "per rank; chunks of %llu bytes\n",
+      nranks, tuner.value("link_kind", "?").c_str(),
+      tuner.value("alpha_us", 0.0), tuner.value("gbps", 0.0),
+      static_cast<unsigned long long>(tuner.value("chunk_bytes", 0ull)));
+}
+
+}  // namespace
+
+int runTuneRank(const Options& options, const RankSetup& given) {
+  RankSetup setup = given;
+  mclComm_t comm = joinCommunicator(options, &setup);
+  const std::optional<mclFunc_t> func = funcOf(options.collective);
+  if (setup.rank == 0 && func) {
+    printModel(comm, setup.nranks);
+    std::vector<const char*> names;
+    const char* name = nullptr;
+    for (int i = 0; mclGetAlgorithmName(*func, i, &name) == mclSuccess && name;
+         ++i)
+      names.push_back(name);
+    const mclDataType_t type = options.types.front();
+    std::printf("# %s, %s: predicted time per call (us); * marks the pick\n",
+                collectiveInfo(options.collective).name, typeName(type));
+    std::printf("# %10s", "size");
+    for (const char* n : names) std::printf("  %17s", n);
+    std::printf("  %s\n", "pick");
+    for (size_t bytes : sizeList(options)) {
+      const CollCounts counts =
+          collCounts(options.collective, bytes, typeSize(type), setup.nranks);
+      const char* pick = nullptr;
+      checkMcl(0, "mclCommGetAlgorithm",
+               mclCommGetAlgorithm(comm, *func, counts.paramCount, type, &pick),
+               comm);
+      std::printf("%12zu", bytes);
+      for (const char* n : names) {
+        double us = 0;
+        checkMcl(0, "mclCommPredict",
+                 mclCommPredict(comm, *func, n, counts.paramCount, type, &us),
+                 comm);
+        std::printf("  %16.2f%s", us, std::string(n) == pick ? "*" : " ");
+      }
+      std::printf("  %s\n", pick);
+    }
+  }
+  checkMcl(setup.rank, "mclCommDestroy", mclCommDestroy(comm), nullptr);
+  return kExitOk;
+}
+
+}  // namespace mcl::perf

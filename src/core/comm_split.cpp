@@ -1,0 +1,75 @@
+#include "core/comm_split.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "base/error.h"
+#include "core/execute.h"
+#include "core/new_unique_id.h"
+
+namespace mcl {
+
+namespace {
+
+struct Member {
+  int32_t color;
+  int32_t key;
+};
+
+// Every rank's `mine`, through the parent's own all-gather.
+template <class T>
+std::vector<T> allGather(mclComm& parent, const T& mine) {
+  std::vector<T> all(static_cast<size_t>(parent.nranks));
+  OpArgs op;
+  op.kind = OpKind::AllGather;
+  op.sendbuff = &mine;
+  op.recvbuff = all.data();
+  op.count = sizeof(T);
+  op.type = mclUint8;
+  executeNow(parent, op);
+  return all;
+}
+
+}  // namespace
+
+std::unique_ptr<mclComm> splitComm(mclComm& parent, int color, int key,
+                                   const mclConfig_t* config) {
+  const std::vector<Member> members = allGather(parent, Member{color, key});
+  // Checked after the exchange, so that every rank fails alike.
+  for (int r = 0; r < parent.nranks; ++r)
+    if (members[size_t(r)].color < 0 &&
+        members[size_t(r)].color != MCL_SPLIT_NOCOLOR)
+      throw error(mclInvalidArgument,
+                  "%s: mclCommSplit: rank %d passed color %d (use a color >= "
+                  "0, or MCL_SPLIT_NOCOLOR to join no new communicator)",
+                  parent.label().c_str(), r, members[size_t(r)].color);
+  // The new communicator's ranks, in order: by key, then parent rank.
+  std::vector<int> group;
+  for (int r = 0; r < parent.nranks; ++r)
+    if (color != MCL_SPLIT_NOCOLOR && members[size_t(r)].color == color)
+      group.push_back(r);
+  std::stable_sort(group.begin(), group.end(), [&](int a, int b) {
+    return members[size_t(a)].key < members[size_t(b)].key;
+  });
+  const bool leader = !group.empty() && group.front() == parent.rank;
+  mclUniqueId id{};
+  if (leader) id = newUniqueId();
+  const std::vector<mclUniqueId> ids = allGather(parent, id);
+  if (color == MCL_SPLIT_NOCOLOR) return nullptr;
+  const int newRank = static_cast<int>(
+      std::find(group.begin(), group.end(), parent.rank) - group.begin());
+  mclConfig_t inherited = MCL_CONFIG_INITIALIZER;
+  if (config == nullptr) {
+    inherited.timeoutSeconds = parent.settings.timeoutSeconds;
+    inherited.transport = parent.settings.transport.c_str();
+    inherited.commName =
+        parent.settings.name.empty() ? nullptr : parent.settings.name.c_str();
+    inherited.algorithms = parent.settings.algoSpec.c_str();
+    config = &inherited;
+  }
+  return initComm(static_cast<int>(group.size()), ids[size_t(group.front())],
+                  newRank, config);
+}
+
+}  // namespace mcl
