@@ -9,12 +9,14 @@ constexpr CollectiveInfo kAllGather{"allgather", false, false, false};
 constexpr CollectiveInfo kBroadcast{"broadcast", false, true, false};
 constexpr CollectiveInfo kReduce{"reduce", true, true, true};
 constexpr CollectiveInfo kReduceScatter{"reducescatter", true, false, true};
+constexpr CollectiveInfo kAllToAll{"alltoall", false, false, false};
 // nccl-tests shows (and iterates) the op for sendrecv although it has none.
 constexpr CollectiveInfo kSendRecv{"sendrecv", true, false, false};
 
 constexpr Collective kAll[] = {
     Collective::AllReduce, Collective::AllGather,     Collective::Broadcast,
-    Collective::Reduce,    Collective::ReduceScatter, Collective::SendRecv,
+    Collective::Reduce,    Collective::ReduceScatter, Collective::AllToAll,
+    Collective::SendRecv,
 };
 
 // Each rank's part of a split size: count / nranks rounded down to a
@@ -39,6 +41,8 @@ const CollectiveInfo& collectiveInfo(Collective c) {
       return kReduce;
     case Collective::ReduceScatter:
       return kReduceScatter;
+    case Collective::AllToAll:
+      return kAllToAll;
     case Collective::SendRecv:
       break;
   }
@@ -57,6 +61,8 @@ std::optional<mclFunc_t> funcOf(Collective c) {
       return mclFuncReduce;
     case Collective::ReduceScatter:
       return mclFuncReduceScatter;
+    case Collective::AllToAll:
+      return mclFuncAlltoAll;
     case Collective::SendRecv:
       break;
   }
@@ -70,7 +76,8 @@ std::optional<Collective> parseCollective(std::string_view name) {
 }
 
 const char* collectiveNameList() {
-  return "allreduce, allgather, broadcast, reduce, reducescatter, sendrecv";
+  return "allreduce, allgather, broadcast, reduce, reducescatter, alltoall, "
+         "sendrecv";
 }
 
 CollCounts collCounts(Collective c, size_t bytes, size_t elementSize,
@@ -93,6 +100,13 @@ CollCounts collCounts(Collective c, size_t bytes, size_t elementSize,
       k.recvCount = base;
       k.paramCount = base;
       k.recvInPlaceOffset = base;
+      return k;
+    }
+    case Collective::AllToAll: {
+      // Each rank sends count/n to each; in place, both buffers coincide.
+      const size_t base = splitCount(count, elementSize, nranks);
+      k.sendCount = k.recvCount = base * n;
+      k.paramCount = base;
       return k;
     }
     case Collective::AllReduce:
@@ -134,6 +148,9 @@ CallResult runCollective(Collective c, const CallBuffers& b, size_t count,
     case Collective::ReduceScatter:
       return {mclReduceScatter(b.send, b.recv, count, type, op, comm, nullptr),
               "mclReduceScatter"};
+    case Collective::AllToAll:
+      return {mclAlltoAll(b.send, b.recv, count, type, comm, nullptr),
+              "mclAlltoAll"};
     case Collective::SendRecv:
       break;
   }
@@ -159,6 +176,7 @@ void bandwidth(Collective c, const CollCounts& counts, size_t elementSize,
       break;
     case Collective::AllGather:
     case Collective::ReduceScatter:
+    case Collective::AllToAll:
       bytes *= n;
       factor = (n - 1.0) / n;
       break;

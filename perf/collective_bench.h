@@ -1,4 +1,4 @@
-// The six benchmarked operations: their element counts for a size, their
+// The seven benchmarked operations: their element counts for a size, their
 // in-place buffer layout (NCCL's rules), the call itself and the bus
 // bandwidth factor, all as nccl-tests defines them.
 #pragma once
@@ -17,6 +17,7 @@ enum class Collective {
   Broadcast,
   Reduce,
   ReduceScatter,
+  AllToAll,
   SendRecv,
 };
 

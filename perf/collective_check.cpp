@@ -64,6 +64,14 @@ int64_t countWrongElements(const CheckCase& c, char* sendBase, char* recvBase) {
       return countWrong(b.recv, size, count,
                         [&](size_t i) { return reduced(first + i); });
     }
+    case Collective::AllToAll: {
+      // Block q holds what rank q sent to this rank.
+      const size_t part = c.counts.paramCount;
+      const size_t mine = static_cast<size_t>(c.rank) * part;
+      return countWrong(b.recv, size, count, [&](size_t i) {
+        return input(static_cast<int>(i / part), mine + i % part);
+      });
+    }
     case Collective::SendRecv:
       break;
   }

@@ -24,9 +24,10 @@ void printModel(mclComm_t comm, int nranks) {
   const nlohmann::json tuner = nlohmann::json::parse(text.data())["tuner"];
   std::printf(
       "# mcl-perf tune: %d ranks; link model %s: %.2f us per hop, %.2f GB/s "
-      "per rank; chunks of %llu bytes\n",
+      "per rank, folds at %.1f GB/s; chunks of %llu bytes\n",
       nranks, tuner.value("link_kind", "?").c_str(),
       tuner.value("alpha_us", 0.0), tuner.value("gbps", 0.0),
+      tuner.value("reduce_gbps", 0.0),
       static_cast<unsigned long long>(tuner.value("chunk_bytes", 0ull)));
 }
 

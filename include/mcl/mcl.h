@@ -99,7 +99,8 @@ typedef enum {
   mclFuncBroadcast = 2,
   mclFuncReduce = 3,
   mclFuncReduceScatter = 4,
-  mclNumFuncs = 5
+  mclFuncAlltoAll = 5,
+  mclNumFuncs = 6
 } mclFunc_t;
 
 /* 128 bytes: the root's address and port and a 128-bit random secret. Treat
@@ -266,6 +267,12 @@ MCL_API mclResult_t mclReduceScatter(const void* sendbuff, void* recvbuff,
                                      size_t recvcount, mclDataType_t datatype,
                                      mclRedOp_t op, mclComm_t comm,
                                      mclStream_t stream);
+/* Every rank sends block j (count elements) of sendbuff to rank j, and
+ * receives rank i's block for it into block i of recvbuff: both buffers hold
+ * nranks * count elements. In place (sendbuff == recvbuff) works. */
+MCL_API mclResult_t mclAlltoAll(const void* sendbuff, void* recvbuff,
+                                size_t count, mclDataType_t datatype,
+                                mclComm_t comm, mclStream_t stream);
 MCL_API mclResult_t mclBarrier(mclComm_t comm, mclStream_t stream);
 
 /* Point-to-point. Sends to a peer match that peer's receives in order. A

@@ -5,13 +5,15 @@ Runs `mcl-perf COLLECTIVE --algo all` ROUNDS times: each run measures, size
 by size, the tuner's choice (auto) and every algorithm forced, one after
 the other in the same processes (this VM's speed drifts between runs, not
 within one). Prints per size the median over the runs of each time, which
-algorithm auto used, the best forced one, and the median over the runs of
-auto / best. Exits 1 when that ratio exceeds --limit at any size (the
+algorithm auto used, the best forced one, and auto's median over the best
+one's. Exits 1 when that ratio exceeds --limit at any size (the
 tuner's acceptance: 1.10).
 
   perf/tune/algo_sweep.py allreduce -np 2 [--rounds 3] [--limit 1.10]
-      [-b 8] [-e 64M] [-f 2] [-J FILE] [-- EXTRA mcl-perf ARGS]
+      [-b 8] [-e 64M] [-f 2] [-J FILE] [--testbed SPEC] [-- EXTRA ARGS]
 Environment (MCL_TRANSPORT, MCL_RDMA_PROVIDER, ...) passes through.
+--testbed mesh4 runs one rank per host of tests/cluster's network-namespace
+testbed of that cabling instead of -np (needs root).
 """
 
 import argparse
@@ -32,19 +34,40 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PERF = os.environ.get("MCL_PERF", os.path.join(HERE, "..", "..", "build", "bin", "mcl-perf"))
 
 
-def run_tables(collective, args, extra):
+def run_perf(cmd, args, round_index):
+    """rank 0's output of one mcl-perf job: forked locally (-np), or one
+    process per host of a network-namespace testbed."""
+    if not args.testbed:
+        if args.np:
+            cmd = cmd + ["-np", str(args.np)]
+        run = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+        if run.returncode != 0:
+            sys.exit(f"{' '.join(cmd)} failed:\n{run.stdout}\n{run.stderr}")
+        return run.stdout
+    bed = args.bed
+    hosts = len(bed.describe()["hosts"])
+    procs = []
+    for rank in range(hosts):
+        env = {"MCL_RANK": str(rank), "MCL_WORLD_SIZE": str(hosts),
+               "MCL_ROOT": f"10.78.0.1:{29900 + round_index}",
+               "MCL_SECRET": "00112233445566778899aabbccddeeff"}
+        procs.append(bed.exec(rank, cmd, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True))
+    outs = [p.communicate(timeout=3600)[0] for p in procs]
+    for rank, p in enumerate(procs):
+        if p.returncode != 0:
+            sys.exit(f"rank {rank} of {' '.join(cmd)} failed:\n{outs[rank]}")
+    return outs[0]
+
+
+def run_tables(collective, args, extra, round_index):
     """{variant: {bytes: time_us out of place}} and {bytes: auto's algorithm}
     from one mcl-perf --algo all run."""
     cmd = [PERF, collective, "--algo", "all", "-b", args.minbytes,
            "-e", args.maxbytes, "-f", str(args.factor), "-c", "0",
            "-n", str(args.iters), "-w", str(args.warmup)]
-    if args.np:
-        cmd += ["-np", str(args.np)]
-    run = subprocess.run(cmd + extra, capture_output=True, text=True, timeout=3600)
-    if run.returncode != 0:
-        sys.exit(f"{' '.join(cmd + extra)} failed:\n{run.stdout}\n{run.stderr}")
     times, chosen = {}, {}
-    for line in run.stdout.splitlines():
+    for line in run_perf(cmd + extra, args, round_index).splitlines():
         cols = line.split()
         if not cols or not cols[0].isdigit():
             continue
@@ -68,18 +91,30 @@ def main():
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--limit", type=float, default=1.10)
     p.add_argument("-J", dest="json")
+    p.add_argument("--testbed")
     args, extra = p.parse_known_args()
     extra = [a for a in extra if a != "--"]
     variants = ["auto"] + ALGORITHMS[args.collective]
+    args.bed = None
+    if args.testbed:
+        sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "cluster"))
+        from testbed import Testbed  # noqa: E402
+        args.bed = Testbed(args.testbed, name="mcl-sweep", lan=True)
+        args.bed.__enter__()
+    try:
+        return sweep(args, extra, variants)
+    finally:
+        if args.bed:
+            args.bed.__exit__(None, None, None)
+
+
+def sweep(args, extra, variants):
     times = {v: {} for v in variants}
-    ratios = {}
     chosen = {}
-    for _ in range(args.rounds):
-        run, uses = run_tables(args.collective, args, extra)
+    for round_index in range(args.rounds):
+        run, uses = run_tables(args.collective, args, extra, round_index)
         for size, algo in uses.items():
             chosen.setdefault(size, set()).add(algo)
-            best = min(run[a][size] for a in ALGORITHMS[args.collective])
-            ratios.setdefault(size, []).append(run["auto"][size] / best if best > 0 else 1.0)
         for v in variants:
             for size, t in run[v].items():
                 times[v].setdefault(size, []).append(t)
@@ -91,7 +126,7 @@ def main():
     for size in sorted(times["auto"]):
         med = {v: statistics.median(times[v][size]) for v in variants}
         best = min(ALGORITHMS[args.collective], key=lambda a: med[a])
-        ratio = statistics.median(ratios[size])
+        ratio = med["auto"] / med[best] if med[best] > 0 else 1.0
         worst = max(worst, ratio)
         uses = "/".join(sorted(chosen[size]))
         print(f"{size:>10} {med['auto']:>9.2f} {uses:>17}" + "".join(

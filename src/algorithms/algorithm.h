@@ -24,8 +24,9 @@ enum class Collective {
   Broadcast,
   Reduce,
   ReduceScatter,
+  AllToAll,
 };
-constexpr size_t kCollectiveCount = 5;
+constexpr size_t kCollectiveCount = 6;
 
 // The algorithm forced for each collective, Auto where none is.
 using ForcedAlgorithms = std::array<Algorithm, kCollectiveCount>;

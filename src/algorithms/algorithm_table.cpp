@@ -48,10 +48,14 @@ constexpr AlgorithmInfo kTable[] = {
      "every rank sends each block straight to its owner, which folds them in "
      "rank order",
      appendDirectReduceScatter},
+    {Collective::AllToAll, Algorithm::Direct, "direct",
+     "every rank sends each block straight to the rank it is for, in rounds",
+     appendDirectAllToAll},
 };
 
 constexpr const char* kCollectiveNames[kCollectiveCount] = {
-    "allreduce", "allgather", "broadcast", "reduce", "reducescatter"};
+    "allreduce", "allgather",     "broadcast",
+    "reduce",    "reducescatter", "alltoall"};
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
@@ -127,6 +131,9 @@ bool collectiveOf(OpKind kind, Collective* out) {
       return true;
     case OpKind::ReduceScatter:
       *out = Collective::ReduceScatter;
+      return true;
+    case OpKind::AllToAll:
+      *out = Collective::AllToAll;
       return true;
     default:
       return false;

@@ -20,6 +20,8 @@ const char* opKindName(OpKind kind) {
       return "reduce";
     case OpKind::ReduceScatter:
       return "reduce-scatter";
+    case OpKind::AllToAll:
+      return "all-to-all";
     case OpKind::Barrier:
       return "barrier";
     case OpKind::Send:

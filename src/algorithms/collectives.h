@@ -29,6 +29,8 @@ void appendDirectAllGather(const OpArgs& op, AlgoContext& ctx,
                            std::vector<Step>& steps);
 void appendDirectReduceScatter(const OpArgs& op, AlgoContext& ctx,
                                std::vector<Step>& steps);
+void appendDirectAllToAll(const OpArgs& op, AlgoContext& ctx,
+                          std::vector<Step>& steps);
 void appendTreeBroadcast(const OpArgs& op, AlgoContext& ctx,
                          std::vector<Step>& steps);
 void appendTreeReduce(const OpArgs& op, AlgoContext& ctx,

@@ -2,10 +2,12 @@
 // how to wait, and when to give up. Core fills it; algorithms only read it.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <vector>
 
 #include "algorithms/algorithm.h"
@@ -20,11 +22,21 @@ struct WaitPolicy {
 
 // What the tuner knows of the links a communicator's collectives cross: the
 // slowest kind among its pairs of ranks, with the cost of one message hop
-// (software included) and the bytes per second a rank moves over it.
+// (software included), the bytes per second a rank moves over it, and the
+// bytes per second a rank folds into a result.
 struct LinkModel {
   const char* kind = "shm";  // shm, tcp, rdma, emulated rdma
   double alphaUs = 0.35;
   double gbps = 2.0;
+  double reduceGbps = 24.0;
+};
+
+// The tuner's recent answers, keyed by collective and size: a training loop
+// asks about the same few sizes over and over, and a prediction costs more
+// than a small message's whole all-reduce. Entries are atomic words (size,
+// collective and algorithm packed), so the API may ask from any thread.
+struct TunerCache {
+  std::array<std::atomic<uint64_t>, 64> entries{};
 };
 
 struct AlgoContext {
@@ -52,6 +64,7 @@ struct AlgoContext {
   // chooses.
   ForcedAlgorithms forced{};
   LinkModel link;  // the tuner's model; the same on every rank
+  std::shared_ptr<TunerCache> tunerCache = std::make_shared<TunerCache>();
 };
 
 }  // namespace mcl

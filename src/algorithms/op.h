@@ -14,6 +14,7 @@ enum class OpKind {
   Broadcast,
   Reduce,
   ReduceScatter,
+  AllToAll,
   Barrier,
   Send,
   Recv,

@@ -13,12 +13,13 @@ namespace mcl {
 
 namespace {
 
-// An algorithm's shape: hops on the critical path, bytes a rank sends per
-// byte of buffer, and hops that forward a whole chunk before the next can
-// start (pipelines).
+// An algorithm's shape, per byte of the buffer: hops on the critical path,
+// bytes a rank sends, bytes a rank folds into a result, and hops that
+// forward a whole chunk before the next can start (pipelines).
 struct Shape {
   double hops = 0;
-  double volume = 0;
+  double sent = 0;
+  double reduced = 0;
   double fillHops = 0;
 };
 
@@ -26,25 +27,28 @@ Shape allReduceShape(Algorithm a, int n) {
   const double nd = n;
   switch (a) {
     case Algorithm::Ring:
-      return {2 * (nd - 1), 2 * (nd - 1) / nd, 0};
+      return {2 * (nd - 1), 2 * (nd - 1) / nd, (nd - 1) / nd, 0};
     case Algorithm::Direct:
       // Sends to every peer before receiving: the sends overlap, partly.
-      return {1 + (nd - 2) / 2, nd - 1, 0};
+      // Every rank folds every other rank's whole buffer.
+      return {1 + (nd - 2) / 2, nd - 1, nd - 1, 0};
     case Algorithm::HalvingDoubling: {
       const int p = schedules::halvingDoublingRole(n, 0).activeCount;
-      const double fold = p == n ? 0 : 2;
+      const double fold = p == n ? 0 : 1;
       // Its first exchanges move half the buffer at once, where the ring
       // spreads the same bytes over n-1 steps: measured a little slower
       // per byte once there are more than two steps.
       const double spread = p > 2 ? 1.07 : 1.0;
-      return {2 * std::log2(double(p)) + fold,
-              spread * 2 * (p - 1.0) / p + fold, 0};
+      return {2 * std::log2(double(p)) + 2 * fold,
+              spread * 2 * (p - 1.0) / p + 2 * fold, (p - 1.0) / p + fold, 0};
     }
     case Algorithm::Tree: {
       const double depth = schedules::treeDepth(n);
-      // An inner node sends half the buffer up and twice half down; a
-      // leaf half up: two trees make about 2 (1.5 with two ranks).
-      return {2 * (depth - 1) + 1, n == 2 ? 1.5 : 2.0, 2 * (depth - 1)};
+      // An inner node sends half the buffer up and twice half down, and
+      // folds two halves; a leaf sends half up: two trees make about 2 and
+      // 1 (1.5 and 0.5 with two ranks, one child each).
+      return {2 * (depth - 1) + 1, n == 2 ? 1.5 : 2.0, n == 2 ? 0.5 : 1.0,
+              2 * (depth - 1)};
     }
     default:
       return {};
@@ -54,18 +58,24 @@ Shape allReduceShape(Algorithm a, int n) {
 Shape shapeOf(Collective c, Algorithm a, int n) {
   const double nd = n;
   const double depth = schedules::treeDepth(n);
+  const double share = (nd - 1) / nd;
   switch (c) {
     case Collective::AllReduce:
       return allReduceShape(a, n);
     case Collective::AllGather:
     case Collective::ReduceScatter:
+    case Collective::AllToAll: {
       // Bytes: the whole n-block buffer; each rank moves all but its own.
-      if (a == Algorithm::Ring) return {nd - 1, (nd - 1) / nd, 0};
-      return {1 + (nd - 2) / 2, (nd - 1) / nd, 0};
+      const double reduced = c == Collective::ReduceScatter ? share : 0;
+      if (a == Algorithm::Ring) return {nd - 1, share, reduced, 0};
+      return {1 + (nd - 2) / 2, share, reduced, 0};
+    }
     case Collective::Broadcast:
-    case Collective::Reduce:
-      if (a == Algorithm::Chain) return {nd - 1, 1, nd - 2};
-      return {depth - 1, 2, depth - 2};
+    case Collective::Reduce: {
+      const bool reduces = c == Collective::Reduce;
+      if (a == Algorithm::Chain) return {nd - 1, 1, reduces ? 1.0 : 0, nd - 2};
+      return {depth - 1, 2, reduces ? 2.0 : 0, depth - 2};
+    }
   }
   return {};
 }
@@ -89,21 +99,24 @@ double predictUs(Collective collective, Algorithm algorithm, size_t bytes,
   const double bytesPerUs = link.gbps * 1e3;
   const double b = static_cast<double>(bytes);
   const double chunk = std::min(b, static_cast<double>(chunkBytes));
-  return s.hops * link.alphaUs + s.volume * b / bytesPerUs +
+  return s.hops * link.alphaUs + s.sent * b / bytesPerUs +
+         s.reduced * b / (link.reduceGbps * 1e3) +
          s.fillHops * chunk / bytesPerUs;
 }
 
 size_t operationBytes(Collective collective, const OpArgs& op, int nranks) {
   const size_t bytes = op.count * kernels::typeSize(op.type);
   if (collective == Collective::AllGather ||
-      collective == Collective::ReduceScatter)
+      collective == Collective::ReduceScatter ||
+      collective == Collective::AllToAll)
     return bytes * static_cast<size_t>(nranks);
   return bytes;
 }
 
-Algorithm tunedAlgorithm(Collective collective, const OpArgs& op,
-                         const AlgoContext& ctx) {
-  const size_t bytes = operationBytes(collective, op, ctx.nranks);
+namespace {
+
+Algorithm cheapest(Collective collective, size_t bytes,
+                   const AlgoContext& ctx) {
   Algorithm best = Algorithm::Auto;
   double bestUs = std::numeric_limits<double>::infinity();
   for (const AlgorithmInfo& a : algorithmTable()) {
@@ -117,6 +130,28 @@ Algorithm tunedAlgorithm(Collective collective, const OpArgs& op,
     }
   }
   return best;
+}
+
+}  // namespace
+
+Algorithm tunedAlgorithm(Collective collective, const OpArgs& op,
+                         const AlgoContext& ctx) {
+  const size_t bytes = operationBytes(collective, op, ctx.nranks);
+  // 56 bits of size, 4 of collective, 4 of algorithm (Auto = 0: empty).
+  const uint64_t key = (uint64_t(bytes) << 8) | (uint64_t(collective) << 4);
+  if (bytes >> 56 == 0 && ctx.tunerCache) {
+    std::atomic<uint64_t>& slot =
+        ctx.tunerCache
+            ->entries[(bytes * 0x9E3779B97F4A7C15ull + uint64_t(collective)) >>
+                      58];
+    const uint64_t seen = slot.load(std::memory_order_relaxed);
+    if ((seen & ~uint64_t{0xf}) == key && (seen & 0xf) != 0)
+      return static_cast<Algorithm>(seen & 0xf);
+    const Algorithm a = cheapest(collective, bytes, ctx);
+    slot.store(key | uint64_t(a), std::memory_order_relaxed);
+    return a;
+  }
+  return cheapest(collective, bytes, ctx);
 }
 
 }  // namespace mcl

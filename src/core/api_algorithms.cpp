@@ -18,8 +18,9 @@ namespace {
 // The operation a query about `func` describes; throws on bad arguments.
 mcl::OpArgs queriedOp(mclFunc_t func, size_t count, mclDataType_t type) {
   static constexpr mcl::OpKind kKinds[] = {
-      mcl::OpKind::AllReduce, mcl::OpKind::AllGather, mcl::OpKind::Broadcast,
-      mcl::OpKind::Reduce, mcl::OpKind::ReduceScatter};
+      mcl::OpKind::AllReduce,     mcl::OpKind::AllGather,
+      mcl::OpKind::Broadcast,     mcl::OpKind::Reduce,
+      mcl::OpKind::ReduceScatter, mcl::OpKind::AllToAll};
   if (static_cast<int>(func) < 0 || func >= mclNumFuncs)
     throw error(mclInvalidArgument, "func %d is not an mclFunc_t (0..%d)",
                 static_cast<int>(func), mclNumFuncs - 1);

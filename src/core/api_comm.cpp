@@ -196,6 +196,7 @@ mclResult_t mclCommGetTopology(const mclComm_t comm, char* json, size_t* size) {
     j["tuner"] = {{"link_kind", link.kind},
                   {"alpha_us", link.alphaUs},
                   {"gbps", link.gbps},
+                  {"reduce_gbps", link.reduceGbps},
                   {"chunk_bytes", ref->context.maxStepBytes}};
     std::string text =
         j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -69,6 +69,15 @@ mclResult_t mclReduceScatter(const void* sendbuff, void* recvbuff,
                stream);
 }
 
+mclResult_t mclAlltoAll(const void* sendbuff, void* recvbuff, size_t count,
+                        mclDataType_t datatype, mclComm_t comm,
+                        mclStream_t stream) {
+  return runOp(
+      __func__, comm,
+      {mcl::OpKind::AllToAll, sendbuff, recvbuff, count, datatype, mclSum, -1},
+      stream);
+}
+
 mclResult_t mclBarrier(mclComm_t comm, mclStream_t stream) {
   return runOp(
       __func__, comm,

@@ -99,6 +99,13 @@ void validateOp(const mclComm& comm, const OpArgs& op) {
         checkOverlap(comm, op.sendbuff, total, op.recvbuff, bytes, nullptr);
       break;
     }
+    case OpKind::AllToAll: {
+      size_t total = checkedBytes(comm, op.count, es, n, "count");
+      checkPointer(comm, op.sendbuff, sendName, total);
+      checkPointer(comm, op.recvbuff, recvName, total);
+      checkOverlap(comm, op.sendbuff, total, op.recvbuff, total, op.recvbuff);
+      break;
+    }
     case OpKind::Broadcast:
     case OpKind::Reduce: {
       checkRank(comm, op.root, "root");

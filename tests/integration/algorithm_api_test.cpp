@@ -35,7 +35,7 @@ TEST(AlgorithmApi, NamesPerCollective) {
             (std::vector<std::string>{"chain", "tree"}));
   const char* name = "x";
   EXPECT_EQ(mclGetAlgorithmName(mclNumFuncs, 0, &name), mclInvalidArgument);
-  EXPECT_NE(std::string(mclGetLastError(nullptr)).find("func 5"),
+  EXPECT_NE(std::string(mclGetLastError(nullptr)).find("func 6"),
             std::string::npos);
   EXPECT_EQ(mclGetAlgorithmName(mclFuncReduce, -1, &name), mclInvalidArgument);
   EXPECT_EQ(mclGetAlgorithmName(mclFuncReduce, 0, nullptr), mclInvalidArgument);

@@ -21,6 +21,7 @@ enum class Coll {
   Broadcast,
   Reduce,
   ReduceScatter,
+  AllToAll,
   SendRecv
 };
 
@@ -36,6 +37,8 @@ const char* collName(Coll c) {
       return "Reduce";
     case Coll::ReduceScatter:
       return "ReduceScatter";
+    case Coll::AllToAll:
+      return "AllToAll";
     case Coll::SendRecv:
       return "SendRecv";
   }
@@ -143,6 +146,17 @@ class CaseRunner {
                      src);
         break;
       }
+      case Coll::AllToAll: {
+        auto in = makeBuffer(type, count * nz, mov(r));
+        std::vector<uint8_t> out = inPlace ? in : sentinel(count * nz);
+        res = mclAlltoAll(inPlace ? out.data() : in.data(), out.data(), count,
+                          type, comm_, nullptr);
+        if (!ctx_.ok(res, label_)) return;
+        for (int src = 0; src < n; ++src)
+          checkMoved(out.data() + static_cast<size_t>(src) * count * es_, count,
+                     src, rz * count);
+        break;
+      }
       case Coll::Broadcast: {
         auto in = makeBuffer(type, count, mov(root));
         std::vector<uint8_t> out =
@@ -199,10 +213,12 @@ class CaseRunner {
     if (in != original) ctx_.fail("%s: sendbuff was modified", label_);
   }
 
-  void checkMoved(const uint8_t* got, size_t count, int src) {
+  // got[i] must be element offset + i of rank src's input.
+  void checkMoved(const uint8_t* got, size_t count, int src,
+                  size_t offset = 0) {
     uint8_t want[8];
     for (size_t i = 0; i < count; ++i) {
-      encode(type_, movementInput(type_, src, i), want);
+      encode(type_, movementInput(type_, src, offset + i), want);
       if (memcmp(got + i * es_, want, es_) != 0) {
         ctx_.fail("%s: element %zu from rank %d wrong", label_, i, src);
         return;
@@ -253,8 +269,9 @@ TEST_P(CollectiveMatrix, MatchesReferenceExactly) {
 
 std::vector<MatrixCase> allCases() {
   std::vector<MatrixCase> cases;
-  for (Coll coll : {Coll::AllReduce, Coll::AllGather, Coll::Broadcast,
-                    Coll::Reduce, Coll::ReduceScatter, Coll::SendRecv})
+  for (Coll coll :
+       {Coll::AllReduce, Coll::AllGather, Coll::Broadcast, Coll::Reduce,
+        Coll::ReduceScatter, Coll::AllToAll, Coll::SendRecv})
     for (int n : {1, 2, 3, 4, 8}) cases.push_back({coll, n});
   return cases;
 }
@@ -271,8 +288,9 @@ TEST_P(CollectiveMatrixThreads, MatchesReferenceExactly) {
 
 std::vector<MatrixCase> threadCases() {
   std::vector<MatrixCase> cases;
-  for (Coll coll : {Coll::AllReduce, Coll::AllGather, Coll::Broadcast,
-                    Coll::Reduce, Coll::ReduceScatter, Coll::SendRecv})
+  for (Coll coll :
+       {Coll::AllReduce, Coll::AllGather, Coll::Broadcast, Coll::Reduce,
+        Coll::ReduceScatter, Coll::AllToAll, Coll::SendRecv})
     cases.push_back({coll, 3});
   return cases;
 }
@@ -296,8 +314,9 @@ TEST_P(CollectiveMatrixTcp, MatchesReferenceExactly) {
 
 std::vector<MatrixCase> tcpCases() {
   std::vector<MatrixCase> cases;
-  for (Coll coll : {Coll::AllReduce, Coll::AllGather, Coll::Broadcast,
-                    Coll::Reduce, Coll::ReduceScatter, Coll::SendRecv})
+  for (Coll coll :
+       {Coll::AllReduce, Coll::AllGather, Coll::Broadcast, Coll::Reduce,
+        Coll::ReduceScatter, Coll::AllToAll, Coll::SendRecv})
     for (int n : {2, 3}) cases.push_back({coll, n});
   return cases;
 }
@@ -329,8 +348,9 @@ std::vector<RdmaCase> rdmaCases() {
   const std::pair<const char*, int> fabrics[] = {
       {"pair", 2},  {"pair2", 2}, {"pair2_crossed", 2},
       {"ring3", 3}, {"mesh4", 4}, {"mesh4_doubled", 4}};
-  for (Coll coll : {Coll::AllReduce, Coll::AllGather, Coll::Broadcast,
-                    Coll::Reduce, Coll::ReduceScatter, Coll::SendRecv})
+  for (Coll coll :
+       {Coll::AllReduce, Coll::AllGather, Coll::Broadcast, Coll::Reduce,
+        Coll::ReduceScatter, Coll::AllToAll, Coll::SendRecv})
     for (const auto& [fabric, n] : fabrics) cases.push_back({coll, fabric, n});
   return cases;
 }
@@ -375,7 +395,8 @@ std::vector<AlgoCase> algoCases() {
       {Coll::Reduce, "reduce:chain"},
       {Coll::Reduce, "reduce:tree"},
       {Coll::ReduceScatter, "reducescatter:ring"},
-      {Coll::ReduceScatter, "reducescatter:direct"}};
+      {Coll::ReduceScatter, "reducescatter:direct"},
+      {Coll::AllToAll, "alltoall:direct"}};
   std::vector<AlgoCase> cases;
   for (const auto& [coll, algo] : algos) {
     cases.push_back({coll, algo, "shm", 3});

@@ -72,7 +72,14 @@ void expectRange(const T* got, size_t count, Want want,
   }
 }
 
-enum class Coll { AllReduce, AllGather, ReduceScatter, Broadcast, Reduce };
+enum class Coll {
+  AllReduce,
+  AllGather,
+  ReduceScatter,
+  Broadcast,
+  Reduce,
+  AllToAll
+};
 
 struct Case {
   Coll coll;
@@ -87,9 +94,11 @@ void runCase(Cluster& c, const Case& k) {
   const int n = c.nranks();
   const auto un = static_cast<size_t>(n);
   const size_t count = k.count;
-  const size_t inElems = k.coll == Coll::ReduceScatter ? un * count : count;
+  const bool blocks = k.coll == Coll::ReduceScatter || k.coll == Coll::AllToAll;
+  const size_t inElems = blocks ? un * count : count;
   size_t outElems = count;
-  if (k.coll == Coll::AllGather || (k.coll == Coll::ReduceScatter && k.inPlace))
+  if (k.coll == Coll::AllGather || k.coll == Coll::AllToAll ||
+      (k.coll == Coll::ReduceScatter && k.inPlace))
     outElems = un * count;
   std::vector<std::vector<T>> in(un), out(un);
   std::vector<OpArgs> ops(un);
@@ -105,7 +114,7 @@ void runCase(Cluster& c, const Case& k) {
     a.type = typeOf<T>();
     a.op = k.op;
     a.root = k.root;
-    const size_t at = k.coll == Coll::AllGather ? ur * count : 0;
+    const size_t at = k.coll == Coll::AllGather ? ur * count : 0;  // in place
     if (k.inPlace && (k.coll != Coll::Broadcast || r == k.root)) {
       std::copy(in[ur].begin(), in[ur].end(), o + at);
       a.sendbuff = o + at;
@@ -115,6 +124,7 @@ void runCase(Cluster& c, const Case& k) {
              : k.coll == Coll::AllGather     ? OpKind::AllGather
              : k.coll == Coll::ReduceScatter ? OpKind::ReduceScatter
              : k.coll == Coll::Broadcast     ? OpKind::Broadcast
+             : k.coll == Coll::AllToAll      ? OpKind::AllToAll
                                              : OpKind::Reduce;
   }
   ASSERT_NO_THROW(c.run(ops));
@@ -146,6 +156,13 @@ void runCase(Cluster& c, const Case& k) {
       case Coll::Broadcast:
         expectRange(
             o, count, [&](size_t i) { return input<T>(k.root, i); }, who);
+        break;
+      case Coll::AllToAll:
+        for (int q = 0; q < n; ++q)
+          expectRange(
+              o + static_cast<size_t>(q) * count, count,
+              [&](size_t i) { return input<T>(q, ur * count + i); },
+              who + " block from " + std::to_string(q));
         break;
       case Coll::Reduce:
         if (r == k.root) {
@@ -214,7 +231,8 @@ class CollectiveTest
           if (HasFailure()) return;
           runCase<int32_t>(c, {coll, count, inPlace, mclMax, root});
           if (HasFailure()) return;
-          if (coll != Coll::AllGather && coll != Coll::Broadcast)
+          if (coll != Coll::AllGather && coll != Coll::Broadcast &&
+              coll != Coll::AllToAll)
             runCase<float>(c, {coll, count, inPlace, mclAvg, root});
           if (HasFailure()) return;
         }
@@ -234,6 +252,8 @@ class CollectiveTest
         return Collective::Broadcast;
       case Coll::Reduce:
         return Collective::Reduce;
+      case Coll::AllToAll:
+        return Collective::AllToAll;
     }
     return Collective::AllReduce;
   }
@@ -244,6 +264,7 @@ TEST_P(CollectiveTest, AllGather) { runAll(Coll::AllGather); }
 TEST_P(CollectiveTest, ReduceScatter) { runAll(Coll::ReduceScatter); }
 TEST_P(CollectiveTest, Broadcast) { runAll(Coll::Broadcast); }
 TEST_P(CollectiveTest, Reduce) { runAll(Coll::Reduce); }
+TEST_P(CollectiveTest, AllToAll) { runAll(Coll::AllToAll); }
 
 TEST_P(CollectiveTest, BarrierCompletesTwice) {
   Cluster c(n(), shape());
