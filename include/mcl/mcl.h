@@ -92,6 +92,14 @@ typedef enum {
   mclNumOps = 5
 } mclRedOp_t;
 
+/* Where mclRedOpCreatePreMulSum finds its scalar: read from *scalar each
+ * time an operation with the op runs (keep it alive and set until then), or
+ * copied when the op is created. */
+typedef enum {
+  mclScalarDevice = 0,
+  mclScalarHostImmediate = 1
+} mclScalarResidence_t;
+
 /* The collectives that have a choice of algorithms. */
 typedef enum {
   mclFuncAllReduce = 0,
@@ -194,6 +202,16 @@ MCL_API mclResult_t mclCommInitFromEnv(mclComm_t* comm, mclConfig_t* config);
 
 /* Waits for the communicator's outstanding operations; after it the
  * communicator takes no new operations. */
+/* A reduction op for comm that multiplies each rank's input by *scalar (one
+ * element of datatype) and sums: with scalar 1/nranks, an average in the
+ * input's precision. Calls with the op must use datatype. The op is a value
+ * >= mclNumOps, valid on comm until mclRedOpDestroy. */
+MCL_API mclResult_t mclRedOpCreatePreMulSum(mclRedOp_t* op, void* scalar,
+                                            mclDataType_t datatype,
+                                            mclScalarResidence_t residence,
+                                            mclComm_t comm);
+MCL_API mclResult_t mclRedOpDestroy(mclRedOp_t op, mclComm_t comm);
+
 /* Collective over comm: the ranks that pass the same color >= 0 form a new
  * communicator, ranked by key (ties by their rank in comm). Ranks passing
  * MCL_SPLIT_NOCOLOR take part but get *newcomm = NULL. config NULL inherits

@@ -34,6 +34,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PERF = os.environ.get("MCL_PERF", os.path.join(HERE, "..", "..", "build", "bin", "mcl-perf"))
 
 
+def parse_size(text):
+    """"64K" -> 65536, as mcl-perf reads sizes."""
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    text = text.upper().rstrip("B")
+    if text and text[-1] in units:
+        return int(float(text[:-1]) * units[text[-1]])
+    return int(text)
+
+
 def run_perf(cmd, args, round_index):
     """rank 0's output of one mcl-perf job: forked locally (-np), or one
     process per host of a network-namespace testbed."""
@@ -61,17 +70,30 @@ def run_perf(cmd, args, round_index):
 
 
 def run_tables(collective, args, extra, round_index):
-    """{variant: {bytes: time_us out of place}} and {bytes: auto's algorithm}
-    from one mcl-perf --algo all run."""
-    cmd = [PERF, collective, "--algo", "all", "-b", args.minbytes,
-           "-e", args.maxbytes, "-f", str(args.factor), "-c", "0",
-           "-n", str(args.iters), "-w", str(args.warmup)]
+    """{variant: {bytes: time_us}} and {bytes: auto's algorithm} from one
+    round: mcl-perf --algo all over the small sizes with many iterations,
+    then over the large ones. A time is the mean of the out-of-place and the
+    in-place column (the same algorithm twice: half the noise)."""
     times, chosen = {}, {}
-    for line in run_perf(cmd + extra, args, round_index).splitlines():
+    ranges = [(args.minbytes, args.maxbytes, args.iters)]
+    if args.split:
+        ranges = [(args.minbytes, args.split, args.small_iters),
+                  (str(parse_size(args.split) * args.factor), args.maxbytes,
+                   args.iters)]
+    output = ""
+    for k, (low, high, iters) in enumerate(ranges):
+        if parse_size(low) > parse_size(high):
+            continue
+        cmd = [PERF, collective, "--algo", "all", "-b", low, "-e", high,
+               "-f", str(args.factor), "-c", "0", "-n", str(iters),
+               "-w", str(args.warmup)]
+        output += run_perf(cmd + extra, args, 2 * round_index + k)
+    for line in output.splitlines():
         cols = line.split()
         if not cols or not cols[0].isdigit():
             continue
-        size, t, algo = int(cols[0]), float(cols[5]), cols[-1]
+        size, algo = int(cols[0]), cols[-1]
+        t = (float(cols[5]) + float(cols[9])) / 2
         if algo.startswith("auto:"):
             chosen[size] = algo[5:]
             algo = "auto"
@@ -87,6 +109,9 @@ def main():
     p.add_argument("-e", dest="maxbytes", default="64M")
     p.add_argument("-f", dest="factor", type=int, default=2)
     p.add_argument("-n", dest="iters", type=int, default=20)
+    p.add_argument("--split", default="64K",
+                   help="sizes up to this get --small-iters iterations")
+    p.add_argument("--small-iters", type=int, default=500)
     p.add_argument("-w", dest="warmup", type=int, default=5)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--limit", type=float, default=1.10)

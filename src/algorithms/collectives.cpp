@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "algorithms/algorithm_table.h"
+#include "algorithms/kernels/scale.h"
+#include "algorithms/kernels/types.h"
 #include "algorithms/tuner.h"
 #include "base/error.h"
 
@@ -40,7 +42,33 @@ Algorithm chosenAlgorithm(const OpArgs& op, const AlgoContext& ctx) {
   return tunedAlgorithm(collective, op, ctx);
 }
 
+namespace {
+
+// A PreMulSum: this rank's input is scaled into a staging buffer as the
+// operation starts (a scalar read through its pointer has the value of this
+// moment), and then summed like any input.
+void appendPreMultiplied(const OpArgs& op, AlgoContext& ctx,
+                         std::vector<Step>& steps) {
+  const size_t elements = op.kind == OpKind::ReduceScatter
+                              ? op.count * static_cast<size_t>(ctx.nranks)
+                              : op.count;
+  const std::byte* scalar =
+      op.preMultiply.pointer != nullptr
+          ? static_cast<const std::byte*>(op.preMultiply.pointer)
+          : op.preMultiply.value.data();
+  ctx.staging.emplace_back(elements * kernels::typeSize(op.type));
+  kernels::scale(ctx.staging.back().data(), op.sendbuff, elements, op.type,
+                 scalar);
+  OpArgs plain = op;
+  plain.preMultiply = {};
+  plain.sendbuff = ctx.staging.back().data();
+  appendSteps(plain, ctx, steps);
+}
+
+}  // namespace
+
 void appendSteps(const OpArgs& op, AlgoContext& ctx, std::vector<Step>& steps) {
+  if (op.preMultiply.active) return appendPreMultiplied(op, ctx, steps);
   Collective collective;
   if (collectiveOf(op.kind, &collective)) {
     const AlgorithmInfo* a =

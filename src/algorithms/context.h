@@ -23,12 +23,16 @@ struct WaitPolicy {
 // What the tuner knows of the links a communicator's collectives cross: the
 // slowest kind among its pairs of ranks, with the cost of one message hop
 // (software included), the bytes per second a rank moves over it, and the
-// bytes per second a rank folds into a result.
+// bytes per second a rank folds into a result: two of each, for buffers
+// that stay in the caches (up to cacheBytes) and for larger ones.
 struct LinkModel {
   const char* kind = "shm";  // shm, tcp, rdma, emulated rdma
-  double alphaUs = 0.35;
-  double gbps = 2.0;
-  double reduceGbps = 24.0;
+  double alphaUs = 0.1;
+  double gbps = 8.0;
+  double reduceGbps = 10.0;
+  double cachedGbps = 8.0;
+  double cachedReduceGbps = 10.0;
+  size_t cacheBytes = size_t{1} << 20;
 };
 
 // The tuner's recent answers, keyed by collective and size: a training loop

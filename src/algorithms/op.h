@@ -4,6 +4,7 @@
 
 #include <mcl/mcl.h>
 
+#include <array>
 #include <cstddef>
 
 namespace mcl {
@@ -26,6 +27,15 @@ inline bool isPointToPoint(OpKind kind) {
   return kind == OpKind::Send || kind == OpKind::Recv;
 }
 
+// A PreMulSum op resolved for one call: each rank's input is multiplied by
+// the scalar (read from `pointer` when the call runs, else `value`) before
+// an ordinary sum.
+struct PreMultiply {
+  bool active = false;
+  std::array<std::byte, 8> value{};
+  const void* pointer = nullptr;
+};
+
 struct OpArgs {
   OpKind kind = OpKind::Barrier;
   const void* sendbuff = nullptr;
@@ -33,7 +43,8 @@ struct OpArgs {
   size_t count = 0;  // per the API call (sendcount, recvcount, ...)
   mclDataType_t type = mclUint8;
   mclRedOp_t op = mclSum;
-  int root = -1;  // root of broadcast/reduce, peer of send/recv
+  int root = -1;            // root of broadcast/reduce, peer of send/recv
+  PreMultiply preMultiply;  // op is then mclSum
 };
 
 }  // namespace mcl

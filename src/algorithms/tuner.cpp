@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string_view>
 
 #include "algorithms/algorithm_table.h"
 #include "algorithms/kernels/types.h"
@@ -35,12 +36,8 @@ Shape allReduceShape(Algorithm a, int n) {
     case Algorithm::HalvingDoubling: {
       const int p = schedules::halvingDoublingRole(n, 0).activeCount;
       const double fold = p == n ? 0 : 1;
-      // Its first exchanges move half the buffer at once, where the ring
-      // spreads the same bytes over n-1 steps: measured a little slower
-      // per byte once there are more than two steps.
-      const double spread = p > 2 ? 1.07 : 1.0;
-      return {2 * std::log2(double(p)) + 2 * fold,
-              spread * 2 * (p - 1.0) / p + 2 * fold, (p - 1.0) / p + fold, 0};
+      return {2 * std::log2(double(p)) + 2 * fold, 2 * (p - 1.0) / p + 2 * fold,
+              (p - 1.0) / p + fold, 0};
     }
     case Algorithm::Tree: {
       const double depth = schedules::treeDepth(n);
@@ -83,25 +80,49 @@ Shape shapeOf(Collective c, Algorithm a, int n) {
 }  // namespace
 
 LinkModel defaultLinkModel(std::string_view kind, bool crowded) {
-  if (kind == "tcp") return {"tcp", crowded ? 20.0 : 8.5, 1.2};
-  if (kind == "emulated rdma")
-    return {"emulated rdma", crowded ? 6.0 : 3.0, 1.3};
-  // Thunderbolt 5 RDMA as reported (3.5-7.6 GB/s, single-digit
-  // microseconds); not measured by mcl yet.
-  if (kind == "rdma") return {"rdma", 5.0, 6.0};
-  return {"shm", crowded ? 2.4 : 0.35, crowded ? 1.4 : 2.0};
+  LinkModel m;
+  if (kind == "tcp") {
+    m = {"tcp", 8.5, 1.3, 3.0, 1.3, 3.0, m.cacheBytes};
+  } else if (kind == "emulated rdma") {
+    m = {"emulated rdma", 3.0, 1.3, 10.0, 1.3, 10.0, m.cacheBytes};
+  } else if (kind == "rdma") {
+    // Thunderbolt 5 RDMA as reported (3.5-7.6 GB/s, single-digit
+    // microseconds); not measured by mcl yet.
+    m = {"rdma", 5.0, 6.0, 10.0, 6.0, 10.0, m.cacheBytes};
+  }
+  if (crowded) {
+    // Every hop waits for a context switch; buffers that fit the caches
+    // move fast between the ranks that share them, larger ones crawl.
+    m.alphaUs = std::max(m.alphaUs, 2.4);
+    if (m.kind == std::string_view("shm")) {
+      m.cachedGbps = m.cachedReduceGbps = 36.0;
+      m.gbps = m.reduceGbps = 5.0;
+    } else {
+      m.gbps = std::min(m.gbps, 1.0);
+      m.reduceGbps = 5.0;
+    }
+  }
+  return m;
 }
 
 double predictUs(Collective collective, Algorithm algorithm, size_t bytes,
                  int nranks, size_t chunkBytes, const LinkModel& link) {
-  if (nranks <= 1) return static_cast<double>(bytes) / (link.gbps * 1e3);
-  const Shape s = shapeOf(collective, algorithm, nranks);
-  const double bytesPerUs = link.gbps * 1e3;
+  const bool cached = bytes <= link.cacheBytes;
+  const double bytesPerUs = (cached ? link.cachedGbps : link.gbps) * 1e3;
+  const double foldsPerUs =
+      (cached ? link.cachedReduceGbps : link.reduceGbps) * 1e3;
   const double b = static_cast<double>(bytes);
+  if (nranks <= 1) return b / bytesPerUs;
+  Shape s = shapeOf(collective, algorithm, nranks);
+  if (algorithm == Algorithm::HalvingDoubling && !cached && nranks > 2) {
+    // Its first exchanges move half the buffer at once, where the ring
+    // spreads the same bytes over n-1 steps: out of the caches that costs.
+    s.sent *= 1.3;
+    s.reduced *= 1.3;
+  }
   const double chunk = std::min(b, static_cast<double>(chunkBytes));
   return s.hops * link.alphaUs + s.sent * b / bytesPerUs +
-         s.reduced * b / (link.reduceGbps * 1e3) +
-         s.fillHops * chunk / bytesPerUs;
+         s.reduced * b / foldsPerUs + s.fillHops * chunk / bytesPerUs;
 }
 
 size_t operationBytes(Collective collective, const OpArgs& op, int nranks) {

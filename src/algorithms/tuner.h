@@ -15,10 +15,10 @@
 
 namespace mcl {
 
-// Defaults per kind of link, measured on the 2-core CI machine (per-hop
-// latency with the adaptive wait, bandwidth with the copies a rank makes);
-// `crowded`: more ranks than cores on some host, so every hop waits for a
-// context switch.
+// Defaults per kind of link, fitted to `mcl-perf --algo all` on the 2-core
+// CI machine (per-hop latency with the adaptive wait, bandwidth with the
+// copies a rank makes); `crowded`: more ranks than cores on some host, so
+// every hop waits for a context switch. MCL_TUNE_PROBE=1 measures instead.
 LinkModel defaultLinkModel(std::string_view kind, bool crowded);
 
 // Predicted microseconds of `algorithm` for a call moving `bytes` (the

@@ -197,6 +197,10 @@ mclResult_t mclCommGetTopology(const mclComm_t comm, char* json, size_t* size) {
                   {"alpha_us", link.alphaUs},
                   {"gbps", link.gbps},
                   {"reduce_gbps", link.reduceGbps},
+                  {"cached_gbps", link.cachedGbps},
+                  {"cached_reduce_gbps", link.cachedReduceGbps},
+                  {"cache_bytes", link.cacheBytes},
+                  {"probed", ref->settings.tuneProbe},
                   {"chunk_bytes", ref->context.maxStepBytes}};
     std::string text =
         j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);

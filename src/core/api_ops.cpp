@@ -7,13 +7,27 @@
 
 namespace {
 
+mcl::OpArgs makeOp(mcl::OpKind kind, const void* sendbuff, void* recvbuff,
+                   size_t count, mclDataType_t type, mclRedOp_t op, int root) {
+  mcl::OpArgs a;
+  a.kind = kind;
+  a.sendbuff = sendbuff;
+  a.recvbuff = recvbuff;
+  a.count = count;
+  a.type = type;
+  a.op = op;
+  a.root = root;
+  return a;
+}
+
 mclResult_t runOp(const char* function, mclComm_t comm, const mcl::OpArgs& op,
                   mclStream_t stream) {
   mclResult_t result = mcl::apiCall(function, [&] {
     mcl::CommRef ref(comm);
     ref->checkUsable();
-    mcl::validateOp(*ref, op);
-    mcl::submit(comm, ref.get(), op, stream);
+    const mcl::OpArgs resolved = ref->customOps.resolve(op, ref->label());
+    mcl::validateOp(*ref, resolved);
+    mcl::submit(comm, ref.get(), resolved, stream);
   });
   if (result != mclSuccess) mcl::groupPoison(result, mcl::lastError());
   return result;
@@ -26,18 +40,18 @@ extern "C" {
 mclResult_t mclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                          mclDataType_t datatype, mclRedOp_t op, mclComm_t comm,
                          mclStream_t stream) {
-  return runOp(
-      __func__, comm,
-      {mcl::OpKind::AllReduce, sendbuff, recvbuff, count, datatype, op, -1},
-      stream);
+  return runOp(__func__, comm,
+               makeOp(mcl::OpKind::AllReduce, sendbuff, recvbuff, count,
+                      datatype, op, -1),
+               stream);
 }
 
 mclResult_t mclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
                          mclDataType_t datatype, mclComm_t comm,
                          mclStream_t stream) {
   return runOp(__func__, comm,
-               {mcl::OpKind::AllGather, sendbuff, recvbuff, sendcount, datatype,
-                mclSum, -1},
+               makeOp(mcl::OpKind::AllGather, sendbuff, recvbuff, sendcount,
+                      datatype, mclSum, -1),
                stream);
 }
 
@@ -45,18 +59,18 @@ mclResult_t mclBroadcast(const void* sendbuff, void* recvbuff, size_t count,
                          mclDataType_t datatype, int root, mclComm_t comm,
                          mclStream_t stream) {
   return runOp(__func__, comm,
-               {mcl::OpKind::Broadcast, sendbuff, recvbuff, count, datatype,
-                mclSum, root},
+               makeOp(mcl::OpKind::Broadcast, sendbuff, recvbuff, count,
+                      datatype, mclSum, root),
                stream);
 }
 
 mclResult_t mclReduce(const void* sendbuff, void* recvbuff, size_t count,
                       mclDataType_t datatype, mclRedOp_t op, int root,
                       mclComm_t comm, mclStream_t stream) {
-  return runOp(
-      __func__, comm,
-      {mcl::OpKind::Reduce, sendbuff, recvbuff, count, datatype, op, root},
-      stream);
+  return runOp(__func__, comm,
+               makeOp(mcl::OpKind::Reduce, sendbuff, recvbuff, count, datatype,
+                      op, root),
+               stream);
 }
 
 mclResult_t mclReduceScatter(const void* sendbuff, void* recvbuff,
@@ -64,41 +78,60 @@ mclResult_t mclReduceScatter(const void* sendbuff, void* recvbuff,
                              mclRedOp_t op, mclComm_t comm,
                              mclStream_t stream) {
   return runOp(__func__, comm,
-               {mcl::OpKind::ReduceScatter, sendbuff, recvbuff, recvcount,
-                datatype, op, -1},
+               makeOp(mcl::OpKind::ReduceScatter, sendbuff, recvbuff, recvcount,
+                      datatype, op, -1),
                stream);
 }
 
 mclResult_t mclAlltoAll(const void* sendbuff, void* recvbuff, size_t count,
                         mclDataType_t datatype, mclComm_t comm,
                         mclStream_t stream) {
-  return runOp(
-      __func__, comm,
-      {mcl::OpKind::AllToAll, sendbuff, recvbuff, count, datatype, mclSum, -1},
-      stream);
+  return runOp(__func__, comm,
+               makeOp(mcl::OpKind::AllToAll, sendbuff, recvbuff, count,
+                      datatype, mclSum, -1),
+               stream);
+}
+
+mclResult_t mclRedOpCreatePreMulSum(mclRedOp_t* op, void* scalar,
+                                    mclDataType_t datatype,
+                                    mclScalarResidence_t residence,
+                                    mclComm_t comm) {
+  return mcl::apiCall(__func__, [&] {
+    mcl::CommRef ref(comm);
+    if (op == nullptr) throw mcl::error(mclInvalidArgument, "op is NULL");
+    *op = ref->customOps.createPreMulSum(scalar, datatype, residence,
+                                         ref->label());
+  });
+}
+
+mclResult_t mclRedOpDestroy(mclRedOp_t op, mclComm_t comm) {
+  return mcl::apiCall(__func__, [&] {
+    mcl::CommRef ref(comm);
+    ref->customOps.destroy(op, ref->label());
+  });
 }
 
 mclResult_t mclBarrier(mclComm_t comm, mclStream_t stream) {
   return runOp(
       __func__, comm,
-      {mcl::OpKind::Barrier, nullptr, nullptr, 0, mclUint8, mclMax, -1},
+      makeOp(mcl::OpKind::Barrier, nullptr, nullptr, 0, mclUint8, mclMax, -1),
       stream);
 }
 
 mclResult_t mclSend(const void* sendbuff, size_t count, mclDataType_t datatype,
                     int peer, mclComm_t comm, mclStream_t stream) {
-  return runOp(
-      __func__, comm,
-      {mcl::OpKind::Send, sendbuff, nullptr, count, datatype, mclSum, peer},
-      stream);
+  return runOp(__func__, comm,
+               makeOp(mcl::OpKind::Send, sendbuff, nullptr, count, datatype,
+                      mclSum, peer),
+               stream);
 }
 
 mclResult_t mclRecv(void* recvbuff, size_t count, mclDataType_t datatype,
                     int peer, mclComm_t comm, mclStream_t stream) {
-  return runOp(
-      __func__, comm,
-      {mcl::OpKind::Recv, nullptr, recvbuff, count, datatype, mclSum, peer},
-      stream);
+  return runOp(__func__, comm,
+               makeOp(mcl::OpKind::Recv, nullptr, recvbuff, count, datatype,
+                      mclSum, peer),
+               stream);
 }
 
 }  // extern "C"

@@ -16,6 +16,7 @@
 #include "algorithms/context.h"
 #include "algorithms/step.h"
 #include "core/bootstrap_protocol.h"
+#include "core/custom_ops.h"
 #include "core/settings.h"
 #include "topology/cluster.h"
 #include "transports/rdma/rdma_device.h"
@@ -37,6 +38,7 @@ struct mclComm {
   std::vector<std::unique_ptr<mcl::transport::Connection>> connections;
   std::vector<std::unique_ptr<mcl::transport::Connection>> p2pConnections;
   mcl::AlgoContext context;
+  mcl::CustomOps customOps;  // mclRedOpCreatePreMulSum's ops
 
   std::atomic<bool> aborted{false};
   std::atomic<bool> finalized{false};

@@ -19,6 +19,7 @@
 #include "core/comm_rdma.h"
 #include "core/comm_topology.h"
 #include "core/params.h"
+#include "core/tune_probe.h"
 #include "core/unique_id.h"
 #include "platform/cpu.h"
 #include "platform/host_identity.h"
@@ -141,18 +142,21 @@ TransportDetails decodeDetails(const std::vector<uint8_t>& bytes) {
 }  // namespace
 
 // The tuner's link model, alike on every rank: the slowest kind of link
-// some pair of ranks uses, and whether some host runs more ranks than it
-// has cores (each hop then waits for a context switch).
+// some pair of ranks uses, and whether some machine runs more ranks than it
+// has cores (each hop then waits for a context switch). A machine, not a
+// host: network namespaces or containers of one kernel share its cores
+// (their host identities start with the same boot id).
 LinkModel tunerLink(const mclComm& comm, const Plan& plan,
                     const std::vector<TransportDetails>& all) {
-  std::map<std::string, std::pair<int, uint32_t>> hosts;  // ranks, cores
+  std::map<std::string, std::pair<int, uint32_t>> machines;  // ranks, cores
   for (size_t r = 0; r < all.size(); ++r) {
-    auto& [ranks, cores] = hosts[comm.peers[r].hostId];
+    const std::string& host = comm.peers[r].hostId;
+    auto& [ranks, cores] = machines[host.substr(0, host.find('/'))];
     ++ranks;
     cores = cores == 0 ? all[r].cores : std::min(cores, all[r].cores);
   }
   bool crowded = false;
-  for (const auto& [host, load] : hosts)
+  for (const auto& [machine, load] : machines)
     crowded |= load.second > 0 && uint32_t(load.first) > load.second;
   if (comm.settings.transport == "rdma")
     return defaultLinkModel(comm.settings.rdma.provider.provider == "emu"
@@ -202,7 +206,8 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
   mine.topoFile = topoFile.status.substr(0, 4000);
   mine.transport = comm->settings.transport;
   mine.cores = static_cast<uint32_t>(platform::onlineCpuCount());
-  mine.algorithms = describeForced(comm->settings.forced);
+  mine.algorithms = describeForced(comm->settings.forced) +
+                    (comm->settings.tuneProbe ? " (MCL_TUNE_PROBE=1)" : "");
   if (!plan.rdmaPeers.empty()) {
     comm->rdma = openRdmaDevice(*comm);
     mine.rdmaFrameBytes = comm->settings.rdma.shape.frameBytes;
@@ -236,8 +241,8 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
   for (size_t r = 0; r < all.size(); ++r)
     if (all[r].algorithms != mine.algorithms)
       throw error(mclInvalidUsage,
-                  "%s: rank %zu forces algorithms \"%s\" (MCL_ALGO), this "
-                  "rank \"%s\": set MCL_ALGO alike on every rank",
+                  "%s: rank %zu forces algorithms \"%s\", this rank \"%s\": "
+                  "set MCL_ALGO and MCL_TUNE_PROBE alike on every rank",
                   comm->label().c_str(), r, all[r].algorithms.c_str(),
                   mine.algorithms.c_str());
   // Every rank builds the same cluster from the same data, so a bad
@@ -356,6 +361,7 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
           plan.tcpPeers.size(), plan.rdmaPeers.size(),
           comm->rdma && comm->rdma->emulated() ? " (emulated)" : "",
           comm->settings.timeoutSeconds);
+  if (comm->settings.tuneProbe) probeLinkModel(*comm);
   return comm;
 }
 

@@ -98,6 +98,7 @@ CommSettings loadSettings(const mclConfig_t* config) {
                    ? config->algorithms
                    : paramValue("MCL_ALGO").text;
   s.forced = parseAlgorithmSpec(s.algoSpec);
+  s.tuneProbe = paramInt("MCL_TUNE_PROBE", 0, 1) == 1;
   // Validate now rather than at first use.
   waitPolicyFor(s, 1);
   return s;

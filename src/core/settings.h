@@ -28,6 +28,7 @@ struct CommSettings {
   bool topoDetectAlways = false;  // MCL_TOPO_DETECT=always
   std::string algoSpec;           // MCL_ALGO as given
   ForcedAlgorithms forced{};      // MCL_ALGO parsed
+  bool tuneProbe = false;         // MCL_TUNE_PROBE=1
 };
 
 // Throws mclInvalidArgument naming the field or variable.
