@@ -1,6 +1,8 @@
 // The two halves every ring algorithm is made of, fused into streaming steps:
 // a reduce-scatter that leaves each rank its reduced block, and an all-gather
-// that circulates the blocks.
+// that circulates the blocks. A ring runs forward (rank r sends to r+1) or
+// backward (to r-1); the step functions let an algorithm interleave two
+// rings, one each way, so that both directions of every link carry data.
 #pragma once
 
 #include <algorithm>
@@ -28,20 +30,43 @@ struct BlockLayout {
   }
 };
 
+// This rank's place in a ring: its position (the schedule's rank) and the
+// ranks it sends to and receives from. Backward, rank r sits at position
+// (n - r) mod n, so position p + 1 is rank r - 1.
+struct RingView {
+  int nranks = 1;
+  int position = 0;
+  int next = 0;
+  int prev = 0;
+};
+
+RingView forwardRing(const AlgoContext& ctx);
+RingView backwardRing(const AlgoContext& ctx);
+
 // Elements one block may carry per round. A ring is a cycle of bounded
 // buffers: a step sends a whole block before the next step receives, so a
 // block must fit in half a ring or the ranks would all wait for room.
 size_t ringRoundElements(const AlgoContext& ctx, size_t elementBytes);
 
-// Reduce-scatter over the ring: the rank's own block, fully reduced, lands
-// in `out` (and, when sendOn, also goes on to the next rank as the first
-// all-gather step). The inputs come from the op's sendbuff.
+// Reduce-scatter over the ring, step by step: first the send of the block
+// the schedule starts with, then steps 0 .. n-2. The last leaves this
+// position's block, fully reduced, in `out` (and, when sendOn, also sends
+// it on as the first all-gather step). Inputs come from the op's sendbuff.
+void appendReduceScatterFirst(StepBuilder& b, const RingView& ring,
+                              const BlockLayout& layout);
+void appendReduceScatterStep(StepBuilder& b, const RingView& ring,
+                             const BlockLayout& layout, int step,
+                             std::byte* out, bool sendOn, bool divide);
+
+// All-gather step 0 .. n-2 after this rank's own block was sent: receives
+// a block into recvbuff, forwarding all but the last.
+void appendAllGatherStep(StepBuilder& b, const RingView& ring,
+                         const BlockLayout& layout, int step);
+
+// The whole of each, forward.
 void appendRingReduceScatter(StepBuilder& b, const AlgoContext& ctx,
                              const BlockLayout& layout, std::byte* out,
                              bool sendOn, bool divide);
-
-// All-gather over the ring, after the rank's own block was sent: receives
-// every other block into recvbuff, forwarding all but the last.
 void appendRingAllGatherRest(StepBuilder& b, const AlgoContext& ctx,
                              const BlockLayout& layout);
 

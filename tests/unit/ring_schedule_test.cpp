@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/ring_phases.h"
 #include "algorithms/schedules/ring.h"
 
 namespace mcl::schedules {
@@ -19,6 +20,10 @@ constexpr int kMaxRanks = 16;
 
 // A set of ranks (or of blocks): bit i is member i.
 using RankSet = uint32_t;
+using mcl::AlgoContext;
+using mcl::backwardRing;
+using mcl::forwardRing;
+using mcl::RingView;
 
 RankSet allOf(int nranks) { return (RankSet{1} << nranks) - 1; }
 
@@ -71,6 +76,33 @@ TEST_P(RingScheduleTest, NeighboursAndWrap) {
       EXPECT_GE(w, 0);
       EXPECT_LT(w, n());
       EXPECT_EQ((w - (r + k)) % n(), 0) << "r=" << r << " k=" << k;
+    }
+  }
+}
+
+TEST_P(RingScheduleTest, ForwardAndBackwardRingsAreRingsOfPositions) {
+  for (bool backward : {false, true}) {
+    std::vector<int> rankAt(size_t(n()), -1);
+    std::vector<RingView> views;
+    for (int r = 0; r < n(); ++r) {
+      AlgoContext ctx;
+      ctx.rank = r;
+      ctx.nranks = n();
+      views.push_back(backward ? backwardRing(ctx) : forwardRing(ctx));
+      ASSERT_GE(views.back().position, 0);
+      ASSERT_LT(views.back().position, n());
+      EXPECT_EQ(rankAt[size_t(views.back().position)], -1) << "position taken";
+      rankAt[size_t(views.back().position)] = r;
+    }
+    for (int r = 0; r < n(); ++r) {
+      const RingView& v = views[size_t(r)];
+      // The schedule's next and previous positions are these ranks.
+      EXPECT_EQ(v.next, rankAt[size_t(wrap(n(), v.position + 1))]);
+      EXPECT_EQ(v.prev, rankAt[size_t(wrap(n(), v.position - 1))]);
+      if (n() > 2) {
+        EXPECT_EQ(v.next, backward ? ringPrev(n(), r) : ringNext(n(), r))
+            << "the backward ring sends the other way";
+      }
     }
   }
 }
