@@ -229,7 +229,7 @@ bool validate(const Options& o, bool haveCollective, std::string* error) {
       (o.command != Command::Benchmark || !funcOf(o.collective))) {
     *error =
         "--algo goes with a collective that has algorithms to choose: "
-        "allreduce, allgather, broadcast, reduce, reducescatter";
+        "allreduce, allgather, broadcast, reduce, reducescatter, alltoall";
     return false;
   }
   if (o.minBytes > o.maxBytes) {

@@ -311,9 +311,8 @@ std::vector<Variant> makeVariants(const Options& o, int rank, mclComm_t comm) {
     specs.push_back(std::string(collectiveInfo(o.collective).name) + ":" +
                     name);
   for (const std::string& spec : specs) {
-    mclConfig_t config = MCL_CONFIG_INITIALIZER;
+    mclConfig_t config = configFor(o);
     config.algorithms = spec.c_str();
-    config.commName = "mcl-perf";
     Variant v;
     v.tuned = spec.empty();
     checkMcl(rank, "mclCommSplit",

@@ -36,21 +36,15 @@ int runTopoRank(const Options& options, const RankSetup& given) {
   mclComm_t comm = joinCommunicator(options, &setup);
   int code = kExitOk;
   if (setup.rank == 0) {
-    size_t size = 0;
-    checkMcl(0, "mclCommGetTopology", mclCommGetTopology(comm, nullptr, &size),
-             comm);
-    std::vector<char> text(size);
-    checkMcl(0, "mclCommGetTopology",
-             mclCommGetTopology(comm, text.data(), &size), comm);
-    nlohmann::json topo = nlohmann::json::parse(text.data());
+    const std::string text = topologyJson(comm, 0);
+    nlohmann::json topo = nlohmann::json::parse(text);
     printTopology(topo, stdout);
     int errors = printFindings(topo, options.checkTopology, stdout);
     if (options.checkTopology && errors > 0) code = kExitFailure;
     if (!options.dotPath.empty() &&
         !writeFile(options.dotPath, topologyDot(topo)))
       code = kExitFailure;
-    if (!options.jsonPath.empty() &&
-        !writeFile(options.jsonPath, std::string(text.data()) + "\n"))
+    if (!options.jsonPath.empty() && !writeFile(options.jsonPath, text + "\n"))
       code = kExitFailure;
   }
   checkMcl(setup.rank, "mclCommDestroy", mclCommDestroy(comm), nullptr);

@@ -15,13 +15,8 @@ namespace mcl::perf {
 namespace {
 
 void printModel(mclComm_t comm, int nranks) {
-  size_t size = 0;
-  checkMcl(0, "mclCommGetTopology", mclCommGetTopology(comm, nullptr, &size),
-           comm);
-  std::vector<char> text(size);
-  checkMcl(0, "mclCommGetTopology",
-           mclCommGetTopology(comm, text.data(), &size), comm);
-  const nlohmann::json tuner = nlohmann::json::parse(text.data())["tuner"];
+  const nlohmann::json tuner =
+      nlohmann::json::parse(topologyJson(comm, 0))["tuner"];
   std::printf(
       "# mcl-perf tune: %d ranks; link model %s%s: %.2f us per hop; moves "
       "%.1f GB/s and folds %.1f GB/s per rank (%.1f and %.1f up to %llu "

@@ -200,8 +200,6 @@ MCL_API mclResult_t mclCommInitRankConfig(mclComm_t* comm, int nranks,
  * may be NULL. */
 MCL_API mclResult_t mclCommInitFromEnv(mclComm_t* comm, mclConfig_t* config);
 
-/* Waits for the communicator's outstanding operations; after it the
- * communicator takes no new operations. */
 /* A reduction op for comm that multiplies each rank's input by *scalar (one
  * element of datatype) and sums: with scalar 1/nranks, an average in the
  * input's precision. Calls with the op must use datatype. The op is a value
@@ -220,6 +218,8 @@ MCL_API mclResult_t mclRedOpDestroy(mclRedOp_t op, mclComm_t comm);
 #define MCL_SPLIT_NOCOLOR (-1)
 MCL_API mclResult_t mclCommSplit(mclComm_t comm, int color, int key,
                                  mclComm_t* newcomm, mclConfig_t* config);
+/* Waits for the communicator's outstanding operations; after it the
+ * communicator takes no new operations. */
 MCL_API mclResult_t mclCommFinalize(mclComm_t comm);
 /* Finalizes if needed and frees the communicator. */
 MCL_API mclResult_t mclCommDestroy(mclComm_t comm);
@@ -240,10 +240,6 @@ MCL_API mclResult_t mclCommUserRank(const mclComm_t comm, int* rank);
  * that is too small gives mclInvalidArgument and is left untouched. */
 MCL_API mclResult_t mclCommGetTopology(const mclComm_t comm, char* json,
                                        size_t* size);
-/* The algorithm a call of `func` with `count` elements of `type` (count as
- * that call takes it) uses on this communicator: the one MCL_ALGO forces,
- * else the tuner's choice; "ring", "tree", "direct", "halving_doubling" or
- * "chain". Every rank gets the same answer. *name is a static string. */
 /* The tuner's prediction, in microseconds, of a call of `func` with `count`
  * elements of `type` run with `algorithm` (a name mclGetAlgorithmName
  * gives) on this communicator. mclCommGetTopology's "tuner" object shows
@@ -255,6 +251,10 @@ MCL_API mclResult_t mclCommPredict(const mclComm_t comm, mclFunc_t func,
  * is NULL past the last. */
 MCL_API mclResult_t mclGetAlgorithmName(mclFunc_t func, int index,
                                         const char** name);
+/* The algorithm a call of `func` with `count` elements of `type` (count as
+ * that call takes it) uses on this communicator: the one MCL_ALGO forces,
+ * else the tuner's choice; "ring", "tree", "direct", "halving_doubling" or
+ * "chain". Every rank gets the same answer. *name is a static string. */
 MCL_API mclResult_t mclCommGetAlgorithm(const mclComm_t comm, mclFunc_t func,
                                         size_t count, mclDataType_t type,
                                         const char** name);

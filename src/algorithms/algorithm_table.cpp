@@ -1,5 +1,7 @@
 #include "algorithms/algorithm_table.h"
 
+#include <cctype>
+
 #include "algorithms/collectives.h"
 #include "base/error.h"
 
@@ -69,7 +71,8 @@ std::string_view trim(std::string_view s) {
 std::string canonical(std::string_view s) {
   std::string out;
   for (char c : s)
-    if (c != '_' && c != '-') out += static_cast<char>(std::tolower(c));
+    if (c != '_' && c != '-')
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 

@@ -39,7 +39,10 @@ void appendDirectAllReduce(const OpArgs& op, AlgoContext& ctx,
           b.recvFrom(r, o, len);
         }
       } else if (r == ctx.rank) {
-        b.reduceLocal(in, o, len, avg && last);
+        // The same operand order as a peer's input below (x_r op sum):
+        // max and min keep the first of equal operands (+0 and -0), so
+        // every rank must fold alike to get the same bits.
+        b.reduceLocal(in, o, len, avg && last, true);
       } else {
         b.recvReduceOut(r, -1, o, o, len, avg && last);
       }

@@ -54,9 +54,12 @@ bool progressStep(Step& s) {
     std::byte* target = s.sendTo != nullptr ? slot.data() : out;
     const std::byte* source = in.empty() ? local : in.data();
     if (s.reduce) {
-      // Without a peer the step folds local into out in place.
+      // Without a peer the step folds local into out in place, in the
+      // order asked for (max/min keep the first of equal operands).
       const std::byte* first = in.empty() ? out : in.data();
-      kernels::reduce(target, first, local, len / elementBytes, s.type, s.op);
+      const std::byte* second = local;
+      if (in.empty() && s.localFirst) std::swap(first, second);
+      kernels::reduce(target, first, second, len / elementBytes, s.type, s.op);
     } else if (target != source) {
       memcpy(target, source, len);
     }

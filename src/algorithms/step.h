@@ -21,9 +21,10 @@ struct Step {
   std::byte* out = nullptr;          // where the result also lands
   size_t bytes = 0;
   size_t done = 0;
-  bool reduce = false;  // incoming op local (else: copy); with no peer to
-                        // receive from, out op local into out
-  bool divide = false;  // avg: divide the result by `divisor`
+  bool reduce = false;      // incoming op local (else: copy); with no peer to
+                            // receive from, out op local into out
+  bool divide = false;      // avg: divide the result by `divisor`
+  bool localFirst = false;  // no peer: out = local op out (else out op local)
   int divisor = 1;
   // For messages: whom we wait on, and in which operation.
   int recvPeer = -1;

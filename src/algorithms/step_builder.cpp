@@ -71,13 +71,14 @@ void StepBuilder::forward(int from, int to, std::byte* alsoTo,
 }
 
 void StepBuilder::reduceLocal(const std::byte* local, std::byte* out,
-                              size_t elements, bool divide) {
+                              size_t elements, bool divide, bool localFirst) {
   if (elements == 0) return;
   Step& s = add(elements);
   s.local = local;
   s.out = out;
   s.reduce = true;
   s.divide = divide;
+  s.localFirst = localFirst;
 }
 
 void StepBuilder::recvReduceSend(int from, int to, const std::byte* local,

@@ -30,9 +30,9 @@ class StepBuilder {
   // (to >= 0). divide: this is the final result of an avg.
   void recvReduceOut(int from, int to, const std::byte* local, std::byte* out,
                      size_t elements, bool divide);
-  // out = out op local, on this rank alone.
+  // out = out op local (localFirst: local op out), on this rank alone.
   void reduceLocal(const std::byte* local, std::byte* out, size_t elements,
-                   bool divide);
+                   bool divide, bool localFirst = false);
 
  private:
   Step& add(size_t elements);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
+#include <string>
 #include <vector>
 
 #include "base/error.h"
@@ -53,10 +55,29 @@ std::unique_ptr<mclComm> splitComm(mclComm& parent, int color, int key,
     return members[size_t(a)].key < members[size_t(b)].key;
   });
   const bool leader = !group.empty() && group.front() == parent.rank;
-  mclUniqueId id{};
-  if (leader) id = newUniqueId();
-  const std::vector<mclUniqueId> ids = allGather(parent, id);
+  // The leader's id, or its failure to make one: the other ranks must not
+  // wait for a rendezvous that never started.
+  struct IdOrFailure {
+    int32_t failed = 0;
+    mclUniqueId id{};
+  } mine;
+  std::string why;
+  if (leader) {
+    try {
+      mine.id = newUniqueId();
+    } catch (const std::exception& e) {
+      mine.failed = 1;
+      why = e.what();
+    }
+  }
+  const std::vector<IdOrFailure> ids = allGather(parent, mine);
   if (color == MCL_SPLIT_NOCOLOR) return nullptr;
+  if (ids[size_t(group.front())].failed)
+    throw error(mclSystemError,
+                "%s: mclCommSplit: rank %d could not start the new "
+                "communicator's rendezvous%s%s",
+                parent.label().c_str(), group.front(), why.empty() ? "" : ": ",
+                why.c_str());
   const int newRank = static_cast<int>(
       std::find(group.begin(), group.end(), parent.rank) - group.begin());
   mclConfig_t inherited = MCL_CONFIG_INITIALIZER;
@@ -68,7 +89,7 @@ std::unique_ptr<mclComm> splitComm(mclComm& parent, int color, int key,
     inherited.algorithms = parent.settings.algoSpec.c_str();
     config = &inherited;
   }
-  return initComm(static_cast<int>(group.size()), ids[size_t(group.front())],
+  return initComm(static_cast<int>(group.size()), ids[size_t(group.front())].id,
                   newRank, config);
 }
 

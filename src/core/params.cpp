@@ -50,9 +50,9 @@ constexpr ParamDef kParams[] = {
      "name for every collective that has it ('ring'). Empty or auto: the "
      "tuner chooses per call. Every rank must say the same."},
     {"MCL_TUNE_PROBE", "0",
-     "1: measure the tuner's link model (hop latency, bandwidth, folding "
-     "rate) with a few short collectives at init instead of using the "
-     "defaults for the link kind."},
+     "1: measure the tuner's hop latency and bandwidth (in the caches and "
+     "past them) with a few short collectives at init instead of using the "
+     "defaults for the link kind; folding rates keep their defaults."},
     {"MCL_SPIN_US", "auto",
      "Microseconds a waiting rank spins before yielding the CPU; auto spins "
      "less when ranks outnumber cores."},

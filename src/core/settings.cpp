@@ -118,7 +118,7 @@ void loadRdmaSettings(transport::rdma::RdmaOptions& r) {
   r.provider.emuGbps = static_cast<double>(paramInt("MCL_EMU_GBPS", 1, 10000));
   r.shape.frameBytes =
       static_cast<uint32_t>(paramInt("MCL_RDMA_FRAME_BYTES", 128, 1 << 20));
-  r.shape.depth = static_cast<int>(paramInt("MCL_RDMA_DEPTH", 4, 1024));
+  r.shape.depth = static_cast<int>(paramInt("MCL_RDMA_DEPTH", 8, 1024));
   ParamValue qp = paramValue("MCL_RDMA_QP");
   if (qp.text == "uc")
     r.qpType = transport::rdma::QpType::UC;

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <random>
 #include <string>
@@ -102,6 +103,41 @@ TEST(Determinism, EveryAllReduceAlgorithmIsBitwiseReproducible) {
   for (uint64_t f : first) someDiffer |= f != first.front();
   EXPECT_TRUE(someDiffer) << "all algorithms agree bit for bit: the inputs do "
                              "not exercise the order of additions";
+}
+
+// Ties the kernels resolve by operand order: max of +0 and -0 (the first
+// wins) and sums of NaNs with different payloads. Every rank must still get
+// the same bits, whatever the algorithm.
+TEST(Determinism, TiesResolveAlikeOnEveryRank) {
+  for (const char* algo : kAlgorithms) {
+    SCOPED_TRACE(algo);
+    EXPECT_TRUE(runRanks(kRanks, [&](RankContext& ctx) {
+      setenv("MCL_ALGO", (std::string("allreduce:") + algo).c_str(), 1);
+      mclComm_t comm = initComm(ctx);
+      if (comm == nullptr) return;
+      const float zero = ctx.rank() % 2 == 0 ? 0.0f : -0.0f;
+      uint32_t nanBits = 0x7fc00001u + uint32_t(ctx.rank());
+      float nan;
+      std::memcpy(&nan, &nanBits, sizeof nan);
+      for (mclRedOp_t op : {mclMax, mclMin, mclSum}) {
+        std::vector<float> v(64, op == mclSum ? nan : zero);
+        if (!ctx.ok(mclAllReduce(v.data(), v.data(), v.size(), mclFloat32, op,
+                                 comm, nullptr),
+                    "allreduce"))
+          return;
+        uint32_t mine;
+        std::memcpy(&mine, v.data(), sizeof mine);
+        std::vector<uint32_t> all(kRanks);
+        ctx.ok(mclAllGather(&mine, all.data(), 1, mclUint32, comm, nullptr),
+               "allgather");
+        for (int r = 0; r < kRanks; ++r)
+          if (all[size_t(r)] != mine)
+            ctx.fail("op %d: rank %d got bits %08x, rank %d %08x", int(op), r,
+                     all[size_t(r)], ctx.rank(), mine);
+      }
+      ctx.ok(mclCommDestroy(comm), "destroy");
+    }));
+  }
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "emu_rdma_options.h"
 #include "transports/rdma/emu_provider.h"
 #include "transports/rdma/rdma_device.h"
 
@@ -30,16 +31,6 @@ size_t countEntries(const char* dir, const std::string& prefix) {
   for (const auto& e : fs::directory_iterator(dir, ec))
     if (e.path().filename().string().rfind(prefix, 0) == 0) ++n;
   return n;
-}
-
-RdmaOptions optionsFor(int mac, const std::string& nameSpace) {
-  RdmaOptions o;
-  o.provider.provider = "emu";
-  o.provider.emuFabric = std::string(MCL_FIXTURE_DIR) + "/rdma/pair2.json";
-  o.provider.emuMac = mac;
-  o.provider.emuNamespace = nameSpace;
-  o.provider.emuLatencyUs = 0;
-  return o;
 }
 
 // Sends `bytes` from a to b over their channel-0 connections.
@@ -71,8 +62,8 @@ void sendAcross(Connection& from, Connection& to, size_t bytes) {
 void oneCycle(int cycle, bool useIt) {
   std::string ns =
       "lc" + std::to_string(getpid()) + "-" + std::to_string(cycle);
-  RdmaDevice mac0(0, optionsFor(0, ns));
-  RdmaDevice mac1(1, optionsFor(1, ns));
+  RdmaDevice mac0(0, emuOptions("pair2", 0, ns));
+  RdmaDevice mac1(1, emuOptions("pair2", 1, ns));
   mac0.createWires(mac0.emulatedPlan({1}));
   mac1.createWires(mac1.emulatedPlan({0}));
   std::vector<std::vector<uint8_t>> all = {mac0.addresses(), mac1.addresses()};

@@ -16,6 +16,7 @@
 
 #include "algorithms/collectives.h"
 #include "algorithms/executor.h"
+#include "emu_rdma_options.h"
 #include "transports/rdma/rdma_device.h"
 
 namespace mcl::transport::rdma {
@@ -32,12 +33,7 @@ struct EmuRing {
     const std::string ns =
         "rr" + std::to_string(getpid()) + "-" + std::to_string(cycle);
     for (int mac = 0; mac < kMacs; ++mac) {
-      RdmaOptions o;
-      o.provider.provider = "emu";
-      o.provider.emuFabric = std::string(MCL_FIXTURE_DIR) + "/rdma/ring3.json";
-      o.provider.emuMac = mac;
-      o.provider.emuNamespace = ns;
-      o.provider.emuLatencyUs = 0;
+      RdmaOptions o = emuOptions("ring3", mac, ns);
       o.shape = shape;
       devices.push_back(std::make_unique<RdmaDevice>(mac, o));
     }
@@ -100,7 +96,7 @@ void expectRingAllReduceCompletes(const FrameShape& shape, int cycle) {
 
 TEST(RdmaRing, RoundsSizedFromTheCapacityNeverDeadlock) {
   int cycle = 0;
-  for (int depth : {4, 5, 8, 32})
+  for (int depth : {8, 9, 16, 32})
     for (uint32_t frameBytes : {128u, 4096u}) {
       SCOPED_TRACE("depth " + std::to_string(depth) + ", frames of " +
                    std::to_string(frameBytes));

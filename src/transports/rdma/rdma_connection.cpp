@@ -55,14 +55,14 @@ std::byte* RdmaConnection::recvFrame(uint32_t wire, uint32_t slot) {
 
 size_t usableCapacity(const FrameShape& shape) {
   // One credit is kept for credit-only frames, and a step's pieces never
-  // share a frame: a ring step (half of this) must be whole frames, two of
-  // them within depth - 1, or a ring of full windows deadlocks.
-  const size_t framesPerStep = size_t(shape.depth - 1) / 2;
+  // share a frame: two ring steps (each half of this) must fit in depth - 1
+  // frames, or a ring of full windows deadlocks. A step forwarded from
+  // shared memory or TCP arrives in pieces whose boundaries need not fall
+  // on frame boundaries: each costs a frame more, and a step spans at most
+  // two such pieces (theirs are 64 KiB and up).
+  const size_t framesPerStep =
+      std::max<size_t>(1, (size_t(shape.depth) - 1) / 2 - 2);
   return 2 * framesPerStep * (shape.frameBytes - kFrameHeaderBytes);
-}
-
-size_t RdmaConnection::capacity() const {
-  return wires_.size() * usableCapacity(shape_);
 }
 
 void RdmaConnection::fail(uint32_t wire, const std::string& what) const {

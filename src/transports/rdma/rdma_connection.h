@@ -67,9 +67,6 @@ class RdmaConnection final : public Connection {
   bool drained() const override;
   uint64_t bytesHandedOver() const override { return bytesSent_; }
 
-  // Bytes of receive buffering toward this rank (for round sizing).
-  size_t capacity() const;
-
  private:
   struct WireState {
     uint64_t sendsPosted = 0;     // frames (data and credit-only) posted

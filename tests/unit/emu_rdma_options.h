@@ -1,0 +1,24 @@
+// RDMA options for one Mac of an emulated fabric from tests/fixtures/rdma,
+// with no modelled latency: what the unit tests that build RdmaDevices in
+// one process start from.
+#pragma once
+
+#include <string>
+
+#include "transports/rdma/rdma_device.h"
+
+namespace mcl::transport::rdma {
+
+inline RdmaOptions emuOptions(const std::string& fabric, int mac,
+                              const std::string& nameSpace) {
+  RdmaOptions o;
+  o.provider.provider = "emu";
+  o.provider.emuFabric =
+      std::string(MCL_FIXTURE_DIR) + "/rdma/" + fabric + ".json";
+  o.provider.emuMac = mac;
+  o.provider.emuNamespace = nameSpace;
+  o.provider.emuLatencyUs = 0;
+  return o;
+}
+
+}  // namespace mcl::transport::rdma
