@@ -97,8 +97,8 @@ LinkModel defaultLinkModel(std::string_view kind, bool crowded) {
     // move fast between the ranks that share them, larger ones crawl.
     // (Over TCP the wake-ups of a socket read add up: measured about 45 us
     // a hop with 4 ranks on 2 cores.)
-    m.alphaUs = m.kind == std::string_view("tcp") ? 45.0
-                                                  : std::max(m.alphaUs, 2.4);
+    m.alphaUs =
+        m.kind == std::string_view("tcp") ? 45.0 : std::max(m.alphaUs, 2.4);
     if (m.kind == std::string_view("shm")) {
       m.cachedGbps = m.cachedReduceGbps = 36.0;
       m.gbps = m.reduceGbps = 5.0;
