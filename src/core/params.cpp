@@ -131,6 +131,17 @@ int64_t paramInt(const char* name, int64_t min, int64_t max) {
   return n;
 }
 
+namespace {
+
+// MCL_* names the project's own scripts set that are not library
+// parameters: the CI's warnings-as-errors switch and the test suites' path
+// of mcl-perf. They are no typos.
+bool isScriptVariable(const std::string& name) {
+  return name == "MCL_WERROR" || name == "MCL_PERF";
+}
+
+}  // namespace
+
 void warnUnknownEnvironment() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -139,7 +150,7 @@ void warnUnknownEnvironment() {
       if (strncmp(*e, "MCL_", 4) != 0) continue;
       const char* eq = strchr(*e, '=');
       std::string name(*e, eq ? static_cast<size_t>(eq - *e) : strlen(*e));
-      if (findParam(name.c_str()) == nullptr)
+      if (findParam(name.c_str()) == nullptr && !isScriptVariable(name))
         MCL_LOG(Warn, kLogEnv,
                 "environment variable %s is not an mcl parameter (a typo?); "
                 "README.md lists the parameters",

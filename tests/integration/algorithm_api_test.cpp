@@ -3,6 +3,7 @@
 // is the cheapest), bad arguments, `mcl-perf tune` and `--algo`.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cstring>
 #include <sstream>
 #include <string>
@@ -94,7 +95,11 @@ TEST(AlgorithmApi, TuneMarksItsPickOnEveryRow) {
   int rows = 0;
   std::istringstream lines(run.output);
   for (std::string line; std::getline(lines, line);) {
-    if (line.empty() || line[0] == '#') continue;
+    // Rows start with the size; skip comments and any log line.
+    const size_t first = line.find_first_not_of(' ');
+    if (first == std::string::npos ||
+        !std::isdigit(static_cast<unsigned char>(line[first])))
+      continue;
     ++rows;
     // The marked column is the pick named at the end of the row.
     std::istringstream cols(line);
