@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -230,17 +231,26 @@ class Bench {
       }
     }
     // Several variants: each size measured with each in turn, so that they
-    // see the machine in the same state.
-    for (size_t bytes : sizes_) {
-      const SizeCase c = makeCase(type, op, root, bytes);
-      for (const Variant& v : variants_) {
-        comm_ = v.comm;
+    // see the machine in the same state, starting with a different one at
+    // each size (whichever goes first meets the caches the last size left).
+    // Rows are printed in the variants' order.
+    const size_t n = variants_.size();
+    for (size_t s = 0; s < sizes_.size(); ++s) {
+      const SizeCase c = makeCase(type, op, root, sizes_[s]);
+      std::vector<std::array<ResultCell, 2>> cells(n);
+      for (size_t k = 0; k < n; ++k) {
+        const size_t i = (s + k) % n;
+        comm_ = variants_[i].comm;
+        cells[i] = {benchTime(c, false), benchTime(c, true)};
+      }
+      for (size_t i = 0; i < n; ++i) {
+        comm_ = variants_[i].comm;
         const std::string algorithm =
-            algorithmFor(v, c.counts.paramCount, type);
+            algorithmFor(variants_[i], c.counts.paramCount, type);
         report_->beginRow(c.totalBytes, c.counts.paramCount, typeName(type),
                           shownOp, root, algorithm.c_str());
-        report_->addCell(benchTime(c, false));
-        report_->addCell(benchTime(c, true));
+        report_->addCell(cells[i][0]);
+        report_->addCell(cells[i][1]);
         report_->endRow();
       }
     }
@@ -251,7 +261,10 @@ class Bench {
     if (o_.check > 0)
       prepareCheck(checkCase(c, inPlace, kTimingSeed), send_.data(),
                    recv_.data());
-    launch(c, inPlace, 0);
+    // A tenth of the iterations untimed first: after a pause (the report's
+    // output, the previous size) the scheduler may hold the ranks on one
+    // core for milliseconds, which would fall on whichever case is first.
+    for (int i = 0; i < std::max(1, o_.iters / 10); ++i) launch(c, inPlace, i);
     barrier();
 
     const auto start = std::chrono::steady_clock::now();

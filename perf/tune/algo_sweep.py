@@ -10,7 +10,8 @@ one's. Exits 1 when that ratio exceeds --limit at any size (the
 tuner's acceptance: 1.10).
 
   perf/tune/algo_sweep.py allreduce -np 2 [--rounds 3] [--limit 1.10]
-      [-b 8] [-e 64M] [-f 2] [-J FILE] [--testbed SPEC] [-- EXTRA ARGS]
+      [-b 8] [-e 64M] [-f 2] [-n 20] [--bands 4K:20000,64K:2000,1M:200,8M:40]
+      [-J FILE] [--testbed SPEC] [-- EXTRA ARGS]
 Environment (MCL_TRANSPORT, MCL_RDMA_PROVIDER, ...) passes through.
 --testbed mesh4 runs one rank per host of tests/cluster's network-namespace
 testbed of that cabling instead of -np (needs root).
@@ -69,25 +70,35 @@ def run_perf(cmd, args, round_index):
     return outs[0]
 
 
+def size_bands(args):
+    """[(low, high, iterations)]: the sizes of --bands with their own
+    iteration counts (a measurement of a few hundred microseconds is mostly
+    noise on a shared VM), the rest with -n."""
+    bands, low = [], parse_size(args.minbytes)
+    top = parse_size(args.maxbytes)
+    for band in filter(None, args.bands.split(",")):
+        limit, iters = band.split(":")
+        high = min(parse_size(limit), top)
+        if low <= high:
+            bands.append((low, high, int(iters)))
+        low = max(low, parse_size(limit) * args.factor)
+    if low <= top:
+        bands.append((low, top, args.iters))
+    return bands
+
+
 def run_tables(collective, args, extra, round_index):
     """{variant: {bytes: time_us}} and {bytes: auto's algorithm} from one
-    round: mcl-perf --algo all over the small sizes with many iterations,
-    then over the large ones. A time is the mean of the out-of-place and the
-    in-place column (the same algorithm twice: half the noise)."""
+    round: mcl-perf --algo all over each band of sizes. A time is the mean
+    of the out-of-place and the in-place column (the same algorithm twice:
+    half the noise)."""
     times, chosen = {}, {}
-    ranges = [(args.minbytes, args.maxbytes, args.iters)]
-    if args.split:
-        ranges = [(args.minbytes, args.split, args.small_iters),
-                  (str(parse_size(args.split) * args.factor), args.maxbytes,
-                   args.iters)]
     output = ""
-    for k, (low, high, iters) in enumerate(ranges):
-        if parse_size(low) > parse_size(high):
-            continue
-        cmd = [PERF, collective, "--algo", "all", "-b", low, "-e", high,
-               "-f", str(args.factor), "-c", "0", "-n", str(iters),
+    for k, (low, high, iters) in enumerate(size_bands(args)):
+        cmd = [PERF, collective, "--algo", "all", "-b", str(low), "-e",
+               str(high), "-f", str(args.factor), "-c", "0", "-n", str(iters),
                "-w", str(args.warmup)]
-        output += run_perf(cmd + extra, args, 2 * round_index + k)
+        output += run_perf(cmd + extra, args, 8 * round_index + k)
     for line in output.splitlines():
         cols = line.split()
         if not cols or not cols[0].isdigit():
@@ -109,9 +120,9 @@ def main():
     p.add_argument("-e", dest="maxbytes", default="64M")
     p.add_argument("-f", dest="factor", type=int, default=2)
     p.add_argument("-n", dest="iters", type=int, default=20)
-    p.add_argument("--split", default="64K",
-                   help="sizes up to this get --small-iters iterations")
-    p.add_argument("--small-iters", type=int, default=500)
+    p.add_argument("--bands", default="4K:20000,64K:2000,1M:200,8M:40",
+                   help="SIZE:ITERS,...: sizes up to SIZE get ITERS "
+                   "iterations; larger ones -n")
     p.add_argument("-w", dest="warmup", type=int, default=5)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--limit", type=float, default=1.10)

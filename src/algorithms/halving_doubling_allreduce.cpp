@@ -43,6 +43,26 @@ void exchange(StepBuilder& b, size_t round, int peer, const std::byte* src,
   }
 }
 
+// The last halving exchange and the first doubling exchange fused, round
+// by round: each round of `take` is folded and at once sent back, while it
+// is still in the caches (two passes over buffers larger than the caches
+// cost a tenth more, measured with two ranks on shared memory).
+void exchangeAtSeam(StepBuilder& b, size_t round, int peer,
+                    const std::byte* src, std::byte* out, schedules::Block give,
+                    schedules::Block take, bool divide) {
+  const size_t eb = b.elementBytes();
+  const size_t most = std::max(give.count, take.count);
+  for (size_t at = 0; at < most; at += round) {
+    size_t g = give.count > at ? std::min(round, give.count - at) : 0;
+    size_t t = take.count > at ? std::min(round, take.count - at) : 0;
+    std::byte* folded = out + (take.offset + at) * eb;
+    b.sendTo(peer, src + (give.offset + at) * eb, nullptr, g);
+    b.recvReduceOut(peer, -1, src + (take.offset + at) * eb, folded, t, divide);
+    b.sendTo(peer, folded, nullptr, t);
+    b.recvFrom(peer, out + (give.offset + at) * eb, g);
+  }
+}
+
 }  // namespace
 
 void appendHalvingDoublingAllReduce(const OpArgs& op, AlgoContext& ctx,
@@ -72,16 +92,19 @@ void appendHalvingDoublingAllReduce(const OpArgs& op, AlgoContext& ctx,
   const int p = role.activeCount;
   const std::vector<schedules::HalvingStep> halving =
       schedules::halvingSteps(n, ctx.rank);
-  for (size_t k = 0; k < halving.size(); ++k) {
+  for (size_t k = 0; k + 1 < halving.size(); ++k) {
     const schedules::HalvingStep& s = halving[k];
-    const bool last = k + 1 == halving.size();
     exchange(b, round, s.peer, src, out,
              blockRange(count, p, s.sendLo, s.sendHi),
-             blockRange(count, p, s.keepLo, s.keepHi), true,
-             last && op.op == mclAvg);
+             blockRange(count, p, s.keepLo, s.keepHi), true, false);
     src = out;
   }
-  for (size_t k = halving.size(); k-- > 0;) {
+  const schedules::HalvingStep& seam = halving.back();
+  exchangeAtSeam(b, round, seam.peer, src, out,
+                 blockRange(count, p, seam.sendLo, seam.sendHi),
+                 blockRange(count, p, seam.keepLo, seam.keepHi),
+                 op.op == mclAvg);
+  for (size_t k = halving.size() - 1; k-- > 0;) {
     const schedules::HalvingStep& s = halving[k];
     exchange(b, round, s.peer, out, out,
              blockRange(count, p, s.keepLo, s.keepHi),

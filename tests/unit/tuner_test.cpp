@@ -1,0 +1,102 @@
+// The tuner (algorithms/tuner.h): what it picks at the ends of the size
+// range on every kind of link, that its pick is the cheapest prediction,
+// that its cache answers as a fresh prediction would, and that predictions
+// grow with the size.
+#include "algorithms/tuner.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "algorithms/algorithm_table.h"
+
+namespace mcl {
+namespace {
+
+const char* const kKinds[] = {"shm", "tcp", "emulated rdma", "rdma"};
+
+AlgoContext contextFor(const char* kind, bool crowded, int nranks) {
+  AlgoContext ctx;
+  ctx.nranks = nranks;
+  ctx.link = defaultLinkModel(kind, crowded);
+  ctx.maxStepBytes = 256 * 1024;
+  return ctx;
+}
+
+OpArgs allReduceOf(size_t bytes) {
+  OpArgs op;
+  op.kind = OpKind::AllReduce;
+  op.type = mclUint8;
+  op.count = bytes;
+  return op;
+}
+
+TEST(Tuner, SmallAllReducesGoDirectLargeOnesByBandwidth) {
+  for (const char* kind : kKinds)
+    for (bool crowded : {false, true})
+      for (int n : {2, 3, 4, 8}) {
+        SCOPED_TRACE(std::string(kind) + (crowded ? " crowded" : "") +
+                     " n=" + std::to_string(n));
+        const AlgoContext ctx = contextFor(kind, crowded, n);
+        EXPECT_EQ(tunedAlgorithm(Collective::AllReduce, allReduceOf(8), ctx),
+                  Algorithm::Direct);
+        const Algorithm large = tunedAlgorithm(
+            Collective::AllReduce, allReduceOf(size_t{64} << 20), ctx);
+        EXPECT_NE(large, Algorithm::Direct);
+      }
+}
+
+TEST(Tuner, PicksTheCheapestPredictionAndItsCacheAgrees) {
+  for (const char* kind : kKinds)
+    for (int n : {2, 3, 5}) {
+      AlgoContext ctx = contextFor(kind, false, n);
+      auto uncached = ctx;
+      uncached.tunerCache = nullptr;
+      // Twice over: the second pass answers from the cache, where
+      // neighbouring sizes share slots.
+      for (int pass = 0; pass < 2; ++pass)
+        for (size_t bytes = 1; bytes <= (size_t{1} << 28); bytes = bytes * 3) {
+          const OpArgs op = allReduceOf(bytes);
+          const Algorithm picked =
+              tunedAlgorithm(Collective::AllReduce, op, ctx);
+          ASSERT_EQ(picked, tunedAlgorithm(Collective::AllReduce, op, uncached))
+              << kind << " n=" << n << " bytes=" << bytes;
+          const double best = predictUs(Collective::AllReduce, picked, bytes, n,
+                                        ctx.maxStepBytes, ctx.link);
+          for (const AlgorithmInfo& a : algorithmTable()) {
+            if (a.collective != Collective::AllReduce) continue;
+            EXPECT_LE(best, predictUs(Collective::AllReduce, a.id, bytes, n,
+                                      ctx.maxStepBytes, ctx.link))
+                << a.name << " beats the pick at " << bytes;
+          }
+        }
+    }
+}
+
+TEST(Tuner, PredictionsGrowWithTheSize) {
+  for (const char* kind : kKinds)
+    for (const AlgorithmInfo& a : algorithmTable())
+      for (int n : {2, 4, 7}) {
+        const LinkModel link = defaultLinkModel(kind, false);
+        double last = 0;
+        // Within one side of the cache boundary: crossing it changes the
+        // bandwidth the model uses.
+        for (size_t bytes = 8; bytes <= link.cacheBytes; bytes *= 2) {
+          const double us =
+              predictUs(a.collective, a.id, bytes, n, 256 * 1024, link);
+          EXPECT_GE(us, last)
+              << kind << " " << a.name << " n=" << n << " bytes=" << bytes;
+          last = us;
+        }
+      }
+}
+
+TEST(Tuner, CrowdedHostsMakeEveryHopDearer) {
+  for (const char* kind : kKinds)
+    EXPECT_GT(defaultLinkModel(kind, true).alphaUs,
+              defaultLinkModel(kind, false).alphaUs)
+        << kind;
+}
+
+}  // namespace
+}  // namespace mcl
