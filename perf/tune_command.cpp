@@ -20,14 +20,15 @@ void printModel(mclComm_t comm, int nranks) {
   std::printf(
       "# mcl-perf tune: %d ranks; link model %s%s: %.2f us per hop; moves "
       "%.1f GB/s and folds %.1f GB/s per rank (%.1f and %.1f up to %llu "
-      "bytes); chunks of %llu bytes\n",
+      "bytes); chunks of %llu bytes; %d wire(s) per pair\n",
       nranks, tuner.value("link_kind", "?").c_str(),
       tuner.value("probed", false) ? " (measured)" : "",
       tuner.value("alpha_us", 0.0), tuner.value("gbps", 0.0),
       tuner.value("reduce_gbps", 0.0), tuner.value("cached_gbps", 0.0),
       tuner.value("cached_reduce_gbps", 0.0),
       static_cast<unsigned long long>(tuner.value("cache_bytes", 0ull)),
-      static_cast<unsigned long long>(tuner.value("chunk_bytes", 0ull)));
+      static_cast<unsigned long long>(tuner.value("chunk_bytes", 0ull)),
+      tuner.value("wires", 1));
 }
 
 }  // namespace

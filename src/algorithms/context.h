@@ -33,6 +33,12 @@ struct LinkModel {
   double cachedGbps = 8.0;
   double cachedReduceGbps = 10.0;
   size_t cacheBytes = size_t{1} << 20;
+  // Some machine runs more ranks than it has cores: a rank that waits for
+  // a peer's answer waits for a context switch.
+  bool crowded = false;
+  // The fewest wires (cables) between two ranks joined over RDMA: a
+  // message is striped over all of them, so their bandwidth adds up.
+  int wires = 1;
 };
 
 // The tuner's recent answers, keyed by collective and size: a training loop

@@ -46,7 +46,10 @@ void exchange(StepBuilder& b, size_t round, int peer, const std::byte* src,
 // The last halving exchange and the first doubling exchange fused, round
 // by round: each round of `take` is folded and at once sent back, while it
 // is still in the caches (two passes over buffers larger than the caches
-// cost a tenth more, measured with two ranks on shared memory).
+// cost a tenth more, measured with two ranks on shared memory). Each round
+// then waits for the partner twice: where ranks share cores that is a
+// context switch more per round (128-256 KiB with 4 ranks on 2 cores: 1.5x
+// slower), so crowded machines keep the two exchanges apart.
 void exchangeAtSeam(StepBuilder& b, size_t round, int peer,
                     const std::byte* src, std::byte* out, schedules::Block give,
                     schedules::Block take, bool divide) {
@@ -100,10 +103,14 @@ void appendHalvingDoublingAllReduce(const OpArgs& op, AlgoContext& ctx,
     src = out;
   }
   const schedules::HalvingStep& seam = halving.back();
-  exchangeAtSeam(b, round, seam.peer, src, out,
-                 blockRange(count, p, seam.sendLo, seam.sendHi),
-                 blockRange(count, p, seam.keepLo, seam.keepHi),
-                 op.op == mclAvg);
+  const schedules::Block give = blockRange(count, p, seam.sendLo, seam.sendHi);
+  const schedules::Block keep = blockRange(count, p, seam.keepLo, seam.keepHi);
+  if (!ctx.link.crowded && count * b.elementBytes() > ctx.link.cacheBytes) {
+    exchangeAtSeam(b, round, seam.peer, src, out, give, keep, op.op == mclAvg);
+  } else {
+    exchange(b, round, seam.peer, src, out, give, keep, true, op.op == mclAvg);
+    exchange(b, round, seam.peer, out, out, keep, give, false, false);
+  }
   for (size_t k = halving.size() - 1; k-- > 0;) {
     const schedules::HalvingStep& s = halving[k];
     exchange(b, round, s.peer, out, out,

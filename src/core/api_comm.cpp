@@ -200,6 +200,7 @@ mclResult_t mclCommGetTopology(const mclComm_t comm, char* json, size_t* size) {
                   {"cached_gbps", link.cachedGbps},
                   {"cached_reduce_gbps", link.cachedReduceGbps},
                   {"cache_bytes", link.cacheBytes},
+                  {"wires", link.wires},
                   {"probed", ref->settings.tuneProbe},
                   {"chunk_bytes", ref->context.maxStepBytes}};
     std::string text =

@@ -34,6 +34,7 @@ struct mclComm {
   std::unique_ptr<mcl::transport::shm::ShmDevice> shm;
   std::unique_ptr<mcl::transport::tcp::TcpDevice> tcp;
   std::unique_ptr<mcl::transport::rdma::RdmaDevice> rdma;
+  int rdmaWires = 0;  // the fewest cables between two ranks over RDMA
   std::unique_ptr<mcl::transport::Waker> combinedWaker;
   std::vector<std::unique_ptr<mcl::transport::Connection>> connections;
   std::vector<std::unique_ptr<mcl::transport::Connection>> p2pConnections;

@@ -158,11 +158,14 @@ LinkModel tunerLink(const mclComm& comm, const Plan& plan,
   bool crowded = false;
   for (const auto& [machine, load] : machines)
     crowded |= load.second > 0 && uint32_t(load.first) > load.second;
-  if (comm.settings.transport == "rdma")
-    return defaultLinkModel(comm.settings.rdma.provider.provider == "emu"
-                                ? "emulated rdma"
-                                : "rdma",
-                            crowded);
+  if (comm.settings.transport == "rdma") {
+    LinkModel m = defaultLinkModel(comm.settings.rdma.provider.provider == "emu"
+                                       ? "emulated rdma"
+                                       : "rdma",
+                                   crowded);
+    m.wires = std::max(1, comm.rdmaWires);
+    return m;
+  }
   return defaultLinkModel(plan.anyTcp ? "tcp" : "shm", crowded);
 }
 

@@ -32,7 +32,10 @@ void wireRdma(mclComm& comm, const std::vector<int>& peers,
   rdma.createWires(rdma.emulated() ? rdma.emulatedPlan(peers)
                                    : rdmaWirePlan(comm.cluster, comm.rank,
                                                   peers, comm.label()));
-  rdma.connectWires(bootstrap.allGather(rdma.addresses()));
+  const std::vector<std::vector<uint8_t>> all =
+      bootstrap.allGather(rdma.addresses());
+  rdma.connectWires(all);
+  comm.rdmaWires = transport::rdma::RdmaDevice::fewestWiresPerPair(all);
   for (int peer : peers)
     MCL_LOG(Info, kLogInit, "rank %d: to rank %d via %s", comm.rank, peer,
             rdma.describe(peer).c_str());

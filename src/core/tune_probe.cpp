@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <string_view>
 #include <vector>
 
 #include "algorithms/algorithm_table.h"
@@ -105,6 +106,12 @@ void probeLinkModel(mclComm& comm) {
   measureRate(comm, kProbeBytes, link.alphaUs, &link.gbps);
   // Buffers that fit the caches move at least as fast as larger ones.
   link.cachedGbps = std::max(link.cachedGbps, link.gbps);
+  if (link.kind == std::string_view("rdma")) {
+    // The probe's messages went over every wire of a pair at once; the
+    // model multiplies a wire's rate by the wires.
+    link.gbps /= link.wires;
+    link.cachedGbps /= link.wires;
+  }
   comm.context.link = link;
   MCL_LOG(Info, kLogInit,
           "%s: tuner probe (MCL_TUNE_PROBE=1): %.2f us per hop; moves %.2f "

@@ -117,6 +117,30 @@ TEST(AlgorithmApi, TuneMarksItsPickOnEveryRow) {
   EXPECT_EQ(rows, 6);  // 8 B to 256 KiB by factors of 8
 }
 
+// The model counts the cables of a pair (their bandwidth adds up): the
+// fewest between any two ranks, the same on every rank.
+TEST(AlgorithmApi, TuneCountsTheWiresOfTheEmulatedFabric) {
+  const std::string fixtures = std::string(MCL_FIXTURE_DIR) + "/rdma/";
+  const struct {
+    const char* fabric;
+    int ranks;
+    const char* wires;
+  } cases[] = {{"pair2.json", 2, "; 2 wire(s) per pair"},
+               {"pair.json", 2, "; 1 wire(s) per pair"},
+               {"mesh4_doubled.json", 4, "; 1 wire(s) per pair"}};
+  for (const auto& c : cases) {
+    CommandRun run =
+        runShell("MCL_RDMA_PROVIDER=emu MCL_EMU_FABRIC=" + fixtures + c.fabric +
+                 " " + kPerf + " tune -np " + std::to_string(c.ranks) +
+                 " --transport rdma -b 8 -e 8");
+    ASSERT_EQ(run.status, 0) << run.output;
+    EXPECT_NE(run.output.find("link model emulated rdma"), std::string::npos)
+        << run.output;
+    EXPECT_NE(run.output.find(c.wires), std::string::npos)
+        << c.fabric << ": " << run.output;
+  }
+}
+
 TEST(AlgorithmApi, PerfAlgoAllMeasuresEveryAlgorithmAndChecksThem) {
   CommandRun run =
       runShell(kPerf +

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <tuple>
@@ -224,9 +225,11 @@ class CollectiveTest
           // One cluster for the three runs, so each starts where the last
           // left the rings; stop at the first failure (the rings are dirty).
           Cluster c(n(), shape());
-          for (int r = 0; r < n(); ++r)
+          for (int r = 0; r < n(); ++r) {
             c.context(r).forced[static_cast<size_t>(collectiveFor(coll))] =
                 algorithm;
+            if (cacheBytes_) c.context(r).link.cacheBytes = *cacheBytes_;
+          }
           runCase<float>(c, {coll, count, inPlace, mclSum, root});
           if (HasFailure()) return;
           runCase<int32_t>(c, {coll, count, inPlace, mclMax, root});
@@ -239,6 +242,9 @@ class CollectiveTest
       }
     }
   }
+
+  // The tuner's cache size seen by the algorithms (unset: the default).
+  std::optional<size_t> cacheBytes_;
 
   static Collective collectiveFor(Coll coll) {
     switch (coll) {
@@ -260,6 +266,12 @@ class CollectiveTest
 };
 
 TEST_P(CollectiveTest, AllReduce) { runAll(Coll::AllReduce); }
+// Halving-doubling fuses its middle exchanges past the caches: with none,
+// every count takes that path.
+TEST_P(CollectiveTest, AllReduceHalvingDoublingWithFusedSeam) {
+  cacheBytes_ = 0;
+  runAll(Coll::AllReduce, Algorithm::HalvingDoubling);
+}
 TEST_P(CollectiveTest, AllGather) { runAll(Coll::AllGather); }
 TEST_P(CollectiveTest, ReduceScatter) { runAll(Coll::ReduceScatter); }
 TEST_P(CollectiveTest, Broadcast) { runAll(Coll::Broadcast); }

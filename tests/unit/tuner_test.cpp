@@ -91,6 +91,24 @@ TEST(Tuner, PredictionsGrowWithTheSize) {
       }
 }
 
+TEST(Tuner, DoubledCablesCarryTwiceTheBytesOnHardwareOnly) {
+  for (const char* kind : {"rdma", "emulated rdma", "tcp"}) {
+    LinkModel one = defaultLinkModel(kind, false);
+    LinkModel two = one;
+    two.wires = 2;
+    const size_t bytes = size_t{64} << 20;
+    const double single = predictUs(Collective::AllReduce, Algorithm::Ring,
+                                    bytes, 2, 1 << 20, one);
+    const double doubled = predictUs(Collective::AllReduce, Algorithm::Ring,
+                                     bytes, 2, 1 << 20, two);
+    if (std::string(kind) == "rdma") {
+      EXPECT_LT(doubled, 0.75 * single);
+    } else {
+      EXPECT_EQ(doubled, single) << kind;
+    }
+  }
+}
+
 TEST(Tuner, CrowdedHostsMakeEveryHopDearer) {
   for (const char* kind : kKinds)
     EXPECT_GT(defaultLinkModel(kind, true).alphaUs,

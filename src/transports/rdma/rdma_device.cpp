@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <map>
 
 #include "base/error.h"
 #include "base/log.h"
@@ -165,6 +166,28 @@ std::vector<uint8_t> RdmaDevice::addresses() const {
     out.u32(a.mtu);
   }
   return out.take();
+}
+
+int RdmaDevice::fewestWiresPerPair(
+    const std::vector<std::vector<uint8_t>>& all) {
+  int fewest = 0;
+  for (const auto& bytes : all) {
+    WireReader in(bytes.data(), bytes.size(), "rdma addresses");
+    std::map<uint32_t, int> perPeer;  // the collective channel's wires
+    const uint32_t n = in.u32();
+    for (uint32_t k = 0; k < n; ++k) {
+      const uint32_t target = in.u32();
+      const uint32_t channel = in.u32();
+      in.u32();  // index
+      QpAddress a;
+      in.raw(a.gid.data(), a.gid.size());
+      for (int field = 0; field < 4; ++field) in.u32();  // qpn psn lid mtu
+      if (channel == 0) ++perPeer[target];
+    }
+    for (const auto& [peer, wires] : perPeer)
+      fewest = fewest == 0 ? wires : std::min(fewest, wires);
+  }
+  return fewest;
 }
 
 void RdmaDevice::connectWires(const std::vector<std::vector<uint8_t>>& all) {

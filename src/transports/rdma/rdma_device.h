@@ -51,6 +51,9 @@ class RdmaDevice {
   // connection: this must happen before the init barrier, since a peer past
   // it may send at once, and UC drops a frame that finds no receive.
   void connectWires(const std::vector<std::vector<uint8_t>>& all);
+  // From every rank's addresses(): the fewest cables between two ranks
+  // joined over RDMA (0 when none are), the same answer on every rank.
+  static int fewestWiresPerPair(const std::vector<std::vector<uint8_t>>& all);
 
   // The connection made by connectWires (once per peer and channel).
   std::unique_ptr<Connection> connect(int peer, uint32_t channel);
