@@ -72,20 +72,25 @@ def run_perf(cmd, args, round_index):
 
 
 def size_bands(args):
-    """[(low, high, iterations)]: the sizes of --bands with their own
-    iteration counts (a measurement of a few hundred microseconds is mostly
-    noise on a shared VM), the rest with -n."""
-    bands, low = [], parse_size(args.minbytes)
-    top = parse_size(args.maxbytes)
+    """[(low, high, iterations)]: the sizes -b/-e/-f walk through, cut where
+    --bands says, each band with its own iteration count (a measurement of a
+    few hundred microseconds is mostly noise on a shared VM), the sizes past
+    the last band with -n."""
+    sizes, size = [], parse_size(args.minbytes)
+    while size <= parse_size(args.maxbytes):
+        sizes.append(size)
+        size = size * args.factor if args.factor > 1 else size + 1
+    limits = []
     for band in filter(None, args.bands.split(",")):
         limit, iters = band.split(":")
-        high = min(parse_size(limit), top)
-        if low <= high:
-            bands.append((low, high, int(iters)))
-        low = max(low, parse_size(limit) * args.factor)
-    if low <= top:
-        bands.append((low, top, args.iters))
-    return bands
+        limits.append((parse_size(limit), int(iters)))
+    limits.append((float("inf"), args.iters))
+    groups = {}
+    for size in sizes:
+        band = next(k for k, (limit, _) in enumerate(limits) if size <= limit)
+        groups.setdefault(band, []).append(size)
+    return [(group[0], group[-1], limits[band][1])
+            for band, group in sorted(groups.items())]
 
 
 def run_tables(collective, args, extra, round_index):
@@ -167,10 +172,10 @@ def sweep(args, extra, variants):
         worst = max(worst, ratio)
         uses = "/".join(sorted(chosen[size]))
         # Auto against the same algorithm forced: apart from noise, 1.00.
-        same = med["auto"] / med[uses] if med.get(uses, 0) > 0 else float("nan")
+        same = med["auto"] / med[uses] if med.get(uses, 0) > 0 else None
         print(f"{size:>10} {med['auto']:>9.2f} {uses:>17}" + "".join(
             f" {med[a]:>16.2f}" for a in ALGORITHMS[args.collective]) +
-            f" {best:>16} {ratio:>9.2f} {same:>9.2f}" +
+            f" {best:>16} {ratio:>9.2f} {'-' if same is None else f'{same:.2f}':>9}" +
             ("  <-- over the limit" if ratio > args.limit else ""))
         report.append({"bytes": size, "median_us": med, "auto_uses": uses,
                        "best": best, "ratio": ratio, "auto_over_same": same})

@@ -48,8 +48,9 @@ void exchange(StepBuilder& b, size_t round, int peer, const std::byte* src,
 // is still in the caches (two passes over buffers larger than the caches
 // cost a tenth more, measured with two ranks on shared memory). Each round
 // then waits for the partner twice: where ranks share cores that is a
-// context switch more per round (128-256 KiB with 4 ranks on 2 cores: 1.5x
-// slower), so crowded machines keep the two exchanges apart.
+// context switch more per round (4 ranks on 2 cores, fused: 1.5x slower at
+// 128-256 KiB, 4-8 % from 1 to 4 MiB), so crowded machines keep the two
+// exchanges apart.
 void exchangeAtSeam(StepBuilder& b, size_t round, int peer,
                     const std::byte* src, std::byte* out, schedules::Block give,
                     schedules::Block take, bool divide) {

@@ -102,21 +102,25 @@ LinkModel defaultLinkModel(std::string_view kind, bool crowded) {
     // (the wake-ups of socket reads add up).
     const std::string_view k = m.kind;
     if (k == "shm") {
+      // Bytes cost as much in the caches as past them: from 4 to 32 KiB
+      // the direct all-reduce grew 2.1 us per KiB, halving-doubling 0.6,
+      // ranks waiting their turn for a core in between (a day earlier,
+      // direct led to 8 KiB; this puts the switch at 6 KiB).
       m.alphaUs = 2.4;
-      m.cachedGbps = m.cachedReduceGbps = 36.0;
-      m.gbps = m.reduceGbps = 5.0;
+      m.cachedGbps = m.cachedReduceGbps = m.gbps = m.reduceGbps = 5.0;
     } else if (k == "tcp") {
       m.alphaUs = 45.0;
       m.gbps = std::min(m.gbps, 1.0);
-      m.cachedReduceGbps = 3.0;  // as fitted on four hosts in namespaces
-      m.reduceGbps = 5.0;
-    } else {
+      // As fitted on four hosts in namespaces.
+      m.cachedReduceGbps = m.reduceGbps = 3.0;
+    } else if (k == "emulated rdma") {
       // Every frame is copied by a CPU that another rank waits for: from
       // 4 to 16 KiB the direct all-reduce (three copies out, three folds)
       // grew 3.4 us per KiB, halving-doubling 0.5.
-      m.alphaUs = std::max(m.alphaUs, 6.5);
-      m.cachedGbps = m.cachedReduceGbps = 3.0;
-      m.reduceGbps = 5.0;
+      m.alphaUs = 6.5;
+      m.cachedGbps = m.cachedReduceGbps = m.reduceGbps = 3.0;
+    } else {
+      m.alphaUs = std::max(m.alphaUs, 6.5);  // a context switch per hop
     }
   }
   return m;
@@ -143,13 +147,14 @@ double predictUs(Collective collective, Algorithm algorithm, size_t bytes,
     s.reduced *= 1.3;
   }
   if (algorithm == Algorithm::Tree && collective == Collective::AllReduce &&
-      !cached && link.crowded && link.kind == std::string_view("tcp")) {
+      link.crowded && link.kind == std::string_view("tcp")) {
     // Four hosts (namespaces) on 2 cores over TCP: past the caches the
     // double binary tree beat the ring at every size from 2 to 64 MiB (by
     // 1-46 %). With the cores crowded, what counts is the bytes all ranks
     // of a machine push through its TCP stack, on average per rank the
     // ring's (2(n-1)/n sent, (n-1)/n folded), and a waiting rank's core
-    // serves the others, so the pipeline fills for free.
+    // serves the others, so the pipeline fills for free. (In the caches
+    // halving-doubling still wins: fewer hops.)
     s.sent = 2 * (nranks - 1.0) / nranks;
     s.reduced = (nranks - 1.0) / nranks;
     s.fillHops = 0;

@@ -168,22 +168,50 @@ std::vector<uint8_t> RdmaDevice::addresses() const {
   return out.take();
 }
 
+namespace {
+
+// One queue pair of a rank's addresses(): which peer, channel and cable it
+// is for, and how to reach it.
+struct WireAddress {
+  uint32_t target = 0;
+  uint32_t channel = 0;
+  uint32_t index = 0;
+  QpAddress address;
+};
+
+std::vector<WireAddress> decodeAddresses(const std::vector<uint8_t>& bytes) {
+  WireReader in(bytes.data(), bytes.size(), "rdma addresses");
+  const uint32_t count = in.u32();
+  // Each entry is 44 bytes: a count beyond what follows is a broken
+  // message, refused before anything is allocated for it.
+  constexpr size_t kEntryBytes = 4 * 3 + 16 + 4 * 4;
+  if (count > in.remaining() / kEntryBytes)
+    throw error(mclRemoteError,
+                "rdma addresses: %u queue pairs announced in %zu bytes", count,
+                in.remaining());
+  std::vector<WireAddress> wires(count);
+  for (WireAddress& w : wires) {
+    w.target = in.u32();
+    w.channel = in.u32();
+    w.index = in.u32();
+    in.raw(w.address.gid.data(), w.address.gid.size());
+    w.address.qpn = in.u32();
+    w.address.psn = in.u32();
+    w.address.lid = static_cast<uint16_t>(in.u32());
+    w.address.mtu = in.u32();
+  }
+  return wires;
+}
+
+}  // namespace
+
 int RdmaDevice::fewestWiresPerPair(
     const std::vector<std::vector<uint8_t>>& all) {
   int fewest = 0;
   for (const auto& bytes : all) {
-    WireReader in(bytes.data(), bytes.size(), "rdma addresses");
     std::map<uint32_t, int> perPeer;  // the collective channel's wires
-    const uint32_t n = in.u32();
-    for (uint32_t k = 0; k < n; ++k) {
-      const uint32_t target = in.u32();
-      const uint32_t channel = in.u32();
-      in.u32();  // index
-      QpAddress a;
-      in.raw(a.gid.data(), a.gid.size());
-      for (int field = 0; field < 4; ++field) in.u32();  // qpn psn lid mtu
-      if (channel == 0) ++perPeer[target];
-    }
+    for (const WireAddress& w : decodeAddresses(bytes))
+      if (w.channel == 0) ++perPeer[w.target];
     for (const auto& [peer, wires] : perPeer)
       fewest = fewest == 0 ? wires : std::min(fewest, wires);
   }
@@ -192,25 +220,13 @@ int RdmaDevice::fewestWiresPerPair(
 
 void RdmaDevice::connectWires(const std::vector<std::vector<uint8_t>>& all) {
   for (PendingWire& p : wires_) {
-    const auto& bytes = all[size_t(p.peer)];
-    WireReader in(bytes.data(), bytes.size(), "rdma addresses");
-    uint32_t n = in.u32();
     bool found = false;
-    for (uint32_t k = 0; k < n; ++k) {
-      uint32_t target = in.u32();
-      uint32_t channel = in.u32();
-      uint32_t index = in.u32();
-      QpAddress a;
-      in.raw(a.gid.data(), a.gid.size());
-      a.qpn = in.u32();
-      a.psn = in.u32();
-      a.lid = static_cast<uint16_t>(in.u32());
-      a.mtu = in.u32();
-      if (int(target) == rank_ && channel == p.channel && index == p.index) {
-        p.wire.qp->connect(a);
+    for (const WireAddress& w : decodeAddresses(all[size_t(p.peer)]))
+      if (int(w.target) == rank_ && w.channel == p.channel &&
+          w.index == p.index) {
+        p.wire.qp->connect(w.address);
         found = true;
       }
-    }
     if (!found)
       throw error(mclInvalidUsage,
                   "rank %d: rank %d made no queue pair for cable %u (%s): the "
