@@ -77,6 +77,8 @@ Shape shapeOf(Collective c, Algorithm a, int n) {
   return {};
 }
 
+constexpr size_t kRingCopyShowsBytes = 256 * 1024;
+
 }  // namespace
 
 LinkModel defaultLinkModel(std::string_view kind, bool crowded) {
@@ -108,6 +110,9 @@ LinkModel defaultLinkModel(std::string_view kind, bool crowded) {
       // direct led to 8 KiB; this puts the switch at 6 KiB).
       m.alphaUs = 2.4;
       m.cachedGbps = m.cachedReduceGbps = m.gbps = m.reduceGbps = 5.0;
+      // Halving-doubling's large first exchanges (priced dearer past the
+      // caches) measured best up to 8 MiB, the ring from 16 MiB.
+      m.cacheBytes = size_t{8} << 20;
     } else if (k == "tcp") {
       m.alphaUs = 45.0;
       m.gbps = std::min(m.gbps, 1.0);
@@ -160,10 +165,12 @@ double predictUs(Collective collective, Algorithm algorithm, size_t bytes,
     s.fillHops = 0;
   }
   if (algorithm == Algorithm::Ring && collective == Collective::AllReduce &&
-      link.kind == std::string_view("shm")) {
+      link.kind == std::string_view("shm") && bytes > kRingCopyShowsBytes) {
     // The step that completes a block folds it into the outgoing slot and
     // copies it out: one more pass over a rank's own block, which shows
-    // where memory is the link (measured; over TCP the ring wins anyway).
+    // where memory is the link and the buffers outgrow the core's cache
+    // (two ranks: the ring led halving-doubling by 3-8 % at 32-64 KiB and
+    // trailed it from 512 KiB; over TCP the ring wins anyway).
     s.sent += 1.0 / nranks;
   }
   const double chunk = std::min(b, static_cast<double>(chunkBytes));

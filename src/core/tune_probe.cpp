@@ -17,7 +17,7 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int kSmallCalls = 50;
 constexpr size_t kCachedProbeBytes = size_t{64} << 10;
-constexpr size_t kProbeBytes = size_t{4} << 20;  // past LinkModel::cacheBytes
+constexpr size_t kProbeBytes = size_t{4} << 20;  // past most caches
 constexpr int kLargeCalls = 3;
 constexpr int kBatches = 5;
 // Rates outside these bounds are measurement noise, not a machine.
@@ -103,7 +103,9 @@ void probeLinkModel(mclComm& comm) {
                               Algorithm::Ring, kSmallCalls));
   link.alphaUs = std::max(0.01, ringUs / (2 * (nd - 1)));
   measureRate(comm, kCachedProbeBytes, link.alphaUs, &link.cachedGbps);
-  measureRate(comm, kProbeBytes, link.alphaUs, &link.gbps);
+  // Past the model's cache boundary, whatever it is for this link.
+  measureRate(comm, std::max(kProbeBytes, 2 * link.cacheBytes), link.alphaUs,
+              &link.gbps);
   // Buffers that fit the caches move at least as fast as larger ones.
   link.cachedGbps = std::max(link.cachedGbps, link.gbps);
   if (link.kind == std::string_view("rdma")) {
