@@ -14,6 +14,7 @@
 #include "launcher.h"
 #include "mcl_error.h"
 #include "options.h"
+#include "params_command.h"
 #include "rank_runner.h"
 #include "topo_command.h"
 #include "tune_command.h"
@@ -59,6 +60,7 @@ int runCommand(const Options& options, const RankSetup& setup) {
       return runTopoRank(options, setup);
     case Command::Tune:
       return runTuneRank(options, setup);
+    case Command::Params:  // runs before any rank starts
     case Command::Benchmark:
       break;
   }
@@ -98,6 +100,7 @@ int run(int argc, char** argv) {
     case ParseStatus::Ok:
       break;
   }
+  if (options.command == Command::Params) return printParams(options);
   forceAlgorithm(options);
 
   int nranks = options.nranks;

@@ -307,6 +307,11 @@ ParseStatus parseOptions(int argc, char** argv, Options* o,
       o->command = Command::Topo;
       haveCollective = true;
       continue;
+    } else if (arg == "params" && !haveCollective &&
+               o->command == Command::Benchmark) {
+      o->command = Command::Params;
+      haveCollective = true;
+      continue;
     } else if (arg == "tune" && !haveCollective &&
                o->command == Command::Benchmark) {
       o->command = Command::Tune;  // a collective may follow
@@ -318,7 +323,7 @@ ParseStatus parseOptions(int argc, char** argv, Options* o,
                      ? "unexpected argument '" + std::string(arg) + "'"
                      : "unknown operation '" + std::string(arg) +
                            "': expected one of " + collectiveNameList() +
-                           ", topo";
+                           ", topo, tune, params";
         return ParseStatus::Error;
       }
       o->collective = *c;
@@ -459,6 +464,11 @@ void printUsage(std::FILE* out) {
       "  its fix and exits 1 when one is an error; --dot writes Graphviz; "
       "-J writes\n"
       "  the topology JSON (as MCL_TOPO_DUMP_FILE does).\n"
+      "\n"
+      "mcl-perf params [-J FILE]\n"
+      "  Every MCL_* variable mcl reads: the value in effect, whether it "
+      "comes\n"
+      "  from the environment or the default, and what it does.\n"
       "\n"
       "SIZE takes a K, M or G suffix (powers of 1024).\n"
       "Without -np: when MCL_UNIQUE_ID (mclUniqueIdToString's form), "

@@ -17,7 +17,7 @@ namespace mcl::perf {
 
 // What mcl-perf was asked to do: benchmark a collective, show the cluster
 // (`topo`), or show the tuner's predictions (`tune`).
-enum class Command { Benchmark, Topo, Tune };
+enum class Command { Benchmark, Topo, Tune, Params };
 
 struct Options {
   Command command = Command::Benchmark;

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "json_writer.h"
+#include "redact.h"
 
 extern char** environ;
 
@@ -39,7 +40,7 @@ std::string timeText(double us) {
   return buf;
 }
 
-// MCL_* variables, sorted; the unique id is a secret and is not written.
+// MCL_* variables, sorted; secrets redacted.
 std::vector<std::pair<std::string, std::string>> mclEnvironment() {
   std::vector<std::pair<std::string, std::string>> vars;
   for (char** e = environ; e && *e; ++e) {
@@ -48,7 +49,7 @@ std::vector<std::pair<std::string, std::string>> mclEnvironment() {
     size_t eq = entry.find('=');
     std::string name = entry.substr(0, eq);
     std::string value = eq == std::string::npos ? "" : entry.substr(eq + 1);
-    if (name == "MCL_UNIQUE_ID" || name == "MCL_SECRET") value = "(redacted)";
+    value = shownValue(name, std::move(value));
     vars.emplace_back(std::move(name), std::move(value));
   }
   std::sort(vars.begin(), vars.end());

@@ -151,6 +151,13 @@ typedef struct {
 /* Library version as MCL_VERSION_CODE. */
 MCL_API mclResult_t mclGetVersion(int* version);
 
+/* The index-th tunable (from 0) mcl reads from the environment: its
+ * variable's name, its default value as text, and what it does, as strings
+ * that live as long as the process; *name is NULL past the last. The value
+ * in effect is the variable's, when set, else the default. */
+MCL_API mclResult_t mclGetParam(int index, const char** name,
+                                const char** defaultValue, const char** doc);
+
 /* Human-readable name of a result code. Never NULL. */
 MCL_API const char* mclGetErrorString(mclResult_t result);
 
