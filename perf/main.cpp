@@ -42,12 +42,13 @@ bool launchedAsRank() {
   return tasks != nullptr && std::strcmp(tasks, "1") != 0;
 }
 
-// Fails early, before any rank starts, when the JSON file cannot be made.
-bool checkJsonPath(const std::string& path, std::string* error) {
+// Fails early, before any rank starts, when a report file cannot be made.
+bool checkReportPath(const std::string& path, const char* what,
+                     std::string* error) {
   std::FILE* f = std::fopen(path.c_str(), "w");
   if (!f) {
-    *error =
-        "cannot write the JSON report " + path + ": " + std::strerror(errno);
+    *error = std::string("cannot write the ") + what + " " + path + ": " +
+             std::strerror(errno);
     return false;
   }
   std::fclose(f);
@@ -101,6 +102,10 @@ int run(int argc, char** argv) {
       break;
   }
   if (options.command == Command::Params) return printParams(options);
+  if (!options.csvPath.empty() && options.command != Command::Benchmark)
+    return usageError(
+        "--csv writes a benchmark's rows; topo and tune have "
+        "none (-J writes their JSON)");
   forceAlgorithm(options);
 
   int nranks = options.nranks;
@@ -109,7 +114,11 @@ int run(int argc, char** argv) {
     nranks = kDefaultLocalRanks;
   }
   if (!validateForRanks(options, nranks, &error)) return usageError(error);
-  if (!options.jsonPath.empty() && !checkJsonPath(options.jsonPath, &error))
+  if (!options.jsonPath.empty() &&
+      !checkReportPath(options.jsonPath, "JSON report", &error))
+    return usageError(error);
+  if (!options.csvPath.empty() &&
+      !checkReportPath(options.csvPath, "CSV report", &error))
     return usageError(error);
   return launchLocalRanks(nranks, options.bindCores,
                           [&](int rank, const mclUniqueId& id) {

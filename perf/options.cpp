@@ -33,6 +33,7 @@ enum class Flag {
   Algo,
   Bind,
   Json,
+  Csv,
   Dot,
   Help,
 };
@@ -61,6 +62,7 @@ constexpr FlagSpec kFlags[] = {
     {Flag::Algo, 0, "algo"},
     {Flag::Bind, 0, "bind"},
     {Flag::Json, 'J', "json"},
+    {Flag::Csv, 0, "csv"},
     {Flag::Dot, 0, "dot"},
     {Flag::Help, 'h', "help"},
 };
@@ -201,6 +203,13 @@ bool applyFlag(const FlagSpec& spec, std::string_view flag,
         return false;
       }
       o->jsonPath = value;
+      return true;
+    case Flag::Csv:
+      if (value.empty()) {
+        *error = "empty file name for " + std::string(flag);
+        return false;
+      }
+      o->csvPath = value;
       return true;
     case Flag::Dot:
       if (value.empty()) {
@@ -448,6 +457,9 @@ void printUsage(std::FILE* out) {
       "the MCL_*\n"
       "                           variables, ranks, host and mcl version as "
       "JSON\n"
+      "  --csv FILE               also write every row as CSV (a header line, "
+      "then\n"
+      "                           one line per row)\n"
       "\n"
       "mcl-perf tune [COLLECTIVE] [-np N] [-b SIZE] [-e SIZE] [-f N] [-d "
       "TYPE]\n"

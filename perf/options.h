@@ -41,6 +41,7 @@ struct Options {
   int timeoutSeconds = 0;  // 0: MCL_TIMEOUT or the library's default
   bool bindCores = true;   // -np ranks each on a core of their own
   std::string jsonPath;
+  std::string csvPath;
   std::string dotPath;         // topo --dot FILE
   bool checkTopology = false;  // topo --check
   bool sizesGiven = false;     // -b or -e on the command line

@@ -378,6 +378,13 @@ int runRank(const Options& options, const RankSetup& given) {
                  jsonError.c_str());
     code = kExitFailure;
   }
+  std::string csvError;
+  if (rank == 0 && !options.csvPath.empty() &&
+      !report.writeCsv(info, &csvError)) {
+    std::fprintf(stderr, "mcl-perf: rank 0: cannot write the CSV report %s\n",
+                 csvError.c_str());
+    code = kExitFailure;
+  }
   checkMcl(rank, "mclCommDestroy", mclCommDestroy(comm), nullptr);
   return code;
 }

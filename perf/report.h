@@ -65,6 +65,8 @@ class Report {
   // set when the file cannot be written.
   bool writeJson(const RunInfo& info, int64_t errors, double avgBusBw,
                  std::string* error) const;
+  // Writes every row to info.options->csvPath (csv_report.cpp).
+  bool writeCsv(const RunInfo& info, std::string* error) const;
 
  private:
   bool isPrinter_;
