@@ -7,7 +7,7 @@ debian_packages=(build-essential cmake ninja-build pkg-config libsodium-dev
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libhwloc-dev
   libibverbs-dev
   clang clang-format
-  python3 python3-pytest iproute2)
+  python3 python3-pytest python3-matplotlib iproute2)
 # The cluster tests need Linux network namespaces: on macOS they skip.
 brew_packages=(cmake ninja pkg-config libsodium googletest google-benchmark
   nlohmann-json hwloc clang-format)
