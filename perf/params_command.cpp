@@ -2,6 +2,7 @@
 
 #include <mcl/mcl.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>

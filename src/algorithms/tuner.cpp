@@ -79,6 +79,43 @@ Shape shapeOf(Collective c, Algorithm a, int n) {
 
 constexpr size_t kRingCopyShowsBytes = 256 * 1024;
 
+// The shape, corrected where measurements disagreed with the plain count
+// of hops and bytes for this kind of link.
+Shape measuredShape(Collective collective, Algorithm algorithm, size_t bytes,
+                    int nranks, const LinkModel& link) {
+  Shape s = shapeOf(collective, algorithm, nranks);
+  if (algorithm == Algorithm::HalvingDoubling && bytes > link.cacheBytes &&
+      nranks > 2) {
+    // Its first exchanges move half the buffer at once, where the ring
+    // spreads the same bytes over n-1 steps: out of the caches that costs.
+    s.sent *= 1.3;
+    s.reduced *= 1.3;
+  }
+  if (algorithm == Algorithm::Tree && collective == Collective::AllReduce &&
+      link.crowded && link.kind == std::string_view("tcp")) {
+    // Four hosts (namespaces) on 2 cores over TCP: the double binary tree
+    // beat the ring at every size from 2 to 64 MiB (by 1-46 %). With the
+    // cores crowded, what counts is the bytes all ranks of a machine push
+    // through its TCP stack, on average per rank the ring's (2(n-1)/n
+    // sent, (n-1)/n folded), and a waiting rank's core serves the others,
+    // so the pipeline fills for free. (Below 1 MiB halving-doubling still
+    // wins: fewer hops.)
+    s.sent = 2 * (nranks - 1.0) / nranks;
+    s.reduced = (nranks - 1.0) / nranks;
+    s.fillHops = 0;
+  }
+  if (algorithm == Algorithm::Ring && collective == Collective::AllReduce &&
+      link.kind == std::string_view("shm") && bytes > kRingCopyShowsBytes) {
+    // The step that completes a block folds it into the outgoing slot and
+    // copies it out: one more pass over a rank's own block, which shows
+    // where memory is the link and the buffers outgrow the core's cache
+    // (two ranks: the ring led halving-doubling by 3-8 % at 32-64 KiB and
+    // trailed it from 512 KiB; over TCP the ring wins anyway).
+    s.sent += 1.0 / nranks;
+  }
+  return s;
+}
+
 }  // namespace
 
 LinkModel defaultLinkModel(std::string_view kind, bool crowded) {
@@ -144,35 +181,7 @@ double predictUs(Collective collective, Algorithm algorithm, size_t bytes,
       (cached ? link.cachedReduceGbps : link.reduceGbps) * 1e3;
   const double b = static_cast<double>(bytes);
   if (nranks <= 1) return b / bytesPerUs;
-  Shape s = shapeOf(collective, algorithm, nranks);
-  if (algorithm == Algorithm::HalvingDoubling && !cached && nranks > 2) {
-    // Its first exchanges move half the buffer at once, where the ring
-    // spreads the same bytes over n-1 steps: out of the caches that costs.
-    s.sent *= 1.3;
-    s.reduced *= 1.3;
-  }
-  if (algorithm == Algorithm::Tree && collective == Collective::AllReduce &&
-      link.crowded && link.kind == std::string_view("tcp")) {
-    // Four hosts (namespaces) on 2 cores over TCP: past the caches the
-    // double binary tree beat the ring at every size from 2 to 64 MiB (by
-    // 1-46 %). With the cores crowded, what counts is the bytes all ranks
-    // of a machine push through its TCP stack, on average per rank the
-    // ring's (2(n-1)/n sent, (n-1)/n folded), and a waiting rank's core
-    // serves the others, so the pipeline fills for free. (In the caches
-    // halving-doubling still wins: fewer hops.)
-    s.sent = 2 * (nranks - 1.0) / nranks;
-    s.reduced = (nranks - 1.0) / nranks;
-    s.fillHops = 0;
-  }
-  if (algorithm == Algorithm::Ring && collective == Collective::AllReduce &&
-      link.kind == std::string_view("shm") && bytes > kRingCopyShowsBytes) {
-    // The step that completes a block folds it into the outgoing slot and
-    // copies it out: one more pass over a rank's own block, which shows
-    // where memory is the link and the buffers outgrow the core's cache
-    // (two ranks: the ring led halving-doubling by 3-8 % at 32-64 KiB and
-    // trailed it from 512 KiB; over TCP the ring wins anyway).
-    s.sent += 1.0 / nranks;
-  }
+  const Shape s = measuredShape(collective, algorithm, bytes, nranks, link);
   const double chunk = std::min(b, static_cast<double>(chunkBytes));
   return s.hops * link.alphaUs + s.sent * b / bytesPerUs +
          s.reduced * b / foldsPerUs + s.fillHops * chunk / bytesPerUs;
