@@ -11,6 +11,7 @@
 #include <cstring>
 #include <string>
 
+#include "latency_command.h"
 #include "launcher.h"
 #include "mcl_error.h"
 #include "options.h"
@@ -61,6 +62,8 @@ int runCommand(const Options& options, const RankSetup& setup) {
       return runTopoRank(options, setup);
     case Command::Tune:
       return runTuneRank(options, setup);
+    case Command::Latency:
+      return runLatencyRank(options, setup);
     case Command::Params:  // runs before any rank starts
     case Command::Benchmark:
       break;
@@ -102,10 +105,11 @@ int run(int argc, char** argv) {
       break;
   }
   if (options.command == Command::Params) return printParams(options);
-  if (!options.csvPath.empty() && options.command != Command::Benchmark)
+  if (!options.csvPath.empty() && options.command != Command::Benchmark &&
+      options.command != Command::Latency)
     return usageError(
-        "--csv writes a benchmark's rows; topo and tune have "
-        "none (-J writes their JSON)");
+        "--csv writes the rows of a benchmark or of latency; topo and tune "
+        "have none (-J writes their JSON)");
   forceAlgorithm(options);
 
   int nranks = options.nranks;

@@ -134,8 +134,10 @@ bool applyFlag(const FlagSpec& spec, std::string_view flag,
       o->stepFactor = static_cast<size_t>(n);
       return true;
     case Flag::Iters:
+      o->itersGiven = true;
       return intValue(flag, value, 1, 1 << 30, &o->iters, error);
     case Flag::WarmupIters:
+      o->warmupGiven = true;
       return intValue(flag, value, 0, 1 << 30, &o->warmupIters, error);
     case Flag::Check:
       return intValue(flag, value, 0, 1 << 20, &o->check, error);
@@ -224,10 +226,33 @@ bool applyFlag(const FlagSpec& spec, std::string_view flag,
   return true;
 }
 
+// latency: 8 bytes, 1000 round trips after 100 untimed, unless the flags
+// say otherwise; --transport lists the transports to compare.
+bool finishLatency(Options* o, std::string* error) {
+  if (!o->sizesGiven) o->minBytes = o->maxBytes = kDefaultLatencyBytes;
+  if (!o->itersGiven) o->iters = kDefaultLatencyRoundTrips;
+  if (!o->warmupGiven) o->warmupIters = std::max(1, o->iters / 10);
+  const std::vector<std::string> names = latencyTransports(*o);
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] != "shm" && names[i] != "tcp" && names[i] != "rdma") {
+      *error = "latency --transport: '" + names[i] +
+               "' is not a transport; list some of shm, tcp and rdma, "
+               "separated by commas";
+      return false;
+    }
+    for (size_t j = 0; j < i; ++j)
+      if (names[j] == names[i]) {
+        *error = "latency --transport: " + names[i] + " is listed twice";
+        return false;
+      }
+  }
+  return true;
+}
+
 bool validate(const Options& o, bool haveCollective, std::string* error) {
   if (!haveCollective) {
     *error = std::string("missing the operation: one of ") +
-             collectiveNameList() + ", topo";
+             collectiveNameList() + ", topo, tune, params, latency";
     return false;
   }
   if (!o.dotPath.empty() && o.command != Command::Topo) {
@@ -321,6 +346,11 @@ ParseStatus parseOptions(int argc, char** argv, Options* o,
       o->command = Command::Params;
       haveCollective = true;
       continue;
+    } else if (arg == "latency" && !haveCollective &&
+               o->command == Command::Benchmark) {
+      o->command = Command::Latency;
+      haveCollective = true;
+      continue;
     } else if (arg == "tune" && !haveCollective &&
                o->command == Command::Benchmark) {
       o->command = Command::Tune;  // a collective may follow
@@ -332,7 +362,7 @@ ParseStatus parseOptions(int argc, char** argv, Options* o,
                      ? "unexpected argument '" + std::string(arg) + "'"
                      : "unknown operation '" + std::string(arg) +
                            "': expected one of " + collectiveNameList() +
-                           ", topo, tune, params";
+                           ", topo, tune, params, latency";
         return ParseStatus::Error;
       }
       o->collective = *c;
@@ -379,11 +409,29 @@ ParseStatus parseOptions(int argc, char** argv, Options* o,
       return ParseStatus::Error;
     }
   }
+  if (o->command == Command::Latency && !finishLatency(o, error))
+    return ParseStatus::Error;
   return validate(*o, haveCollective, error) ? ParseStatus::Ok
                                              : ParseStatus::Error;
 }
 
+std::vector<std::string> latencyTransports(const Options& o) {
+  std::vector<std::string> names;
+  std::string_view list = "shm,tcp,rdma";
+  if (!o.transport.empty()) list = o.transport;
+  for (;;) {  // "a,,b" and "a," hold empty names, which are refused
+    const size_t comma = list.find(',');
+    names.emplace_back(list.substr(0, comma));
+    if (comma == std::string_view::npos) return names;
+    list = list.substr(comma + 1);
+  }
+}
+
 bool validateForRanks(const Options& o, int nranks, std::string* error) {
+  if (o.command == Command::Latency && nranks < 2) {
+    *error = "latency times pairs of ranks: run at least 2 (-np 2)";
+    return false;
+  }
   if (!collectiveInfo(o.collective).hasRoot || o.root < nranks) return true;
   *error = "root " + std::to_string(o.root) + " is not a rank: there are " +
            std::to_string(nranks) + " ranks";
@@ -476,6 +524,18 @@ void printUsage(std::FILE* out) {
       "  its fix and exits 1 when one is an error; --dot writes Graphviz; "
       "-J writes\n"
       "  the topology JSON (as MCL_TOPO_DUMP_FILE does).\n"
+      "\n"
+      "mcl-perf latency [-np N] [--transport LIST] [-b SIZE] [-e SIZE] [-f N] "
+      "[-n N]\n"
+      "  Round trips between every pair of ranks over each transport that "
+      "reaches\n"
+      "  the pair, side by side: median and 99th percentile in us, and TCP's "
+      "time\n"
+      "  over the others'. LIST: some of shm,tcp,rdma (default all three); "
+      "8 bytes\n"
+      "  and 1000 round trips per pair unless -b/-e and -n say otherwise. "
+      "-J and\n"
+      "  --csv write the rows.\n"
       "\n"
       "mcl-perf params [-J FILE]\n"
       "  Every MCL_* variable mcl reads: the value in effect, whether it "

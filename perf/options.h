@@ -16,8 +16,9 @@
 namespace mcl::perf {
 
 // What mcl-perf was asked to do: benchmark a collective, show the cluster
-// (`topo`), or show the tuner's predictions (`tune`).
-enum class Command { Benchmark, Topo, Tune, Params };
+// (`topo`), the tuner's predictions (`tune`) or the tunables (`params`), or
+// time round trips between every pair of ranks (`latency`).
+enum class Command { Benchmark, Topo, Tune, Params, Latency };
 
 struct Options {
   Command command = Command::Benchmark;
@@ -37,6 +38,7 @@ struct Options {
   int average = 1;         // 0 rank 0, 1 average, 2 minimum, 3 maximum
   int nranks = 0;          // -np; 0 when not given
   std::string transport;   // empty: MCL_TRANSPORT or the library's default
+                           // (latency: the transports to compare)
   std::string algo;        // --algo: forced for this run's collective
   int timeoutSeconds = 0;  // 0: MCL_TIMEOUT or the library's default
   bool bindCores = true;   // -np ranks each on a core of their own
@@ -45,10 +47,16 @@ struct Options {
   std::string dotPath;         // topo --dot FILE
   bool checkTopology = false;  // topo --check
   bool sizesGiven = false;     // -b or -e on the command line
+  bool itersGiven = false;     // -n on the command line
+  bool warmupGiven = false;    // -w on the command line
   std::vector<std::string> commandLine;
 };
 
 enum class ParseStatus { Ok, Help, Error };
+
+// latency's defaults: one size and many round trips.
+constexpr size_t kDefaultLatencyBytes = 8;
+constexpr int kDefaultLatencyRoundTrips = 1000;
 
 // Fills *options, or sets *error to a message naming the flag and value.
 ParseStatus parseOptions(int argc, char** argv, Options* options,
@@ -58,6 +66,9 @@ ParseStatus parseOptions(int argc, char** argv, Options* options,
 bool validateForRanks(const Options& options, int nranks, std::string* error);
 
 void printUsage(std::FILE* out);
+
+// latency: the transports --transport lists (default shm, tcp and rdma).
+std::vector<std::string> latencyTransports(const Options& options);
 
 // "123", "4K", "1.5M", "2G" (powers of 1024, optional trailing B).
 std::optional<size_t> parseSize(std::string_view text);

@@ -17,6 +17,7 @@
 #include "join.h"
 #include "mcl_error.h"
 #include "report.h"
+#include "run_metadata.h"
 
 namespace mcl::perf {
 

@@ -2,17 +2,10 @@
 
 #include <mcl/mcl.h>
 
-#include <algorithm>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <ctime>
-#include <utility>
 
 #include "json_writer.h"
-#include "redact.h"
-
-extern char** environ;
+#include "run_metadata.h"
 
 namespace mcl::perf {
 
@@ -21,11 +14,6 @@ namespace {
 // The host name up to its first dot, as nccl-tests shows it.
 std::string shortHost(const std::string& host) {
   return host.substr(0, host.find('.'));
-}
-
-std::string versionText(int code) {
-  return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) +
-         "." + std::to_string(code % 100);
 }
 
 // nccl-tests' time column: fewer decimals as the time grows.
@@ -38,22 +26,6 @@ std::string timeText(double us) {
   else
     std::snprintf(buf, sizeof buf, "%7.2f", us);
   return buf;
-}
-
-// MCL_* variables, sorted; secrets redacted.
-std::vector<std::pair<std::string, std::string>> mclEnvironment() {
-  std::vector<std::pair<std::string, std::string>> vars;
-  for (char** e = environ; e && *e; ++e) {
-    std::string entry = *e;
-    if (entry.rfind("MCL_", 0) != 0) continue;
-    size_t eq = entry.find('=');
-    std::string name = entry.substr(0, eq);
-    std::string value = eq == std::string::npos ? "" : entry.substr(eq + 1);
-    value = shownValue(name, std::move(value));
-    vars.emplace_back(std::move(name), std::move(value));
-  }
-  std::sort(vars.begin(), vars.end());
-  return vars;
 }
 
 void writeCell(JsonWriter& w, const char* name, const ResultCell& c) {
@@ -111,15 +83,6 @@ void writeConfig(JsonWriter& w, const Options& o, const RunInfo& info) {
 }
 
 }  // namespace
-
-std::string timeNow() {
-  std::time_t now = std::time(nullptr);
-  std::tm local{};
-  localtime_r(&now, &local);
-  char buf[64];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &local);
-  return buf;
-}
 
 void Report::printHeader(const RunInfo& info) {
   if (!isPrinter_) return;
@@ -216,40 +179,12 @@ bool Report::writeJson(const RunInfo& info, int64_t errors, double avgBusBw,
   const Options& o = *info.options;
   JsonWriter w;
   w.beginObject();
-  w.key("tool");
-  w.string("mcl-perf");
-  w.key("format_version");
-  w.integer(1);
-  w.key("operation");
-  w.string(collectiveInfo(o.collective).name);
-  w.key("command_line");
-  w.beginArray();
-  for (const std::string& arg : o.commandLine) w.string(arg);
-  w.endArray();
-  w.key("environment");
-  w.beginObject();
-  for (const auto& [name, value] : mclEnvironment()) {
-    w.key(name);
-    w.string(value);
-  }
-  w.endObject();
+  writeRunMetadata(w, o, collectiveInfo(o.collective).name, info.libraryVersion,
+                   info.startTime);
   w.key("hostname");
   w.string(info.ranks.empty() ? "" : info.ranks[0].host);
   w.key("nranks");
   w.integer(info.nranks);
-  w.key("mcl_version");
-  w.beginObject();
-  w.key("library");
-  w.integer(info.libraryVersion);
-  w.key("library_text");
-  w.string(versionText(info.libraryVersion));
-  w.key("headers");
-  w.integer(MCL_VERSION_CODE);
-  w.endObject();
-  w.key("start_time");
-  w.string(info.startTime);
-  w.key("end_time");
-  w.string(timeNow());
   writeConfig(w, o, info);
   w.key("ranks");
   w.beginArray();
@@ -298,16 +233,7 @@ bool Report::writeJson(const RunInfo& info, int64_t errors, double avgBusBw,
   w.number(avgBusBw);
   w.endObject();
 
-  std::FILE* f = std::fopen(o.jsonPath.c_str(), "w");
-  if (!f) {
-    *error = o.jsonPath + ": " + std::strerror(errno);
-    return false;
-  }
-  const std::string& text = w.text();
-  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok) *error = o.jsonPath + ": write failed";
-  return ok;
+  return writeReportFile(o.jsonPath, w.text(), error);
 }
 
 }  // namespace mcl::perf

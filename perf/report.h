@@ -74,7 +74,4 @@ class Report {
   int cellsInRow_ = 0;
 };
 
-// Local time as "YYYY-MM-DD HH:MM:SS".
-std::string timeNow();
-
 }  // namespace mcl::perf

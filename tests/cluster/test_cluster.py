@@ -131,3 +131,23 @@ def test_cable_pulled_mid_operation_fails_cleanly():
             assert ("remote error" in out or "timed out" in out), out
             assert f"rank {1 - rank}" in out, out
         assert elapsed < 5 + 10, f"took {elapsed:.1f} s"
+
+
+def test_latency_compares_transports_across_hosts():
+    # Two hosts with two ranks each: shared memory serves the pairs within
+    # a host, TCP every pair; RDMA has no device here and says so.
+    with Cluster("pair", name="mcl-latency") as bed:
+        outs = finish(start_ranks(bed, [0, 0, 1, 1], cable_root(29712),
+                                  ["latency", "-n", "50"]))
+        for rank, (code, out) in enumerate(outs):
+            assert code == 0, f"rank {rank} failed ({code}):\n{out}"
+        table = outs[0][1]
+        rows = re.findall(r"^\s+(\d) <-> (\d)\s+(\S+(?: <-> \S+)?)\s+8\s+(.*)$",
+                          table, re.M)
+        assert len(rows) == 6, table
+        for a, b, hosts, cells in rows:
+            same_host = (a, b) in (("0", "1"), ("2", "3"))
+            assert ("<->" in hosts) != same_host, table
+            shm_median = cells.split()[0]
+            assert (shm_median != "-") == same_host, table
+        assert "# rdma: not measured: " in table, table
