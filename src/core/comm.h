@@ -35,6 +35,10 @@ struct mclComm {
   std::unique_ptr<mcl::transport::tcp::TcpDevice> tcp;
   std::unique_ptr<mcl::transport::rdma::RdmaDevice> rdma;
   int rdmaWires = 0;  // the fewest cables between two ranks over RDMA
+  // The Mac of the emulated fabric this process plays: its rank in the
+  // first communicator it joined, kept by mclCommSplit (a process does not
+  // change Macs when it joins a smaller communicator).
+  int emuMac = 0;
   std::unique_ptr<mcl::transport::Waker> combinedWaker;
   std::vector<std::unique_ptr<mcl::transport::Connection>> connections;
   std::vector<std::unique_ptr<mcl::transport::Connection>> p2pConnections;
@@ -93,8 +97,9 @@ struct mclComm {
 
 namespace mcl {
 
-// Collective: joins the rendezvous and connects to every peer.
+// Collective: joins the rendezvous and connects to every peer. emuMac: the
+// process' Mac on the emulated fabric (-1: its rank here).
 std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
-                                  const mclConfig_t* config);
+                                  const mclConfig_t* config, int emuMac = -1);
 
 }  // namespace mcl

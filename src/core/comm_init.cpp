@@ -170,7 +170,7 @@ LinkModel tunerLink(const mclComm& comm, const Plan& plan,
 }
 
 std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
-                                  const mclConfig_t* config) {
+                                  const mclConfig_t* config, int emuMac) {
   if (nranks < 1)
     throw error(mclInvalidArgument, "nranks %d must be at least 1", nranks);
   if (rank < 0 || rank >= nranks)
@@ -180,6 +180,7 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
   auto comm = std::make_unique<mclComm>();
   comm->rank = rank;
   comm->nranks = nranks;
+  comm->emuMac = emuMac < 0 ? rank : emuMac;
   comm->settings = loadSettings(config);
   warnUnknownEnvironment();
   auto deadline = platform::Clock::now() +

@@ -1,6 +1,8 @@
 #include "core/comm_rdma.h"
 
+#include <algorithm>
 #include <cinttypes>
+#include <cstring>
 
 #include "base/error.h"
 #include "base/log.h"
@@ -18,7 +20,7 @@ bool rdmaBetween(const mclComm& comm, int a, int b) {
 std::unique_ptr<transport::rdma::RdmaDevice> openRdmaDevice(
     const mclComm& comm) {
   transport::rdma::RdmaOptions options = comm.settings.rdma;
-  options.provider.emuMac = comm.rank;
+  options.provider.emuMac = comm.emuMac;
   char ns[16];
   snprintf(ns, sizeof(ns), "%010" PRIx64,
            static_cast<uint64_t>(comm.commId & 0xffffffffffULL));
@@ -26,12 +28,53 @@ std::unique_ptr<transport::rdma::RdmaDevice> openRdmaDevice(
   return std::make_unique<transport::rdma::RdmaDevice>(comm.rank, options);
 }
 
+namespace {
+
+// The Mac each rank plays on the emulated fabric, gathered: after a split,
+// rank r need not be Mac r.
+std::vector<int> emulatedMacs(const mclComm& comm, BootstrapClient& bootstrap) {
+  const int32_t mine = comm.emuMac;
+  std::vector<uint8_t> bytes(sizeof mine);
+  std::memcpy(bytes.data(), &mine, sizeof mine);
+  std::vector<int> macs;
+  for (const std::vector<uint8_t>& b : bootstrap.allGather(bytes)) {
+    int32_t mac = -1;
+    if (b.size() == sizeof mac) std::memcpy(&mac, b.data(), sizeof mac);
+    macs.push_back(mac);
+  }
+  return macs;
+}
+
+// MCL_RDMA_DEVICES: only the cables whose device at this end is listed.
+std::map<int, transport::rdma::WirePlan> onlyListedDevices(
+    std::map<int, transport::rdma::WirePlan> plan,
+    const std::vector<std::string>& devices, const mclComm& comm) {
+  if (devices.empty()) return plan;
+  for (auto& [peer, cables] : plan) {
+    const size_t before = cables.size();
+    std::erase_if(cables, [&](const auto& cable) {
+      return std::find(devices.begin(), devices.end(), cable.first) ==
+             devices.end();
+    });
+    if (cables.size() != before)
+      MCL_LOG(Info, kLogInit,
+              "%s: MCL_RDMA_DEVICES keeps %zu of the %zu cables to rank %d",
+              comm.label().c_str(), cables.size(), before, peer);
+  }
+  std::erase_if(plan, [](const auto& entry) { return entry.second.empty(); });
+  return plan;
+}
+
+}  // namespace
+
 void wireRdma(mclComm& comm, const std::vector<int>& peers,
               BootstrapClient& bootstrap) {
   transport::rdma::RdmaDevice& rdma = *comm.rdma;
-  rdma.createWires(rdma.emulated() ? rdma.emulatedPlan(peers)
-                                   : rdmaWirePlan(comm.cluster, comm.rank,
-                                                  peers, comm.label()));
+  rdma.createWires(onlyListedDevices(
+      rdma.emulated()
+          ? rdma.emulatedPlan(peers, emulatedMacs(comm, bootstrap))
+          : rdmaWirePlan(comm.cluster, comm.rank, peers, comm.label()),
+      comm.settings.rdma.devices, comm));
   const std::vector<std::vector<uint8_t>> all =
       bootstrap.allGather(rdma.addresses());
   rdma.connectWires(all);

@@ -90,7 +90,7 @@ std::unique_ptr<mclComm> splitComm(mclComm& parent, int color, int key,
     config = &inherited;
   }
   return initComm(static_cast<int>(group.size()), ids[size_t(group.front())].id,
-                  newRank, config);
+                  newRank, config, parent.emuMac);
 }
 
 }  // namespace mcl

@@ -69,6 +69,11 @@ constexpr ParamDef kParams[] = {
      "Bytes per RDMA frame (64-byte header included), a multiple of 64."},
     {"MCL_RDMA_DEPTH", "32", "Receives (and sends) posted per RDMA wire."},
     {"MCL_RDMA_QP", "uc", "Queue-pair type: uc (Thunderbolt) or rc."},
+    {"MCL_RDMA_DEVICES", "",
+     "RDMA devices this rank may use, comma-separated ('rdma_en2,rdma_en3'); "
+     "cables on other devices are left out. Empty: every cabled device. "
+     "Both ends of a pair must keep the same cables (mcl-perf qualify "
+     "tests one cable at a time this way)."},
     {"MCL_EMU_FABRIC", "",
      "The emulated fabric's cabling: a JACCL device matrix, one row per "
      "rank."},

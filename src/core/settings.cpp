@@ -119,6 +119,15 @@ void loadRdmaSettings(transport::rdma::RdmaOptions& r) {
   r.shape.frameBytes =
       static_cast<uint32_t>(paramInt("MCL_RDMA_FRAME_BYTES", 128, 1 << 20));
   r.shape.depth = static_cast<int>(paramInt("MCL_RDMA_DEPTH", 8, 1024));
+  r.devices.clear();
+  const std::string devices = paramValue("MCL_RDMA_DEVICES").text;
+  for (size_t start = 0; start <= devices.size();) {
+    size_t comma = devices.find(',', start);
+    if (comma == std::string::npos) comma = devices.size();
+    if (comma > start)
+      r.devices.push_back(devices.substr(start, comma - start));
+    start = comma + 1;
+  }
   ParamValue qp = paramValue("MCL_RDMA_QP");
   if (qp.text == "uc")
     r.qpType = transport::rdma::QpType::UC;

@@ -64,8 +64,8 @@ void oneCycle(int cycle, bool useIt) {
       "lc" + std::to_string(getpid()) + "-" + std::to_string(cycle);
   RdmaDevice mac0(0, emuOptions("pair2", 0, ns));
   RdmaDevice mac1(1, emuOptions("pair2", 1, ns));
-  mac0.createWires(mac0.emulatedPlan({1}));
-  mac1.createWires(mac1.emulatedPlan({0}));
+  mac0.createWires(mac0.emulatedPlan({1}, {0, 1}));
+  mac1.createWires(mac1.emulatedPlan({0}, {0, 1}));
   std::vector<std::vector<uint8_t>> all = {mac0.addresses(), mac1.addresses()};
   mac0.connectWires(all);
   mac1.connectWires(all);

@@ -43,7 +43,7 @@ struct EmuRing {
       for (int p = 0; p < kMacs; ++p)
         if (p != mac) peers.push_back(p);
       devices[size_t(mac)]->createWires(
-          devices[size_t(mac)]->emulatedPlan(peers));
+          devices[size_t(mac)]->emulatedPlan(peers, {0, 1, 2}));
       all.push_back(devices[size_t(mac)]->addresses());
     }
     for (auto& d : devices) d->connectWires(all);

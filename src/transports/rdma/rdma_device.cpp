@@ -92,20 +92,22 @@ std::unique_ptr<DeviceContext> RdmaDevice::openChecked(
 }
 
 std::map<int, WirePlan> RdmaDevice::emulatedPlan(
-    const std::vector<int>& peers) const {
+    const std::vector<int>& peers, const std::vector<int>& macOfRank) const {
   // The fabric's devices per Mac and their cables, through the provider:
   // a device's peer is found by the emulated port's cable.
   std::map<int, WirePlan> plan;
   const EmuFabric* fabric = emuFabricOf(*provider_);
   if (fabric == nullptr)
     throw error(mclInternalError, "emulatedPlan needs the emu provider");
-  for (const auto& [a, b] : fabric->cables) {
-    if (a.mac == rank_ &&
-        std::find(peers.begin(), peers.end(), b.mac) != peers.end())
-      plan[b.mac].push_back({a.device, b.device});
-    if (b.mac == rank_ &&
-        std::find(peers.begin(), peers.end(), a.mac) != peers.end())
-      plan[a.mac].push_back({b.device, a.device});
+  const int me = macOfRank.at(size_t(rank_));
+  for (int peer : peers) {
+    const int mac = macOfRank.at(size_t(peer));
+    for (const auto& [a, b] : fabric->cables) {
+      if (a.mac == me && b.mac == mac)
+        plan[peer].push_back({a.device, b.device});
+      if (b.mac == me && a.mac == mac)
+        plan[peer].push_back({b.device, a.device});
+    }
   }
   return plan;
 }
@@ -245,12 +247,17 @@ void RdmaDevice::connectWires(const std::vector<std::vector<uint8_t>>& all) {
 
 std::unique_ptr<Connection> RdmaDevice::connect(int peer, uint32_t channel) {
   auto it = ready_.find({peer, channel});
-  if (it == ready_.end())
-    throw error(mclInvalidUsage, "rank %d: no RDMA cable reaches rank %d%s",
-                rank_, peer,
-                provider_->emulated()
-                    ? " on the emulated fabric (MCL_EMU_FABRIC)"
-                    : "");
+  if (it == ready_.end()) {
+    std::string kept;
+    for (const std::string& d : options_.devices)
+      kept += (kept.empty() ? "" : ",") + d;
+    throw error(
+        mclInvalidUsage, "rank %d: no RDMA cable reaches rank %d%s%s%s", rank_,
+        peer,
+        provider_->emulated() ? " on the emulated fabric (MCL_EMU_FABRIC)" : "",
+        kept.empty() ? "" : " among the devices MCL_RDMA_DEVICES keeps: ",
+        kept.c_str());
+  }
   std::unique_ptr<Connection> c = std::move(it->second);
   ready_.erase(it);
   return c;

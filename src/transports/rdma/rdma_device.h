@@ -21,7 +21,8 @@ namespace mcl::transport::rdma {
 struct RdmaOptions {
   ProviderOptions provider;
   FrameShape shape;
-  QpType qpType = QpType::UC;  // MCL_RDMA_QP
+  QpType qpType = QpType::UC;        // MCL_RDMA_QP
+  std::vector<std::string> devices;  // MCL_RDMA_DEVICES; empty: every one
 };
 
 // The cables to one peer, in the order both ends agree on: (local device,
@@ -38,9 +39,11 @@ class RdmaDevice {
   bool emulated() const { return provider_->emulated(); }
   const char* providerName() const { return provider_->name(); }
 
-  // The wires to each peer of the emulated fabric (this rank is Mac
-  // `rank`): every cable between the two Macs, in the fabric's order.
-  std::map<int, WirePlan> emulatedPlan(const std::vector<int>& peers) const;
+  // The wires to each peer of the emulated fabric (macOfRank[r]: the Mac
+  // rank r plays, this rank's included): every cable between the two Macs,
+  // in the fabric's order.
+  std::map<int, WirePlan> emulatedPlan(const std::vector<int>& peers,
+                                       const std::vector<int>& macOfRank) const;
 
   // Opens the devices and makes the queue pairs of `plan`; then addresses()
   // is what the peers need.
