@@ -3,15 +3,16 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "agreement.h"
 #include "join.h"
 #include "latency_report.h"
+#include "link_probe.h"
 #include "mcl_error.h"
 #include "run_metadata.h"
 #include "sample_stats.h"
@@ -19,8 +20,6 @@
 namespace mcl::perf {
 
 namespace {
-
-constexpr size_t kNoteBytes = 480;
 
 // A communicator of one transport, split off the job's: the transport's
 // view of which pairs of (job) ranks it serves.
@@ -62,24 +61,6 @@ bool rdmaCannotServe(const Hosts& hosts, int nranks) {
   const bool emulated =
       provider != nullptr && std::strcmp(provider, "emu") == 0;
   return !emulated && nranks > 1 && hosts.names.size() == 1;
-}
-
-// The first failing rank's message (which names the rank), so that rank 0
-// can say why a transport was not measured; "" when every rank succeeded.
-std::string firstFailure(mclComm_t job, int rank, int nranks,
-                         const std::string& mine) {
-  std::vector<char> all(kNoteBytes * size_t(nranks));
-  std::vector<char> own(kNoteBytes, '\0');
-  std::snprintf(own.data(), kNoteBytes, "%s", mine.c_str());
-  checkMcl(
-      rank, "mclAllGather",
-      mclAllGather(own.data(), all.data(), kNoteBytes, mclUint8, job, nullptr),
-      job);
-  for (int r = 0; r < nranks; ++r) {
-    const char* note = all.data() + kNoteBytes * size_t(r);
-    if (*note) return std::string(note, strnlen(note, kNoteBytes));
-  }
-  return "";
 }
 
 // Splits a communicator of `name` off the job's: per host for shm, over
@@ -154,36 +135,18 @@ struct MessageBuffer {
 // Rank a sends, rank b sends it back; a times each round trip.
 RoundTripStats pingPong(const TransportComm& t, int me, int a, int b,
                         size_t bytes, const Options& o, char* buffer) {
-  mclComm_t comm = t.comm;
   const int peer = t.localRankOf[size_t(me == a ? b : a)];
-  const bool starts = me == a;
-  std::vector<double> samples;
-  samples.reserve(size_t(o.iters));
-  for (int i = 0; i < o.warmupIters + o.iters; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    if (starts) {
-      checkMcl(me, "mclSend",
-               mclSend(buffer, bytes, mclUint8, peer, comm, nullptr), comm);
-      checkMcl(me, "mclRecv",
-               mclRecv(buffer, bytes, mclUint8, peer, comm, nullptr), comm);
-    } else {
-      checkMcl(me, "mclRecv",
-               mclRecv(buffer, bytes, mclUint8, peer, comm, nullptr), comm);
-      checkMcl(me, "mclSend",
-               mclSend(buffer, bytes, mclUint8, peer, comm, nullptr), comm);
-    }
-    const std::chrono::duration<double, std::micro> elapsed =
-        std::chrono::steady_clock::now() - start;
-    if (i >= o.warmupIters) samples.push_back(elapsed.count());
-  }
+  SampleSummary s;
+  const ProbeResult r = roundTrips(t.comm, peer, me == a, bytes, o.iters,
+                                   o.warmupIters, buffer, &s);
+  if (!r.ok()) dieOnMclError(me, r.call, r.result, t.comm);
   RoundTripStats stats;
-  if (!starts) return stats;
-  const SampleSummary s = summarize(samples);
+  if (me != a) return stats;
   stats.measured = true;
   stats.minUs = s.min;
   stats.medianUs = s.median;
   stats.p99Us = s.p99;
-  stats.roundTrips = int64_t(samples.size());
+  stats.roundTrips = o.iters;
   return stats;
 }
 

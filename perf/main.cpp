@@ -16,6 +16,7 @@
 #include "mcl_error.h"
 #include "options.h"
 #include "params_command.h"
+#include "qualify_command.h"
 #include "rank_runner.h"
 #include "topo_command.h"
 #include "tune_command.h"
@@ -64,6 +65,8 @@ int runCommand(const Options& options, const RankSetup& setup) {
       return runTuneRank(options, setup);
     case Command::Latency:
       return runLatencyRank(options, setup);
+    case Command::Qualify:
+      return runQualifyRank(options, setup);
     case Command::Params:  // runs before any rank starts
     case Command::Benchmark:
       break;

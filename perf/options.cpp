@@ -252,7 +252,7 @@ bool finishLatency(Options* o, std::string* error) {
 bool validate(const Options& o, bool haveCollective, std::string* error) {
   if (!haveCollective) {
     *error = std::string("missing the operation: one of ") +
-             collectiveNameList() + ", topo, tune, params, latency";
+             collectiveNameList() + ", topo, tune, params, latency, qualify";
     return false;
   }
   if (!o.dotPath.empty() && o.command != Command::Topo) {
@@ -324,6 +324,10 @@ ParseStatus parseOptions(int argc, char** argv, Options* o,
     const FlagSpec* spec = nullptr;
     std::string_view flag = arg;
     std::optional<std::string_view> value;
+    if (arg == "--qualify") {  // a switch: takes no value
+      o->qualify = true;
+      continue;
+    }
     if (arg.starts_with("--") || arg.starts_with("-np")) {
       // --name, --name=value, -np, -np=value (-np is not a cluster of
       // short flags, as for mpirun).
@@ -346,6 +350,11 @@ ParseStatus parseOptions(int argc, char** argv, Options* o,
       o->command = Command::Params;
       haveCollective = true;
       continue;
+    } else if (arg == "qualify" && !haveCollective &&
+               o->command == Command::Benchmark) {
+      o->command = Command::Qualify;
+      haveCollective = true;
+      continue;
     } else if (arg == "latency" && !haveCollective &&
                o->command == Command::Benchmark) {
       o->command = Command::Latency;
@@ -362,7 +371,7 @@ ParseStatus parseOptions(int argc, char** argv, Options* o,
                      ? "unexpected argument '" + std::string(arg) + "'"
                      : "unknown operation '" + std::string(arg) +
                            "': expected one of " + collectiveNameList() +
-                           ", topo, tune, params, latency";
+                           ", topo, tune, params, latency, qualify";
         return ParseStatus::Error;
       }
       o->collective = *c;
@@ -411,6 +420,18 @@ ParseStatus parseOptions(int argc, char** argv, Options* o,
   }
   if (o->command == Command::Latency && !finishLatency(o, error))
     return ParseStatus::Error;
+  if (o->command == Command::Qualify && !o->transport.empty() &&
+      o->transport != "tcp" && o->transport != "rdma") {
+    *error = "qualify --transport: tcp or rdma (the cables' transport), not '" +
+             o->transport + "'";
+    return ParseStatus::Error;
+  }
+  if (o->qualify && o->command != Command::Benchmark) {
+    *error =
+        "--qualify goes with a benchmark (allreduce --qualify); run "
+        "'mcl-perf qualify' on its own";
+    return ParseStatus::Error;
+  }
   return validate(*o, haveCollective, error) ? ParseStatus::Ok
                                              : ParseStatus::Error;
 }
@@ -505,6 +526,8 @@ void printUsage(std::FILE* out) {
       "the MCL_*\n"
       "                           variables, ranks, host and mcl version as "
       "JSON\n"
+      "  --qualify                run `qualify` first (exit 1 at the end when "
+      "it fails)\n"
       "  --csv FILE               also write every row as CSV (a header line, "
       "then\n"
       "                           one line per row)\n"
@@ -536,6 +559,17 @@ void printUsage(std::FILE* out) {
       "  and 1000 round trips per pair unless -b/-e and -n say otherwise. "
       "-J and\n"
       "  --csv write the rows.\n"
+      "\n"
+      "mcl-perf qualify [-np N] [--transport tcp|rdma] [-T SECONDS] [-J "
+      "FILE]\n"
+      "  Tests every cable alone (each wire of a doubled pair too): round "
+      "trips, and\n"
+      "  a stream each way against the cable's nominal rate and the other "
+      "cables';\n"
+      "  OK, SLOW or DEAD. Then each Mac's memory copy and reduction rates. "
+      "Exits 1\n"
+      "  when any cable or Mac fails. A benchmark's --qualify runs it "
+      "first.\n"
       "\n"
       "mcl-perf params [-J FILE]\n"
       "  Every MCL_* variable mcl reads: the value in effect, whether it "

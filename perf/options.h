@@ -16,9 +16,10 @@
 namespace mcl::perf {
 
 // What mcl-perf was asked to do: benchmark a collective, show the cluster
-// (`topo`), the tuner's predictions (`tune`) or the tunables (`params`), or
-// time round trips between every pair of ranks (`latency`).
-enum class Command { Benchmark, Topo, Tune, Params, Latency };
+// (`topo`), the tuner's predictions (`tune`) or the tunables (`params`),
+// time round trips between every pair of ranks (`latency`), or test every
+// cable and Mac (`qualify`).
+enum class Command { Benchmark, Topo, Tune, Params, Latency, Qualify };
 
 struct Options {
   Command command = Command::Benchmark;
@@ -46,6 +47,7 @@ struct Options {
   std::string csvPath;
   std::string dotPath;         // topo --dot FILE
   bool checkTopology = false;  // topo --check
+  bool qualify = false;        // a benchmark's --qualify: qualify first
   bool sizesGiven = false;     // -b or -e on the command line
   bool itersGiven = false;     // -n on the command line
   bool warmupGiven = false;    // -w on the command line

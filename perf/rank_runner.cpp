@@ -16,6 +16,7 @@
 #include "dtype.h"
 #include "join.h"
 #include "mcl_error.h"
+#include "qualify_command.h"
 #include "report.h"
 #include "run_metadata.h"
 
@@ -345,6 +346,15 @@ int runRank(const Options& options, const RankSetup& given) {
   const std::string transport =
       transportName(options) + (usesEmulatedFabric(comm) ? " (emulated)" : "");
   const int rank = setup.rank;
+  // --qualify: the cables and Macs first, on the communicator measured
+  // next; its transport, when it is a cable's (tcp, rdma), is theirs.
+  bool qualified = true;
+  if (options.qualify) {
+    Options cables = options;
+    if (cables.transport != "tcp" && cables.transport != "rdma")
+      cables.transport.clear();
+    qualified = qualifyCluster(cables, comm, rank, setup.nranks, false);
+  }
   RunInfo info;
   info.options = &options;
   info.nranks = setup.nranks;
@@ -371,7 +381,7 @@ int runRank(const Options& options, const RankSetup& given) {
            comm);
   report.printFooter(errors, avgBusBw);
 
-  int code = errors ? kExitWrongData : kExitOk;
+  int code = errors ? kExitWrongData : qualified ? kExitOk : kExitFailure;
   std::string jsonError;
   if (rank == 0 && !options.jsonPath.empty() &&
       !report.writeJson(info, errors, avgBusBw, &jsonError)) {

@@ -6,6 +6,7 @@ element of every result (-c 1), for every type and op.
 Needs root (skips otherwise) and MCL_PERF (the mcl-perf binary; CTest sets
 it)."""
 
+import json
 import os
 import re
 import signal
@@ -14,6 +15,7 @@ import time
 import pytest
 
 from jobs import PERF, SMALL, cable_root, finish, run_job, start_ranks
+import testbed
 from testbed import Testbed as Cluster
 
 pytestmark = [
@@ -151,3 +153,30 @@ def test_latency_compares_transports_across_hosts():
             shm_median = cells.split()[0]
             assert (shm_median != "-") == same_host, table
         assert "# rdma: not measured: " in table, table
+
+
+def test_qualify_calls_the_rate_limited_cable_slow(tmp_path):
+    # ring3: three cables. Host 0's end of its cable to host 1 sends at
+    # 100 Mbit/s: that cable is SLOW (that way), the other two OK.
+    report = tmp_path / "qualify.json"
+    with Cluster("ring3", name="mcl-qualify", lan=True) as bed:
+        testbed._add_tbf(bed.netns(0), "tb1", 100)
+        outs = finish(start_ranks(bed, [0, 1, 2], "10.78.0.1:29713",
+                                  ["qualify", "-J", str(report)],
+                                  {"MCL_DEBUG": "WARN"}))
+    for rank, (code, out) in enumerate(outs):
+        assert code == 1, f"rank {rank} should fail ({code}):\n{out}"
+    table = outs[0][1]
+    assert "WARN" not in table, table
+    rows = re.findall(r"^\s+\d+\s+(\S+:tb\d <-> \S+:tb\d)\s.*?\s(OK|SLOW|DEAD)"
+                      r"(.*)$", table, re.M)
+    assert len(rows) == 3, table
+    for ends, verdict, why in rows:
+        limited = ends.startswith("vm/mcl-mcl-qualify-h0:tb1 ")
+        assert verdict == ("SLOW" if limited else "OK"), table
+        if limited:
+            assert "h0 -> vm/mcl-mcl-qualify-h1" in why, table
+    assert "# Qualify: FAIL: cable" in table, table
+    data = json.load(open(report))
+    assert sorted(c["verdict"] for c in data["cables"]) == ["OK", "OK", "SLOW"]
+    assert [m["verdict"] for m in data["macs"]] == ["OK"] * 3
