@@ -171,7 +171,7 @@ std::vector<MacMeasurement> measureMacs(const QualifyPlan& plan, mclComm_t job,
 }  // namespace
 
 bool qualifyCluster(const Options& options, mclComm_t job, int rank, int nranks,
-                    bool writeJson) {
+                    bool writeJson, QualifyResults* out) {
   const std::string startTime = timeNow();
   QualifyResults results;
   std::string error;
@@ -191,6 +191,7 @@ bool qualifyCluster(const Options& options, mclComm_t job, int rank, int nranks,
   results.macs = measureMacs(results.plan, job, rank);
   judgeCables(results.plan, results.cables);
   judgeMacs(results.plan, results.cables, results.macs);
+  if (out != nullptr) *out = results;
   if (rank == 0) {
     printQualifyReport(results, stdout);
     int version = 0;

@@ -6,6 +6,7 @@
 #include <mcl/mcl.h>
 
 #include "options.h"
+#include "qualify_report.h"
 #include "rank_runner.h"
 
 namespace mcl::perf {
@@ -13,8 +14,9 @@ namespace mcl::perf {
 // On the job's communicator, every rank: rank 0 prints the report (and,
 // when writeJson, writes options.jsonPath). True on every rank when every
 // cable and Mac passed.
+// *results (when given) receives what was measured and judged.
 bool qualifyCluster(const Options& options, mclComm_t job, int rank, int nranks,
-                    bool writeJson);
+                    bool writeJson, QualifyResults* results = nullptr);
 
 // `mcl-perf qualify`: joins, qualifies, leaves. kExitOk when everything
 // passed, else kExitFailure.

@@ -1,8 +1,8 @@
 #include "qualify_verdict.h"
 
-#include <cstdarg>
-#include <cstdio>
 #include <map>
+
+#include "text_format.h"
 
 namespace mcl::perf {
 
@@ -17,16 +17,6 @@ constexpr double kPeerFraction = 0.5;
 constexpr double kRoundTripFactor = 5;
 constexpr double kRoundTripExcessUs = 100;
 
-std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-std::string format(const char* fmt, ...) {
-  char buf[512];
-  va_list args;
-  va_start(args, fmt);
-  std::vsnprintf(buf, sizeof buf, fmt, args);
-  va_end(args);
-  return buf;
-}
-
 double medianOf(std::vector<double> values) { return summarize(values).median; }
 
 void judgeDirection(const std::string& direction, double gbps,
@@ -34,14 +24,14 @@ void judgeDirection(const std::string& direction, double gbps,
                     double peerMedian, const std::string& kind,
                     std::vector<std::string>& reasons) {
   if (nominalFloor > 0 && gbps < nominalFloor)
-    reasons.push_back(format(
+    reasons.push_back(formatText(
         "%s %.3g GB/s, under %.0f%% of the nominal %.3g Gb/s (%.3g GB/s)",
         direction.c_str(), gbps, fraction * 100, nominalGbps, nominalFloor));
   if (peerMedian > 0 && gbps < kPeerFraction * peerMedian)
     reasons.push_back(
-        format("%s %.3g GB/s, under half the median of the %s cables "
-               "(%.3g GB/s)",
-               direction.c_str(), gbps, kind.c_str(), peerMedian));
+        formatText("%s %.3g GB/s, under half the median of the %s cables "
+                   "(%.3g GB/s)",
+                   direction.c_str(), gbps, kind.c_str(), peerMedian));
 }
 
 }  // namespace
@@ -95,10 +85,10 @@ void judgeCables(const QualifyPlan& plan,
     const double trip = medianOf(trips[c.kind]);
     if (m.roundTripUs.min > kRoundTripFactor * trip &&
         m.roundTripUs.min - trip > kRoundTripExcessUs)
-      m.reasons.push_back(
-          format("fastest round trip %.1f us, over 5 times that of its kind "
-                 "(median %.1f us)",
-                 m.roundTripUs.min, trip));
+      m.reasons.push_back(formatText(
+          "fastest round trip %.1f us, over 5 times that of its kind "
+          "(median %.1f us)",
+          m.roundTripUs.min, trip));
     m.verdict = m.reasons.empty() ? Verdict::Ok : Verdict::Slow;
   }
 }
@@ -118,12 +108,12 @@ void judgeMacs(const QualifyPlan& plan,
     m.reasons.clear();
     if (macs.size() > 1 && m.speed.memcpyGBps < kPeerFraction * copyMedian)
       m.reasons.push_back(
-          format("copies %.3g GB/s, under half the median Mac (%.3g GB/s)",
-                 m.speed.memcpyGBps, copyMedian));
+          formatText("copies %.3g GB/s, under half the median Mac (%.3g GB/s)",
+                     m.speed.memcpyGBps, copyMedian));
     if (macs.size() > 1 && m.speed.reduceGBps < kPeerFraction * reduceMedian)
       m.reasons.push_back(
-          format("reduces %.3g GB/s, under half the median Mac (%.3g GB/s)",
-                 m.speed.reduceGBps, reduceMedian));
+          formatText("reduces %.3g GB/s, under half the median Mac (%.3g GB/s)",
+                     m.speed.reduceGBps, reduceMedian));
     // The emulator's cables are this machine's caches copying frames:
     // they say nothing of what a Mac must keep up with.
     double fastest = 0;
@@ -140,10 +130,10 @@ void judgeMacs(const QualifyPlan& plan,
       }
     }
     if (fastest > 0 && m.speed.reduceGBps < fastest)
-      m.reasons.push_back(
-          format("reduces %.3g GB/s, slower than its fastest cable delivers "
-                 "(%.3g GB/s, %s)",
-                 m.speed.reduceGBps, fastest, fastestName.c_str()));
+      m.reasons.push_back(formatText(
+          "reduces %.3g GB/s, slower than its fastest cable delivers "
+          "(%.3g GB/s, %s)",
+          m.speed.reduceGBps, fastest, fastestName.c_str()));
     m.verdict = m.reasons.empty() ? Verdict::Ok : Verdict::Slow;
   }
 }

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -11,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cluster_verdict.h"
 #include "collective_bench.h"
 #include "collective_check.h"
 #include "dtype.h"
@@ -348,13 +351,14 @@ int runRank(const Options& options, const RankSetup& given) {
   const int rank = setup.rank;
   // --qualify: the cables and Macs first, on the communicator measured
   // next; its transport, when it is a cable's (tcp, rdma), is theirs.
+  Options cables = options;
+  if (cables.transport != "tcp" && cables.transport != "rdma")
+    cables.transport.clear();
   bool qualified = true;
-  if (options.qualify) {
-    Options cables = options;
-    if (cables.transport != "tcp" && cables.transport != "rdma")
-      cables.transport.clear();
-    qualified = qualifyCluster(cables, comm, rank, setup.nranks, false);
-  }
+  QualifyResults qualification;
+  if (options.qualify)
+    qualified =
+        qualifyCluster(cables, comm, rank, setup.nranks, false, &qualification);
   RunInfo info;
   info.options = &options;
   info.nranks = setup.nranks;
@@ -380,6 +384,12 @@ int runRank(const Options& options, const RankSetup& given) {
            mclAllReduce(&errors, &errors, 1, mclInt64, mclSum, comm, nullptr),
            comm);
   report.printFooter(errors, avgBusBw);
+  if (rank == 0 && options.collective == Collective::AllReduce) {
+    const std::string verdict = clusterVerdict(
+        nlohmann::json::parse(topologyJson(comm, rank)), setup.nranks,
+        report.peakBusBw(), options.qualify ? &qualification : nullptr);
+    if (!verdict.empty()) std::printf("%s\n", verdict.c_str());
+  }
 
   int code = errors ? kExitWrongData : qualified ? kExitOk : kExitFailure;
   std::string jsonError;

@@ -2,6 +2,7 @@
 
 #include <mcl/mcl.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "json_writer.h"
@@ -161,6 +162,13 @@ void Report::addCell(const ResultCell& cell) {
 
 void Report::endRow() {
   if (isPrinter_) std::printf("  %s\n", rows_.back().algorithm.c_str());
+}
+
+double Report::peakBusBw() const {
+  double peak = 0;
+  for (const ResultRow& row : rows_)
+    peak = std::max({peak, row.outOfPlace.busBw, row.inPlace.busBw});
+  return peak;
 }
 
 void Report::printFooter(int64_t errors, double avgBusBw) {

@@ -60,6 +60,8 @@ class Report {
   void endRow();
   // errors: measurements with wrong elements, counted per rank and summed.
   void printFooter(int64_t errors, double avgBusBw);
+  // The highest bus bandwidth of any row (either cell), GB/s.
+  double peakBusBw() const;
 
   // Writes the JSON report to info.options->jsonPath; false with *error
   // set when the file cannot be written.

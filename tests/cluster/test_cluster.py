@@ -46,6 +46,11 @@ def test_two_cables_are_both_used():
         link = re.search(r"to rank 1 via tcp (\S+)", log)
         assert link and link.group(1).count("->") == 2, log
         assert "cable" in log
+        # The verdict line: both 10 Gb/s veth cables count, 2.5 GB/s.
+        assert re.search(r"^# Cluster: peak busbw [\d.]+ GB/s, \d+% of the "
+                         r"2\.5 GB/s the slowest pair's cables allow \(\S+ "
+                         r"<-> \S+, 20 Gb/s\); slowest cable \S+:tb1c\d <-> "
+                         r"\S+:tb0c\d \(10 Gb/s nominal", log, re.M), log
 
 
 @pytest.mark.parametrize("collective", COLLECTIVES)

@@ -99,3 +99,20 @@ def test_misused_flags_are_refused():
         run = perf(*args)
         assert run.returncode == 2, (args, run.stdout, run.stderr)
         assert words in run.stderr, (args, run.stderr)
+
+
+def test_allreduce_ends_with_the_cluster_verdict():
+    run = perf("allreduce", "-np", "2", "--transport", "rdma", "-b", "8",
+               "-e", "1M", "-f", "32")
+    assert run.returncode == 0, run.stdout + run.stderr
+    line = [l for l in run.stdout.splitlines() if l.startswith("# Cluster:")]
+    assert len(line) == 1, run.stdout
+    assert "(EMULATED fabric)" in line[0]
+    assert "the 15 GB/s the slowest pair's cables allow (mac0 <-> mac1, " \
+        "120 Gb/s)" in line[0]
+    assert "slowest cable mac0:rdma_en" in line[0]
+    # One host, the emulated fabric configured but not used (shm): nothing
+    # to judge.
+    run = perf("allreduce", "-np", "2", "-b", "8", "-e", "8")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "# Cluster:" not in run.stdout

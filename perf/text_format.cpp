@@ -1,0 +1,17 @@
+#include "text_format.h"
+
+#include <cstdarg>
+#include <cstdio>
+
+namespace mcl::perf {
+
+std::string formatText(const char* fmt, ...) {
+  char buf[512];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(buf, sizeof buf, fmt, args);
+  va_end(args);
+  return buf;
+}
+
+}  // namespace mcl::perf
