@@ -14,6 +14,7 @@
 #include "latency_report.h"
 #include "link_probe.h"
 #include "mcl_error.h"
+#include "progress.h"
 #include "run_metadata.h"
 #include "sample_stats.h"
 
@@ -246,9 +247,12 @@ int runLatencyRank(const Options& given, const RankSetup& givenSetup) {
     for (int b = a + 1; b < nranks; ++b) pairs.emplace_back(a, b);
   const size_t nt = transports.size();
   std::vector<double> slots(sizes.size() * pairs.size() * nt * kSlot, 0.0);
+  Progress progress(rank == 0, "latency", sizes.size() * pairs.size());
   for (size_t s = 0; s < sizes.size(); ++s)
     for (size_t p = 0; p < pairs.size(); ++p) {
       const auto [a, b] = pairs[p];
+      progress.step("ranks " + std::to_string(a) + " <-> " + std::to_string(b) +
+                    ", " + std::to_string(sizes[s]) + " B");
       // The transports take turns going first, pair by pair.
       for (size_t k = 0; k < nt; ++k) {
         const size_t t = (p + k) % nt;
@@ -266,6 +270,7 @@ int runLatencyRank(const Options& given, const RankSetup& givenSetup) {
                         mclSum, job, nullptr),
            job);
 
+  progress.clear();
   int code = kExitOk;
   if (rank == 0) {
     LatencyTable table;

@@ -11,6 +11,7 @@
 #include "link_probe.h"
 #include "mac_speed.h"
 #include "mcl_error.h"
+#include "progress.h"
 #include "qualify_report.h"
 #include "run_metadata.h"
 
@@ -185,10 +186,16 @@ bool qualifyCluster(const Options& options, mclComm_t job, int rank, int nranks,
     return false;
   }
   std::vector<char> buffer(kStreamMessageBytes);
-  for (const CableUnderTest& c : results.plan.cables)
-    results.cables.push_back(
-        measureCable(options, results.plan, c, job, rank, nranks, buffer));
-  results.macs = measureMacs(results.plan, job, rank);
+  {
+    Progress progress(rank == 0, "qualify", results.plan.cables.size() + 1);
+    for (const CableUnderTest& c : results.plan.cables) {
+      progress.step("cable " + c.name());
+      results.cables.push_back(
+          measureCable(options, results.plan, c, job, rank, nranks, buffer));
+    }
+    progress.step("the Macs");
+    results.macs = measureMacs(results.plan, job, rank);
+  }
   judgeCables(results.plan, results.cables);
   judgeMacs(results.plan, results.cables, results.macs);
   if (out != nullptr) *out = results;

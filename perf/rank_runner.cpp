@@ -19,6 +19,7 @@
 #include "dtype.h"
 #include "join.h"
 #include "mcl_error.h"
+#include "progress.h"
 #include "qualify_command.h"
 #include "report.h"
 #include "run_metadata.h"
@@ -149,10 +150,15 @@ class Bench {
     }
     const std::vector<mclRedOp_t> ops =
         info.hasOp ? o_.ops : std::vector<mclRedOp_t>{mclSum};
+    Progress progress(
+        rank_ == 0, info.name,
+        sizes_.size() * o_.types.size() * ops.size() * roots.size());
+    progress_ = &progress;
     for (mclDataType_t type : o_.types)
       for (mclRedOp_t op : ops)
         for (int root : roots)
           timeTest(type, op, info.hasOp ? opName(op) : "none", root);
+    progress_ = nullptr;
   }
 
   int64_t localErrors() const { return localErrors_; }
@@ -242,12 +248,15 @@ class Bench {
     const size_t n = variants_.size();
     for (size_t s = 0; s < sizes_.size(); ++s) {
       const SizeCase c = makeCase(type, op, root, sizes_[s]);
+      progress_->step(std::to_string(c.totalBytes) + " B " + typeName(type) +
+                      " " + shownOp);
       std::vector<std::array<ResultCell, 2>> cells(n);
       for (size_t k = 0; k < n; ++k) {
         const size_t i = (s + k) % n;
         comm_ = variants_[i].comm;
         cells[i] = {benchTime(c, false), benchTime(c, true)};
       }
+      progress_->clear();
       for (size_t i = 0; i < n; ++i) {
         comm_ = variants_[i].comm;
         const std::string algorithm =
@@ -307,6 +316,7 @@ class Bench {
   const std::vector<Variant> variants_;
   mclComm_t comm_;  // the variant being measured
   Report* const report_;
+  Progress* progress_ = nullptr;  // while runAll runs
   Buffer send_;
   Buffer recv_;
   const std::vector<size_t> sizes_;
