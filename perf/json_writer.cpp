@@ -135,6 +135,11 @@ void JsonWriter::key(std::string_view name) {
   afterKey_ = true;
 }
 
+void JsonWriter::verbatim(std::string_view json) {
+  beforeValue();
+  out_ += json;
+}
+
 void JsonWriter::string(std::string_view value) {
   beforeValue();
   out_ += jsonQuote(value);

@@ -26,6 +26,8 @@ class JsonWriter {
   void number(double value);
   void boolean(bool value);
   void null();
+  // A whole JSON value written elsewhere (valid JSON, on one line), as is.
+  void verbatim(std::string_view json);
 
   // The document so far, ending with a newline once the outermost value
   // is closed.

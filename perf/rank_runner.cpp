@@ -375,6 +375,8 @@ int runRank(const Options& options, const RankSetup& given) {
   info.startTime = timeNow();
   checkMcl(rank, "mclGetVersion", mclGetVersion(&info.libraryVersion), comm);
   info.ranks = gatherRankInfo(comm, rank, setup.nranks, transport);
+  if (rank == 0 && !options.jsonPath.empty())
+    info.topologyJson = topologyJson(comm, rank);
 
   Report report(rank == 0);
   report.printHeader(info);

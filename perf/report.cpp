@@ -2,6 +2,8 @@
 
 #include <mcl/mcl.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cstdio>
 
@@ -209,6 +211,12 @@ bool Report::writeJson(const RunInfo& info, int64_t errors, double avgBusBw,
     w.endObject();
   }
   w.endArray();
+  // The cluster and the tuner's model the rows were measured on.
+  w.key("topology");
+  if (info.topologyJson.empty())
+    w.null();
+  else
+    w.verbatim(nlohmann::json::parse(info.topologyJson).dump());
   w.key("results");
   w.beginArray();
   for (const ResultRow& row : rows_) {

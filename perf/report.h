@@ -24,6 +24,7 @@ struct RunInfo {
   int libraryVersion = 0;  // mclGetVersion
   std::vector<RankInfo> ranks;
   std::string startTime;
+  std::string topologyJson;  // mclCommGetTopology's, for the JSON report
 };
 
 // One measurement: out of place or in place.

@@ -60,6 +60,15 @@ Buffer filledWithOnes(size_t bytes, mclDataType_t type) {
     case mclBfloat16:
       one = 0x3f80;
       break;
+    case mclFloat64:
+      one = 0x3ff0000000000000;
+      break;
+    case mclFloat8e4m3:  // exponent bias 7
+      one = 0x38;
+      break;
+    case mclFloat8e5m2:  // exponent bias 15
+      one = 0x3c;
+      break;
     default:
       one = 1;  // integers
       break;
@@ -94,7 +103,8 @@ void BM_ReduceSum(benchmark::State& state, mclDataType_t type) {
     benchmark::ClobberMemory();
   }
   setRates(state, bytes, 3);
-  if (type == mclFloat16 || type == mclBfloat16) {
+  if (type == mclFloat16 || type == mclBfloat16 || type == mclFloat8e4m3 ||
+      type == mclFloat8e5m2) {
     state.SetLabel(mcl::kernels::kernelPath());  // "avx2", "neon", "portable"
   }
 }
@@ -107,6 +117,14 @@ BENCHMARK(BM_Memcpy)->Apply(sizes);
 BENCHMARK_CAPTURE(BM_ReduceSum, float32, mclFloat32)->Apply(sizes);
 BENCHMARK_CAPTURE(BM_ReduceSum, float16, mclFloat16)->Apply(sizes);
 BENCHMARK_CAPTURE(BM_ReduceSum, bfloat16, mclBfloat16)->Apply(sizes);
+BENCHMARK_CAPTURE(BM_ReduceSum, float64, mclFloat64)->Apply(sizes);
+BENCHMARK_CAPTURE(BM_ReduceSum, float8e4m3, mclFloat8e4m3)->Apply(sizes);
+BENCHMARK_CAPTURE(BM_ReduceSum, float8e5m2, mclFloat8e5m2)->Apply(sizes);
+BENCHMARK_CAPTURE(BM_ReduceSum, int8, mclInt8)->Apply(sizes);
+BENCHMARK_CAPTURE(BM_ReduceSum, uint8, mclUint8)->Apply(sizes);
 BENCHMARK_CAPTURE(BM_ReduceSum, int32, mclInt32)->Apply(sizes);
+BENCHMARK_CAPTURE(BM_ReduceSum, uint32, mclUint32)->Apply(sizes);
+BENCHMARK_CAPTURE(BM_ReduceSum, int64, mclInt64)->Apply(sizes);
+BENCHMARK_CAPTURE(BM_ReduceSum, uint64, mclUint64)->Apply(sizes);
 
 }  // namespace

@@ -40,6 +40,9 @@ def test_table_and_json_hold_the_same_rows(tmp_path):
     assert data["operation"] == "reduce" and data["nranks"] == 3
     assert data["config"]["op"] == "max" and data["config"]["root"] == -1
     assert data["out_of_bounds"] == {"count": 0, "ok": True}
+    # The cluster the rows were measured on, and the tuner's model of it.
+    assert [h["ranks"] for h in data["topology"]["hosts"]] == [[0, 1, 2]]
+    assert data["topology"]["tuner"]["link_kind"] == "shm"
     # 3 sizes x 3 roots x the 12 types.
     assert len(rows) == len(data["results"]) == 3 * 3 * 12
     for cols, row in zip(rows, data["results"]):
