@@ -32,6 +32,10 @@ std::string slowestCable(const QualifyPlan& plan,
                    : formatText(" (%.3g GB/s one way, measured; ", rate) +
                          verdictName(m.verdict) + ")");
   }
+  for (const CableUnderTest& c : plan.cables)
+    if (!c.deadAtDetection.empty())
+      return "cable " + c.name() +
+             " answers nothing (DEAD; --qualify says why)";
   int slowest = -1;
   for (size_t i = 0; i < plan.cables.size(); ++i)
     if (slowest < 0 ||
@@ -59,7 +63,10 @@ std::string clusterVerdict(const nlohmann::json& topology, int nranks,
   if (plan.macs.size() < 2 && !plan.emulated) return "";
   std::string line = formatText("# Cluster: peak busbw %.3g GB/s", peakBusBw) +
                      (plan.emulated ? " (EMULATED fabric)" : "");
-  if (plan.cables.empty())
+  bool anyAnswers = false;
+  for (const CableUnderTest& c : plan.cables)
+    anyAnswers |= c.deadAtDetection.empty();
+  if (!anyAnswers)
     return line +
            "; no cables detected between the hosts: traffic takes the "
            "network (mcl-perf topo --check says why)";
@@ -68,6 +75,7 @@ std::string clusterVerdict(const nlohmann::json& topology, int nranks,
   std::map<std::pair<int, int>, double> pairGbps;
   bool unknown = false;
   for (const CableUnderTest& c : plan.cables) {
+    if (!c.deadAtDetection.empty()) continue;
     pairGbps[{c.a.host, c.b.host}] += c.nominalGbps;
     unknown |= c.nominalGbps <= 0;
   }

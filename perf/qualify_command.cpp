@@ -109,6 +109,11 @@ CableMeasurement measureCable(const Options& o, const QualifyPlan& plan,
                               const CableUnderTest& c, mclComm_t job, int rank,
                               int nranks, std::vector<char>& buffer) {
   CableMeasurement m;
+  if (!c.deadAtDetection.empty()) {  // every rank has the same plan
+    m.dead = true;
+    m.deadReason = c.deadAtDetection;
+    return m;
+  }
   std::string failure;
   mclComm_t cable = openCable(o, plan, c, job, rank, &failure);
   m.deadReason = firstFailure(job, rank, nranks, failure);

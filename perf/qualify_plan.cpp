@@ -1,9 +1,13 @@
 #include "qualify_plan.h"
 
+#include <arpa/inet.h>
+
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 namespace mcl::perf {
@@ -89,6 +93,63 @@ bool planEmulated(int nranks, QualifyPlan* plan, std::string* error) {
   return true;
 }
 
+// "10.77.1.0/30" for a point-to-point IPv4 address (/30 or /31, as each
+// Thunderbolt port gets one), else "".
+std::string pointToPointSubnet(const std::string& address, int prefix) {
+  in_addr a{};
+  if ((prefix != 30 && prefix != 31) ||
+      inet_pton(AF_INET, address.c_str(), &a) != 1)
+    return "";
+  const uint32_t mask = ~uint32_t{0} << (32 - prefix);
+  a.s_addr = htonl(ntohl(a.s_addr) & mask);
+  char text[INET_ADDRSTRLEN] = {};
+  inet_ntop(AF_INET, &a, text, sizeof text);
+  return std::string(text) + "/" + std::to_string(prefix);
+}
+
+// Ports that carry a cable's address but no cable the detection could
+// match: one end of a doubled pair pulled, a dead cable, or a far port
+// switched off. Each is a cable the owner expects and does not have.
+void planUnanswered(const nlohmann::json& topology,
+                    const std::map<int, std::pair<std::string, int>>& hosts,
+                    QualifyPlan* plan) {
+  std::set<std::pair<int, std::string>> cabled;
+  for (const auto& link : topology.at("links"))
+    for (const char* end : {"a", "b"})
+      cabled.insert({link.at(end).value("host", -1),
+                     link.at(end).value("interface", "")});
+  for (const auto& host : topology.at("hosts")) {
+    const int id = host.value("id", 0);
+    if (!hosts.count(id)) continue;
+    const auto inventory = host.value("inventory", nlohmann::json::object());
+    for (const auto& port :
+         inventory.value("interfaces", nlohmann::json::array())) {
+      const std::string name = port.value("name", "");
+      if (port.value("medium", "") == "loopback" || cabled.count({id, name}))
+        continue;
+      for (const auto& address :
+           port.value("addresses", nlohmann::json::array())) {
+        const std::string subnet = pointToPointSubnet(
+            address.value("address", ""), address.value("prefix", 0));
+        if (subnet.empty()) continue;
+        CableUnderTest c;
+        c.kind = port.value("medium", "?");
+        c.nominalGbps = port.value("speed_gbps", 0.0);
+        c.a = {id, hosts.at(id).first, hosts.at(id).second,
+               plan->transport == "rdma" ? "rdma_" + name : name};
+        c.b = {-1, "?", -1, "?"};
+        c.deadAtDetection = "port " + name + " has a cable's address (" +
+                            address.value("address", "") + ", subnet " +
+                            subnet +
+                            ") but nothing answers on it: the cable is "
+                            "unplugged or dead, or its far port is down";
+        plan->cables.push_back(c);
+        break;
+      }
+    }
+  }
+}
+
 // The detected cables between hosts, each driven by its hosts' lowest
 // ranks; under RDMA only Thunderbolt ones, through rdma_<interface>.
 void planDetected(const nlohmann::json& topology, QualifyPlan* plan) {
@@ -123,12 +184,14 @@ void planDetected(const nlohmann::json& topology, QualifyPlan* plan) {
   }
   for (CableUnderTest& c : plan->cables)
     c.wires = wiresPerPair[{c.a.host, c.b.host}];
+  planUnanswered(topology, hosts, plan);
 }
 
 }  // namespace
 
 std::string CableUnderTest::name() const {
-  return a.hostName + ":" + a.end + " <-> " + b.hostName + ":" + b.end;
+  return a.hostName + ":" + a.end + " <-> " +
+         (b.rank < 0 ? std::string("?") : b.hostName + ":" + b.end);
 }
 
 bool planQualification(const nlohmann::json& topology, int nranks,

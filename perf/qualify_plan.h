@@ -2,7 +2,9 @@
 // doubled pair on its own) with the ranks at its two ends, and every Mac
 // with the rank that measures it. Cables come from the topology the
 // library detected (TCP over Thunderbolt or Ethernet, RDMA over
-// Thunderbolt) or, for the emulated RDMA fabric, from its device matrix.
+// Thunderbolt) or, for the emulated RDMA fabric, from its device matrix; a
+// port that carries a cable's /30 address with nothing answering on it is
+// a cable expected and missing (DEAD without a test).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -25,7 +27,10 @@ struct CableUnderTest {
   int wire = 0;            // which of the pair's cables, from 0
   int wires = 1;           // the pair's cables
   CableEnd a;              // the lower host (Mac)
-  CableEnd b;
+  CableEnd b;              // rank -1: no far end was found
+  // Not to be measured: why it is dead already (a port configured for a
+  // cable that answers nothing), or "".
+  std::string deadAtDetection;
 
   // "h0:tb1 <-> h1:tb0".
   std::string name() const;

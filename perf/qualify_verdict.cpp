@@ -74,7 +74,9 @@ void judgeCables(const QualifyPlan& plan,
     m.reasons.clear();
     if (m.dead) {
       m.verdict = Verdict::Dead;
-      m.reasons.push_back("no traffic passes: " + m.deadReason);
+      m.reasons.push_back(c.deadAtDetection.empty()
+                              ? "no traffic passes: " + m.deadReason
+                              : m.deadReason);
       continue;
     }
     // The emulator's rate is a CPU copying frames, not the nominal one.

@@ -188,3 +188,21 @@ def test_qualify_calls_the_rate_limited_cable_slow(tmp_path):
     # own veth cables, which share it: not asserted).
     assert len(data["macs"]) == 3
     assert all(m["reduce_gbytes_per_s"] > 0 for m in data["macs"])
+
+
+def test_qualify_calls_a_pulled_wire_of_a_doubled_pair_dead():
+    # pair2, host 0's end of the second cable down: host 1's end still
+    # carries the cable's /30 address and nothing answers there.
+    with Cluster("pair2", name="mcl-pulled", lan=True) as bed:
+        bed.cable(0, 1, 1, up=False)
+        outs = finish(start_ranks(bed, [0, 1], "10.78.0.1:29714",
+                                  ["qualify"], {"MCL_DEBUG": "WARN"}))
+    for rank, (code, out) in enumerate(outs):
+        assert code == 1, f"rank {rank} should fail ({code}):\n{out}"
+    table = outs[0][1]
+    rows = re.findall(r"^\s+\d+\s+(\S+ <-> \S+)\s.*\s(OK|SLOW|DEAD)(.*)$",
+                      table, re.M)
+    assert [(ends.split(" <-> ")[1], verdict) for ends, verdict, _ in rows] \
+        == [("vm/mcl-mcl-pulled-h1:tb0c0", "OK"), ("?", "DEAD")], table
+    assert rows[1][0].startswith("vm/mcl-mcl-pulled-h1:tb0c1 ")
+    assert "nothing answers on it" in rows[1][2], table
