@@ -7,10 +7,11 @@ debian_packages=(build-essential cmake ninja-build pkg-config libsodium-dev
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libhwloc-dev
   libibverbs-dev
   clang clang-format
-  python3 python3-pytest python3-matplotlib iproute2)
+  python3 python3-pytest python3-matplotlib iproute2
+  openmpi-bin libopenmpi-dev libgloo-dev)  # the peers of perf/compare
 # The cluster tests need Linux network namespaces: on macOS they skip.
 brew_packages=(cmake ninja pkg-config libsodium googletest google-benchmark
-  nlohmann-json hwloc clang-format)
+  nlohmann-json hwloc clang-format open-mpi)
 
 as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"
