@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
   memset(recv, 0, maxBytes);
   for (size_t bytes = minBytes; bytes <= maxBytes; bytes *= factor) {
     int count = (int)(bytes / sizeof(float));
-    int part = count / nranks;  /* all-gather: each rank's share */
+    int part = count / nranks; /* all-gather: each rank's share */
     for (int i = 0; i < warmup; ++i) {
       if (gather)
         MPI_Allgather(send, part, MPI_FLOAT, recv, part, MPI_FLOAT,
