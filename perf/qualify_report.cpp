@@ -122,12 +122,11 @@ void printQualifyReport(const QualifyResults& r, std::FILE* out) {
   std::fprintf(
       out,
       "# A cable is SLOW when a direction moves under %.0f%% of its "
-      "nominal rate%s or under half the median of its kind, or its "
+      "nominal rate or under half the median of its kind%s, or its "
       "fastest round trip is over 5x theirs and 1 ms longer; DEAD when "
-      "nothing "
-      "passes\n",
+      "nothing passes\n",
       nominalFraction(plan.transport) * 100,
-      plan.emulated ? " (not for the emulator)" : "");
+      plan.emulated ? " (rates are not judged on the emulator)" : "");
   printCables(r, out);
   printMacs(r, out);
   std::fprintf(out, "#\n");

@@ -79,9 +79,10 @@ void judgeCables(const QualifyPlan& plan,
                               : m.deadReason);
       continue;
     }
-    // The emulator's rate is a CPU copying frames, not the nominal one.
+    // The emulator's rates are this machine's CPU copying frames, neither
+    // the nominal rate nor a cable's: only DEAD means something there.
     const double floor = plan.emulated ? 0 : c.nominalGbps / 8 * fraction;
-    const double peers = medianOf(rates[c.kind]);
+    const double peers = plan.emulated ? 0 : medianOf(rates[c.kind]);
     judgeDirection(c.a.hostName + " -> " + c.b.hostName, m.gbpsAtoB, floor,
                    c.nominalGbps, fraction, peers, c.kind, m.reasons);
     judgeDirection(c.b.hostName + " -> " + c.a.hostName, m.gbpsBtoA, floor,
