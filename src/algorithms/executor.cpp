@@ -138,22 +138,31 @@ void runLanes(std::span<Lane> lanes) {
   const AlgoContext& ctx = *lanes.front().context;
   transport::Waker* waker = commonWaker(lanes);
   const int64_t timeoutNs = ctx.timeout.count();
-  Clock::time_point idleSince = Clock::now();
+  // When the lanes last moved; read from the clock only once they stall
+  // (a small collective often finishes before: reading the clock costs
+  // more than a poll).
+  Clock::time_point idleSince{};
+  bool idleKnown = false;
   uint32_t spins = 0;
   int64_t lastCheckNs = 0;
   while (true) {
     if (progressAll(lanes, &allDone)) {
       if (allDone) return;
-      idleSince = Clock::now();
+      idleKnown = false;
       spins = 0;
       continue;
     }
     if (allDone) return;
     ++spins;
-    // Reading the clock costs more than a poll: look every 64 spins.
+    // Look at the clock every 64 spins.
     if (spins % 64 != 0) {
       platform::cpuRelax();
       continue;
+    }
+    if (!idleKnown) {
+      idleSince = Clock::now();
+      idleKnown = true;
+      lastCheckNs = 0;
     }
     int64_t idleNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
                          Clock::now() - idleSince)
@@ -192,7 +201,7 @@ void runLanes(std::span<Lane> lanes) {
     if (progressAll(lanes, &allDone)) {
       waker->disarm();
       if (allDone) return;
-      idleSince = Clock::now();
+      idleKnown = false;
       spins = 0;
       continue;
     }

@@ -3,11 +3,15 @@
 #include "base/error.h"
 #include "base/log.h"
 
-std::string mclComm::label() const {
-  std::string text =
-      "rank " + std::to_string(rank) + "/" + std::to_string(nranks);
-  if (!settings.name.empty()) text = settings.name + " " + text;
-  return text;
+const std::string& mclComm::label() const {
+  // initComm fills it once the settings are known; a communicator built
+  // another way (unit tests) gets it on first use, before any thread could
+  // share it.
+  if (label_.empty()) {
+    label_ = "rank " + std::to_string(rank) + "/" + std::to_string(nranks);
+    if (!settings.name.empty()) label_ = settings.name + " " + label_;
+  }
+  return label_;
 }
 
 void mclComm::fail(mclResult_t code, const std::string& message) {
@@ -46,41 +50,53 @@ void mclComm::checkUsable() const {
 }
 
 uint64_t mclComm::takeTicket() {
-  std::lock_guard<std::mutex> lock(orderMutex_);
-  return nextTicket_++;
+  return nextTicket_.fetch_add(1, std::memory_order_acq_rel);
 }
 
 void mclComm::waitTurn(uint64_t ticket) {
+  if (serving_.load(std::memory_order_acquire) == ticket) return;
+  waiters_.fetch_add(1, std::memory_order_seq_cst);
   std::unique_lock<std::mutex> lock(orderMutex_);
   // Earlier batches are each bounded by the timeout; the slices only make
-  // an abort noticed.
-  while (serving_ != ticket) {
-    if (aborted.load(std::memory_order_relaxed))
+  // an abort noticed (and bound a missed wake-up).
+  while (serving_.load(std::memory_order_seq_cst) != ticket) {
+    if (aborted.load(std::memory_order_relaxed)) {
+      waiters_.fetch_sub(1, std::memory_order_seq_cst);
       throw mcl::error(mclRemoteError, "%s: aborted (mclCommAbort)",
                        label().c_str());
+    }
     turnChanged_.wait_for(lock, std::chrono::milliseconds(20));
   }
+  waiters_.fetch_sub(1, std::memory_order_seq_cst);
 }
 
-void mclComm::advanceLocked() {
-  ++serving_;
-  while (!skipped_.empty() && *skipped_.begin() == serving_) {
+void mclComm::drainSkippedLocked() {
+  while (!skipped_.empty() &&
+         *skipped_.begin() == serving_.load(std::memory_order_seq_cst)) {
     skipped_.erase(skipped_.begin());
-    ++serving_;
+    skippedCount_.fetch_sub(1, std::memory_order_seq_cst);
+    serving_.fetch_add(1, std::memory_order_seq_cst);
   }
-  turnChanged_.notify_all();
 }
 
 void mclComm::finishTurn() {
+  // Either a waiter (or a skip) counted itself before this increment and
+  // is seen below, or it comes after and sees the new turn itself.
+  serving_.fetch_add(1, std::memory_order_seq_cst);
+  if (waiters_.load(std::memory_order_seq_cst) == 0 &&
+      skippedCount_.load(std::memory_order_seq_cst) == 0)
+    return;
   std::lock_guard<std::mutex> lock(orderMutex_);
-  advanceLocked();
+  drainSkippedLocked();
+  turnChanged_.notify_all();
 }
 
 void mclComm::skipTurn(uint64_t ticket) {
   std::lock_guard<std::mutex> lock(orderMutex_);
-  if (ticket == serving_) {
-    advanceLocked();
-  } else if (ticket > serving_) {
-    skipped_.insert(ticket);
-  }
+  // Nobody else passes this ticket: only its holder skips or finishes it.
+  if (ticket < serving_.load(std::memory_order_seq_cst)) return;
+  skipped_.insert(ticket);
+  skippedCount_.fetch_add(1, std::memory_order_seq_cst);
+  drainSkippedLocked();
+  turnChanged_.notify_all();
 }

@@ -65,7 +65,9 @@ struct mclComm {
   uint64_t nextSequence = 0;
 
   // Which communicator this is, in messages: "comm <name> rank r/n".
-  std::string label() const;
+  // Built once (rank, size and name never change after init): every call
+  // passes it to code that names the communicator only when it fails.
+  const std::string& label() const;
 
   // The sticky error: set once, by the first failure that is not
   // mclInvalidArgument.
@@ -82,17 +84,27 @@ struct mclComm {
   void checkRunnable() const;
 
  private:
-  void advanceLocked();
+  // Passes serving_ over skipped tickets that are next; with orderMutex_.
+  void drainSkippedLocked();
 
+  // Turns: a call whose turn it is, with nobody waiting and nothing
+  // skipped, takes and passes its turn on atomics alone; the mutex and the
+  // condition variable serve those who wait and the skipped tickets. The
+  // counters are read and written in sequentially consistent order, so a
+  // waiter or a skip that comes in while a turn is passed on is either seen
+  // by the one passing it or sees it (see comm.cpp).
   std::mutex orderMutex_;
   std::condition_variable turnChanged_;
-  uint64_t nextTicket_ = 0;
-  uint64_t serving_ = 0;
+  std::atomic<uint64_t> nextTicket_{0};
+  std::atomic<uint64_t> serving_{0};
+  std::atomic<int> waiters_{0};
+  std::atomic<size_t> skippedCount_{0};  // skipped_.size()
   std::set<uint64_t> skipped_;
 
   std::atomic<int> sticky_{mclSuccess};
   mutable std::mutex stickyMutex_;
   std::string stickyMessage_;
+  mutable std::string label_;
 };
 
 namespace mcl {

@@ -182,6 +182,7 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
   comm->nranks = nranks;
   comm->emuMac = emuMac < 0 ? rank : emuMac;
   comm->settings = loadSettings(config);
+  comm->label();  // built now, before any other thread can see the comm
   warnUnknownEnvironment();
   auto deadline = platform::Clock::now() +
                   std::chrono::seconds(comm->settings.timeoutSeconds);
