@@ -13,6 +13,8 @@ namespace mcl {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+// While spinning, a yield every this many polls (a few microseconds).
+constexpr uint32_t kSpinsPerYield = 512;
 constexpr int64_t kSleepSliceNs = 50'000'000;  // re-check abort and peers
 constexpr int64_t kPeerCheckIntervalNs = 1'000'000;
 
@@ -169,10 +171,11 @@ void runLanes(std::span<Lane> lanes) {
                          .count();
     if (idleNs < ctx.wait.spinNs) {
       // A peer that shares our core (more ranks than free cores, or a busy
-      // machine) only runs when we let it: a yield now and then is nearly
-      // free when nobody else wants the core, and saves a whole spin budget
-      // per message when somebody does.
-      platform::yieldCpu();
+      // machine) only runs when we let it: a yield now and then saves a
+      // whole spin budget per message when somebody wants the core. Not
+      // every look at the clock: a yield is a system call, and the peer's
+      // bytes that land during it wait for it to return.
+      if (spins % kSpinsPerYield == 0) platform::yieldCpu();
       continue;
     }
     if (idleNs - lastCheckNs >= kPeerCheckIntervalNs || idleNs < lastCheckNs) {

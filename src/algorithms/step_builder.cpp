@@ -9,7 +9,11 @@ StepBuilder::StepBuilder(const OpArgs& op, AlgoContext& ctx,
     : op_(op),
       ctx_(ctx),
       steps_(steps),
-      elementBytes_(kernels::typeSize(op.type)) {}
+      elementBytes_(kernels::typeSize(op.type)) {
+  prototype_.type = op.type;
+  prototype_.op = op.op;
+  prototype_.divisor = ctx.nranks;
+}
 
 const std::byte* StepBuilder::send(size_t elementOffset) const {
   return static_cast<const std::byte*>(op_.sendbuff) +
@@ -26,11 +30,8 @@ transport::Connection* StepBuilder::connection(int peer) const {
 }
 
 Step& StepBuilder::add(size_t elements) {
-  Step& s = steps_.emplace_back();
+  Step& s = steps_.emplace_back(prototype_);
   s.bytes = elements * elementBytes_;
-  s.type = op_.type;
-  s.op = op_.op;
-  s.divisor = ctx_.nranks;
   return s;
 }
 

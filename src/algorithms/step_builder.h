@@ -43,6 +43,9 @@ class StepBuilder {
   AlgoContext& ctx_;
   std::vector<Step>& steps_;
   size_t elementBytes_;
+  // Every step starts as a copy of it: copying is cheaper than building a
+  // zeroed step (a string instruction with a slow start) at every call.
+  Step prototype_;
 };
 
 }  // namespace mcl

@@ -108,7 +108,7 @@ void executeNow(mclComm& comm, const OpArgs& op) {
   try {
     comm.checkRunnable();
     comm.steps.clear();
-    comm.context.staging.clear();
+    if (!comm.context.staging.empty()) comm.context.staging.clear();
     appendTagged(comm, op);
     Lane lane;
     lane.context = &comm.context;

@@ -1,7 +1,7 @@
 #include "core/handle_registry.h"
 
+#include <map>
 #include <mutex>
-#include <unordered_map>
 
 #include "base/error.h"
 
@@ -12,8 +12,8 @@ namespace {
 struct Registry {
   std::mutex mutex;
   uintptr_t nextToken = 1;
-  std::unordered_map<uintptr_t, mclComm*> comms;
-  std::unordered_map<uintptr_t, mclStream*> streams;
+  std::map<uintptr_t, mclComm*> comms;  // ordered: no division per lookup
+  std::map<uintptr_t, mclStream*> streams;
 
   // Tokens look like aligned pointers and are never reused.
   uintptr_t newToken() { return (nextToken++) << 4; }

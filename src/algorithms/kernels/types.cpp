@@ -78,9 +78,13 @@ bool isValidType(int type) { return type >= 0 && type < mclNumTypes; }
 
 bool isValidOp(int op) { return op >= 0 && op < mclNumOps; }
 
-size_t typeSize(mclDataType_t type) {
-  return isValidType(type) ? kTypes[type].size : 0;
+// typeSize's table (in the header) and the names' agree.
+constexpr bool sizesAgree() {
+  for (int t = 0; t < mclNumTypes; ++t)
+    if (typeSize(static_cast<mclDataType_t>(t)) != kTypes[t].size) return false;
+  return true;
 }
+static_assert(sizesAgree());
 
 const char* typeName(mclDataType_t type) {
   return isValidType(type) ? kTypes[type].name : "unknown";

@@ -11,8 +11,14 @@
 
 namespace mcl::kernels {
 
-// Bytes per element, or 0 when type is not a valid mclDataType_t.
-size_t typeSize(mclDataType_t type);
+// Bytes per element, or 0 when type is not a valid mclDataType_t. Inline:
+// the step loop asks at every poll.
+constexpr size_t typeSize(mclDataType_t type) {
+  constexpr unsigned char kSizes[mclNumTypes] = {1, 1, 4, 4, 8, 8,
+                                                 2, 4, 8, 2, 1, 1};
+  const int t = static_cast<int>(type);
+  return t >= 0 && t < mclNumTypes ? kSizes[t] : 0;
+}
 
 // Whether a raw integer (as received through the C API) names a type or op.
 bool isValidType(int type);
