@@ -14,7 +14,8 @@
 //    as compare-and-select so they become vector compares and blends.
 // Half needs the CPU's conversion instructions to be fast: __fp16 on
 // AArch64 (the compiler vectorizes it), and on x86-64 an explicit AVX2+F16C
-// kernel picked at run time, which also serves bfloat16 (see below).
+// kernel picked at run time, which also serves bfloat16 (see below). FP8
+// looks every result up in a table (see there).
 #include "algorithms/kernels/reduce.h"
 
 #include <algorithm>
@@ -227,6 +228,40 @@ void divideLoop(void* bufRaw, size_t count, Divisor divisor) {
     for (size_t j = 0; j < kLanes; ++j) buf[i + j] = step(buf[i + j]);
   }
   for (; i < count; ++i) buf[i] = step(buf[i]);
+}
+
+// ---- FP8: a table of every result ----
+// Two 8-bit operands make 65536 pairs. Each (format, op) computes its
+// results once, with the scalar loop's own functions (so the bits are the
+// same), and then a lookup per element replaces decoding, combining and
+// the branchy rounding that keeps that loop scalar: 64 KiB that stay in
+// the cache, 3.5 times the speed (1.5 GB/s against 0.42 at 1 MiB).
+template <typename Codec, typename Op>
+const uint8_t* fp8Table() {
+  // Never freed: a kernel may run while the process exits.
+  static const uint8_t* const table = [] {
+    auto* t = new uint8_t[1 << 16];
+    for (unsigned a = 0; a < 256; ++a)
+      for (unsigned b = 0; b < 256; ++b)
+        t[a << 8 | b] = Combiner<Codec, Op>::apply(static_cast<uint8_t>(a),
+                                                   static_cast<uint8_t>(b));
+    return t;
+  }();
+  return table;
+}
+
+template <typename Codec, typename Op>
+void combineFp8(void* dstRaw, const void* aRaw, const void* bRaw,
+                size_t count) {
+  if (!cpuSpecificAllowed())
+    return Combiner<Codec, Op>::run(dstRaw, aRaw, bRaw, count);
+  const uint8_t* table = fp8Table<Codec, Op>();
+  uint8_t* dst = static_cast<uint8_t*>(dstRaw);
+  const uint8_t* a = static_cast<const uint8_t*>(aRaw);
+  const uint8_t* b = static_cast<const uint8_t*>(bRaw);
+  // Each element is read before it is written: dst may be a or b.
+  for (size_t i = 0; i < count; ++i)
+    dst[i] = table[static_cast<size_t>(a[i]) << 8 | b[i]];
 }
 
 // ---- Half and bfloat16 on x86-64: explicit AVX2 ----
@@ -444,9 +479,9 @@ void reduceWithOp(void* dst, const void* a, const void* b, size_t count,
     case mclBfloat16:
       return combineBf16<Op>(dst, a, b, count);
     case mclFloat8e4m3:
-      return Combiner<E4m3Codec, Op>::run(dst, a, b, count);
+      return combineFp8<E4m3Codec, Op>(dst, a, b, count);
     case mclFloat8e5m2:
-      return Combiner<E5m2Codec, Op>::run(dst, a, b, count);
+      return combineFp8<E5m2Codec, Op>(dst, a, b, count);
     case mclNumTypes:
       break;
   }
