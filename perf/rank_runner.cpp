@@ -19,6 +19,7 @@
 #include "dtype.h"
 #include "join.h"
 #include "mcl_error.h"
+#include "memory_report.h"
 #include "progress.h"
 #include "qualify_command.h"
 #include "report.h"
@@ -396,11 +397,21 @@ int runRank(const Options& options, const RankSetup& given) {
            mclAllReduce(&errors, &errors, 1, mclInt64, mclSum, comm, nullptr),
            comm);
   report.printFooter(errors, avgBusBw);
-  if (rank == 0 && options.collective == Collective::AllReduce) {
-    const std::string verdict = clusterVerdict(
-        nlohmann::json::parse(topologyJson(comm, rank)), setup.nranks,
-        report.peakBusBw(), options.qualify ? &qualification : nullptr);
-    if (!verdict.empty()) std::printf("%s\n", verdict.c_str());
+  const int64_t peakRss = largestPeakResidentBytes(comm, rank);
+  if (rank == 0) {
+    const nlohmann::json topology =
+        nlohmann::json::parse(topologyJson(comm, rank));
+    const nlohmann::json memory =
+        topology.value("memory", nlohmann::json::object());
+    std::printf("%s\n", memoryLine(memory, peakRss).c_str());
+    info.memoryJson = memory.dump();
+    info.peakResidentBytes = peakRss;
+    if (options.collective == Collective::AllReduce) {
+      const std::string verdict =
+          clusterVerdict(topology, setup.nranks, report.peakBusBw(),
+                         options.qualify ? &qualification : nullptr);
+      if (!verdict.empty()) std::printf("%s\n", verdict.c_str());
+    }
   }
 
   int code = errors ? kExitWrongData : qualified ? kExitOk : kExitFailure;

@@ -211,6 +211,18 @@ bool Report::writeJson(const RunInfo& info, int64_t errors, double avgBusBw,
     w.endObject();
   }
   w.endArray();
+  // mcl's buffers (after the run: the staging peak counts) and the
+  // largest rank's resident set.
+  w.key("memory");
+  w.beginObject();
+  w.key("library");
+  if (info.memoryJson.empty())
+    w.null();
+  else
+    w.verbatim(info.memoryJson);
+  w.key("peak_resident_bytes");
+  w.integer(info.peakResidentBytes);
+  w.endObject();
   // The cluster and the tuner's model the rows were measured on.
   w.key("topology");
   if (info.topologyJson.empty())

@@ -24,7 +24,9 @@ struct RunInfo {
   int libraryVersion = 0;  // mclGetVersion
   std::vector<RankInfo> ranks;
   std::string startTime;
-  std::string topologyJson;  // mclCommGetTopology's, for the JSON report
+  std::string topologyJson;       // mclCommGetTopology's, for the JSON report
+  std::string memoryJson;         // its "memory" object, after the run
+  int64_t peakResidentBytes = 0;  // the largest rank's
 };
 
 // One measurement: out of place or in place.

@@ -7,6 +7,7 @@
 #include "core/api_guard.h"
 #include "core/bootstrap_root.h"
 #include "core/comm.h"
+#include "core/comm_memory.h"
 #include "core/comm_split.h"
 #include "core/group.h"
 #include "core/handle_registry.h"
@@ -203,6 +204,16 @@ mclResult_t mclCommGetTopology(const mclComm_t comm, char* json, size_t* size) {
                   {"wires", link.wires},
                   {"probed", ref->settings.tuneProbe},
                   {"chunk_bytes", ref->context.maxStepBytes}};
+    const mcl::MemoryFootprint m = mcl::memoryFootprint(*ref);
+    j["memory"] = {{"shm_bytes", m.shmBytes},
+                   {"tcp_bytes", m.tcpBytes},
+                   {"rdma_bytes", m.rdmaBytes},
+                   {"staging_peak_bytes", ref->stagingPeakBytes.load()},
+                   {"per_peer_bytes",
+                    {{"shm", m.shmPerPeer},
+                     {"tcp", m.tcpPerPeer},
+                     {"rdma", m.rdmaPerPeer}}},
+                   {"per_peer_limit_bytes", m.limitPerPeer}};
     std::string text =
         j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
     size_t have = *size;

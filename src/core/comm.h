@@ -35,6 +35,10 @@ struct mclComm {
   std::unique_ptr<mcl::transport::tcp::TcpDevice> tcp;
   std::unique_ptr<mcl::transport::rdma::RdmaDevice> rdma;
   int rdmaWires = 0;  // the fewest cables between two ranks over RDMA
+  int shmPeers = 0;   // other ranks reached over shared memory
+  int tcpPeers = 0;   // ranks reached over TCP
+  // The largest staging copy one batch needed (bytes), for the footprint.
+  std::atomic<uint64_t> stagingPeakBytes{0};
   // The Mac of the emulated fabric this process plays: its rank in the
   // first communicator it joined, kept by mclCommSplit (a process does not
   // change Macs when it joins a smaller communicator).

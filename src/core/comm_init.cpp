@@ -16,6 +16,7 @@
 #include "core/bootstrap_root.h"
 #include "core/both_wakers.h"
 #include "core/comm.h"
+#include "core/comm_memory.h"
 #include "core/comm_rdma.h"
 #include "core/comm_topology.h"
 #include "core/params.h"
@@ -201,6 +202,11 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
   Plan plan = planTransports(*comm);
 
   const auto& shmOptions = comm->settings.shm;
+  comm->shmPeers = static_cast<int>(plan.shmRanks.size()) - 1;
+  comm->tcpPeers = static_cast<int>(plan.tcpPeers.size());
+  // Before anything is allocated; RDMA again once its cables are known.
+  checkPeerBufferLimit(*comm, comm->shmPeers > 0, comm->tcpPeers > 0,
+                       plan.rdmaPeers.empty() ? 0 : 1);
   comm->shm = std::make_unique<transport::shm::ShmDevice>(
       rank, plan.shmRanks, segmentName(comm->commId, rank), shmOptions);
   TransportDetails mine;
@@ -299,7 +305,11 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
   if (comm->tcp)
     comm->tcp->connectPeers(endpoints, plan.tcpPeers, plan.sameHost,
                             fileRestrictions(*comm, comm->cluster), deadline);
-  if (comm->rdma) wireRdma(*comm, plan.rdmaPeers, bootstrap);
+  if (comm->rdma) {
+    wireRdma(*comm, plan.rdmaPeers, bootstrap);
+    checkPeerBufferLimit(*comm, false, false,
+                         static_cast<int>(comm->rdma->mostCablesToOnePeer()));
+  }
   // Before the barrier: if rank 0 cannot write the dump, the others learn
   // it there instead of in their first collective.
   reportCluster(*comm, comm->cluster);

@@ -12,10 +12,22 @@ namespace mcl {
 
 namespace {
 
+// The staging copies of the batch so far, kept as the footprint's peak.
+void noteStaging(mclComm& comm) {
+  if (comm.context.staging.empty()) return;
+  uint64_t bytes = 0;
+  for (const auto& copy : comm.context.staging) bytes += copy.size();
+  uint64_t peak = comm.stagingPeakBytes.load(std::memory_order_relaxed);
+  while (bytes > peak && !comm.stagingPeakBytes.compare_exchange_weak(
+                             peak, bytes, std::memory_order_relaxed)) {
+  }
+}
+
 // Appends op's steps to comm.steps and stamps them for messages.
 void appendTagged(mclComm& comm, const OpArgs& op) {
   size_t first = comm.steps.size();
   appendSteps(op, comm.context, comm.steps);
+  noteStaging(comm);
   uint64_t sequence = comm.nextSequence++;
   for (size_t i = first; i < comm.steps.size(); ++i) {
     comm.steps[i].kind = op.kind;

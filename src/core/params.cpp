@@ -69,6 +69,9 @@ constexpr ParamDef kParams[] = {
      "Bytes per RDMA frame (64-byte header included), a multiple of 64."},
     {"MCL_RDMA_DEPTH", "32", "Receives (and sends) posted per RDMA wire."},
     {"MCL_RDMA_QP", "uc", "Queue-pair type: uc (Thunderbolt) or rc."},
+    {"MCL_PEER_BUFFER_LIMIT", "8388608",
+     "Most bytes one transport may hold for one peer (rings, pieces, "
+     "frames); init fails, naming the settings, when they would need more."},
     {"MCL_RDMA_DEVICES", "",
      "RDMA devices this rank may use, comma-separated ('rdma_en2,rdma_en3'); "
      "cables on other devices are left out. Empty: every cabled device. "

@@ -4,6 +4,7 @@ the algorithm; and the JSON carries the run's settings."""
 
 import json
 import os
+import re
 import subprocess
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -54,3 +55,31 @@ def test_table_and_json_hold_the_same_rows(tmp_path):
             assert cols[offset + 2] == f"{cell['busbw_gbps']:.2f}"
             assert cols[offset + 3] == str(cell["wrong"])
         assert cols[13] == row["algorithm"]
+    # mcl's buffers: shared-memory rings for each of the two peers (the
+    # defaults: 2 channels x 8 slots x 64 KiB), under the limit; the
+    # largest rank's resident set.
+    memory = data["memory"]
+    assert memory["library"]["per_peer_bytes"]["shm"] == 1 << 20
+    assert memory["library"]["shm_bytes"] == 2 << 20
+    assert memory["library"]["per_peer_limit_bytes"] == 8 << 20
+    assert memory["peak_resident_bytes"] > 1 << 20
+    assert re.search(r"^# mcl buffers: 2\.0 MiB \(shm 2\.0 MiB, tcp 0 B, "
+                     r"rdma 0 B; at most 1\.0 MiB per peer and transport, "
+                     r"limit 8\.0 MiB; staging peak [^)]*\); peak resident "
+                     r"memory [\d.]+ MiB \(the largest rank\)$",
+                     run.stdout, re.M), run.stdout
+
+
+def test_buffers_over_the_limit_are_refused_naming_the_settings():
+    env = dict(os.environ, MCL_TCP_SLOTS="128", MCL_TRANSPORT="tcp")
+    run = subprocess.run([PERF, "allreduce", "-np", "2", "-b", "8", "-e",
+                          "8"], capture_output=True, text=True, timeout=120,
+                         env=env)
+    assert run.returncode == 1
+    assert "TCP would hold 67108864 bytes per peer (MCL_TCP_SLOTS x " \
+        "MCL_TCP_SLOT_BYTES), over MCL_PEER_BUFFER_LIMIT=8388608" in run.stderr
+    env["MCL_PEER_BUFFER_LIMIT"] = str(64 << 20)
+    run = subprocess.run([PERF, "allreduce", "-np", "2", "-b", "8", "-e",
+                          "8"], capture_output=True, text=True, timeout=120,
+                         env=env)
+    assert run.returncode == 0, run.stderr

@@ -91,6 +91,18 @@ std::unique_ptr<DeviceContext> RdmaDevice::openChecked(
   return ctx;
 }
 
+size_t RdmaDevice::cableCount() const {
+  size_t cables = 0;
+  for (const auto& [peer, wires] : plan_) cables += wires.size();
+  return cables;
+}
+
+size_t RdmaDevice::mostCablesToOnePeer() const {
+  size_t most = 0;
+  for (const auto& [peer, wires] : plan_) most = std::max(most, wires.size());
+  return most;
+}
+
 std::map<int, WirePlan> RdmaDevice::emulatedPlan(
     const std::vector<int>& peers, const std::vector<int>& macOfRank) const {
   // The fabric's devices per Mac and their cables, through the provider:

@@ -42,6 +42,10 @@ class RdmaDevice {
   // The wires to each peer of the emulated fabric (macOfRank[r]: the Mac
   // rank r plays, this rank's included): every cable between the two Macs,
   // in the fabric's order.
+  // Cables wired, in all and to the best-cabled peer (for the footprint).
+  size_t cableCount() const;
+  size_t mostCablesToOnePeer() const;
+
   std::map<int, WirePlan> emulatedPlan(const std::vector<int>& peers,
                                        const std::vector<int>& macOfRank) const;
 

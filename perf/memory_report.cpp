@@ -1,0 +1,61 @@
+#include "memory_report.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+
+#include "mcl_error.h"
+#include "text_format.h"
+
+namespace mcl::perf {
+
+namespace {
+
+std::string mib(uint64_t bytes) {
+  if (bytes < 1024)
+    return formatText("%llu B", static_cast<unsigned long long>(bytes));
+  if (bytes < (1 << 20))
+    return formatText("%.1f KiB", static_cast<double>(bytes) / 1024);
+  return formatText("%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+}
+
+}  // namespace
+
+int64_t peakResidentBytes() {
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+#if defined(__APPLE__)
+  return usage.ru_maxrss;  // bytes on macOS
+#else
+  return static_cast<int64_t>(usage.ru_maxrss) * 1024;  // KiB on Linux
+#endif
+}
+
+int64_t largestPeakResidentBytes(mclComm_t comm, int rank) {
+  int64_t peak = peakResidentBytes();
+  checkMcl(rank, "mclAllReduce",
+           mclAllReduce(&peak, &peak, 1, mclInt64, mclMax, comm, nullptr),
+           comm);
+  return peak;
+}
+
+std::string memoryLine(const nlohmann::json& memory, int64_t peakRss) {
+  const auto bytes = [&](const char* key) {
+    return memory.value(key, uint64_t{0});
+  };
+  const nlohmann::json perPeer =
+      memory.value("per_peer_bytes", nlohmann::json::object());
+  uint64_t most = 0;
+  for (const char* t : {"shm", "tcp", "rdma"})
+    most = std::max(most, perPeer.value(t, uint64_t{0}));
+  return "# mcl buffers: " +
+         mib(bytes("shm_bytes") + bytes("tcp_bytes") + bytes("rdma_bytes")) +
+         " (shm " + mib(bytes("shm_bytes")) + ", tcp " +
+         mib(bytes("tcp_bytes")) + ", rdma " + mib(bytes("rdma_bytes")) +
+         "; at most " + mib(most) + " per peer and transport, limit " +
+         mib(bytes("per_peer_limit_bytes")) + "; staging peak " +
+         mib(bytes("staging_peak_bytes")) + "); peak resident memory " +
+         mib(static_cast<uint64_t>(peakRss)) + " (the largest rank)";
+}
+
+}  // namespace mcl::perf
