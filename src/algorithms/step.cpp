@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "algorithms/kernels/reduce.h"
+#include "algorithms/kernels/stream_copy.h"
 #include "algorithms/kernels/types.h"
 #include "base/error.h"
 
@@ -61,11 +62,21 @@ bool progressStep(Step& s) {
       if (in.empty() && s.localFirst) std::swap(first, second);
       kernels::reduce(target, first, second, len / elementBytes, s.type, s.op);
     } else if (target != source) {
-      memcpy(target, source, len);
+      // A large result copied into the caller's buffer goes past the
+      // caches: nothing reads it again soon.
+      if (target == out && s.streamOut)
+        kernels::streamCopy(target, source, len);
+      else
+        memcpy(target, source, len);
     }
     if (s.divide)
       kernels::divide(target, len / elementBytes, s.type, s.divisor);
-    if (s.sendTo != nullptr && out != nullptr) memcpy(out, target, len);
+    if (s.sendTo != nullptr && out != nullptr) {
+      if (s.streamOut)
+        kernels::streamCopy(out, target, len);
+      else
+        memcpy(out, target, len);
+    }
     if (s.sendTo != nullptr) s.sendTo->commitSend(len);
     if (s.recvFrom != nullptr) s.recvFrom->releaseRecv(len);
     s.done += len;

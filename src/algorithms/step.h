@@ -26,6 +26,9 @@ struct Step {
   bool divide = false;      // avg: divide the result by `divisor`
   bool localFirst = false;  // no peer: out = local op out (else out op local)
   int divisor = 1;
+  // Copies into `out` bypass the caches: the operation is too large for
+  // its result to be read from them.
+  bool streamOut = false;
   // For messages: whom we wait on, and in which operation.
   int recvPeer = -1;
   int sendPeer = -1;

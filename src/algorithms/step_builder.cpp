@@ -4,6 +4,14 @@
 
 namespace mcl {
 
+namespace {
+// Operations this large (bytes per rank) copy their results past the
+// caches. Measured with 2 ranks on shm, against plain copies, 3 runs each
+// way: all-reduce 16 MiB out of place 12-29% faster, 64 MiB 12-23%;
+// all-gather 16 MiB out of place about 15%.
+constexpr size_t kStreamOutBytes = size_t{4} << 20;
+}  // namespace
+
 StepBuilder::StepBuilder(const OpArgs& op, AlgoContext& ctx,
                          std::vector<Step>& steps)
     : op_(op),
@@ -11,6 +19,7 @@ StepBuilder::StepBuilder(const OpArgs& op, AlgoContext& ctx,
       steps_(steps),
       elementBytes_(kernels::typeSize(op.type)) {
   prototype_.type = op.type;
+  prototype_.streamOut = op.count * elementBytes_ >= kStreamOutBytes;
   prototype_.op = op.op;
   prototype_.divisor = ctx.nranks;
 }
