@@ -13,8 +13,10 @@ namespace mcl {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-// While spinning, a yield every this many polls (a few microseconds).
+// While spinning, a yield every this many polls (a few microseconds)...
 constexpr uint32_t kSpinsPerYield = 512;
+// ...unless the spin budget is this short: the ranks are crowded.
+constexpr int64_t kCrowdedSpinNs = 10000;
 constexpr int64_t kSleepSliceNs = 50'000'000;  // re-check abort and peers
 constexpr int64_t kPeerCheckIntervalNs = 1'000'000;
 
@@ -175,7 +177,10 @@ void runLanes(std::span<Lane> lanes) {
       // whole spin budget per message when somebody wants the core. Not
       // every look at the clock: a yield is a system call, and the peer's
       // bytes that land during it wait for it to return.
-      if (spins % kSpinsPerYield == 0) platform::yieldCpu();
+      // Where ranks outnumber cores (a short spin budget says so), a peer
+      // surely waits for the core: yield at every look.
+      if (ctx.wait.spinNs < kCrowdedSpinNs || spins % kSpinsPerYield == 0)
+        platform::yieldCpu();
       continue;
     }
     if (idleNs - lastCheckNs >= kPeerCheckIntervalNs || idleNs < lastCheckNs) {
