@@ -1,6 +1,7 @@
 /* The OpenMPI side of perf/compare: MPI_Allreduce (float sum) or
  * MPI_Allgather of floats, timed like mcl-perf does (warm-up, then the
- * average of back-to-back calls, averaged over ranks), one line per size:
+ * average of back-to-back calls walking through the buffers, averaged over
+ * ranks), one line per size:
  * "bytes time_us". For all-gather, bytes is the whole output, as in
  * mcl-perf (each rank contributes bytes / nranks).
  *   mpi_bench allreduce|allgather MINBYTES MAXBYTES FACTOR ITERS WARMUP */
@@ -42,21 +43,24 @@ int main(int argc, char** argv) {
   for (size_t bytes = minBytes; bytes <= maxBytes; bytes *= factor) {
     int count = (int)(bytes / sizeof(float));
     int part = count / nranks; /* all-gather: each rank's share */
-    for (int i = 0; i < warmup; ++i) {
+    /* Like mcl-perf (and nccl-tests), call i works at offset
+     * bytes * (i % slots) of the buffers, so small sizes do not always hit
+     * the same cache lines. */
+    size_t slots = maxBytes / bytes;
+    double start = 0;
+    for (int i = 0; i < warmup + iters; ++i) {
+      if (i == warmup) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        start = MPI_Wtime();
+      }
+      size_t shift = bytes * ((size_t)i % slots);
+      float* in = (float*)((char*)send + shift);
+      float* out = (float*)((char*)recv + shift);
       if (gather)
-        MPI_Allgather(send, part, MPI_FLOAT, recv, part, MPI_FLOAT,
+        MPI_Allgather(in, part, MPI_FLOAT, out, part, MPI_FLOAT,
                       MPI_COMM_WORLD);
       else
-        MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
-    double start = MPI_Wtime();
-    for (int i = 0; i < iters; ++i) {
-      if (gather)
-        MPI_Allgather(send, part, MPI_FLOAT, recv, part, MPI_FLOAT,
-                      MPI_COMM_WORLD);
-      else
-        MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Allreduce(in, out, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     }
     double us = (MPI_Wtime() - start) * 1e6 / iters;
     double sum = 0;
