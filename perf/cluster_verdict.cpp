@@ -58,7 +58,9 @@ std::string clusterVerdict(const nlohmann::json& topology, int nranks,
     if (path.value("transport", "") == "rdma") transport = "rdma";
   QualifyPlan plan;
   std::string error;
-  if (!planQualification(topology, nranks, transport, &plan, &error))
+  if (qualified != nullptr)
+    plan = qualified->plan;  // its measurements go with its own cables
+  else if (!planQualification(topology, nranks, transport, &plan, &error))
     return "# Cluster: cannot read the cabling: " + error;
   if (plan.macs.size() < 2 && !plan.emulated) return "";
   std::string line = formatText("# Cluster: peak busbw %.3g GB/s", peakBusBw) +

@@ -223,10 +223,15 @@ int runLatencyRank(const Options& given, const RankSetup& givenSetup) {
   checkMcl(rank, "mclGetVersion", mclGetVersion(&libraryVersion), job);
   const Hosts hosts = hostsOf(job, rank, nranks);
 
+  // Every rank must make the same splits: skip RDMA only if all would.
+  int32_t skipRdma = given.transport.empty() && rdmaCannotServe(hosts, nranks);
+  checkMcl(
+      rank, "mclAllReduce",
+      mclAllReduce(&skipRdma, &skipRdma, 1, mclInt32, mclMin, job, nullptr),
+      job);
   std::vector<TransportComm> transports;
   for (const std::string& name : latencyTransports(given)) {
-    if (name == "rdma" && given.transport.empty() &&
-        rdmaCannotServe(hosts, nranks)) {
+    if (name == "rdma" && skipRdma != 0) {
       transports.emplace_back();
       transports.back().info.name = name;
       transports.back().info.note =

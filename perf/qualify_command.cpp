@@ -28,6 +28,19 @@ constexpr int kStreamsPerDirection = 2;
 // A cable that passes nothing should be called DEAD in seconds, not after
 // the job's timeout.
 constexpr int kCableTimeoutSeconds = 10;
+constexpr int kDefaultJobTimeoutSeconds = 300;  // MCL_TIMEOUT's default
+
+// A cable's test must give up well before the job's own communicator does:
+// the other ranks wait on it meanwhile, and would time out first.
+int cableTimeoutSeconds(const Options& o) {
+  int job = o.timeoutSeconds;
+  if (job <= 0) {
+    const char* env = std::getenv("MCL_TIMEOUT");
+    job = env != nullptr && std::atoi(env) > 0 ? std::atoi(env)
+                                               : kDefaultJobTimeoutSeconds;
+  }
+  return std::max(1, std::min(kCableTimeoutSeconds, job / 4));
+}
 
 // name=value in this process while it lives (each rank is a process of
 // its own), then back to what it was; no value: left alone.
@@ -79,11 +92,11 @@ mclComm_t openCable(const Options& o, const QualifyPlan& plan,
   mclConfig_t config = configFor(o);
   config.commName = "mcl-perf qualify";
   config.transport = plan.transport.c_str();
-  config.timeoutSeconds =
-      o.timeoutSeconds > 0 ? o.timeoutSeconds : kCableTimeoutSeconds;
+  config.timeoutSeconds = cableTimeoutSeconds(o);
+  // End a is rank 0 of the cable's communicator, whatever the job ranks.
   mclComm_t cable = nullptr;
-  const mclResult_t r =
-      mclCommSplit(job, inPair ? 0 : MCL_SPLIT_NOCOLOR, rank, &cable, &config);
+  const mclResult_t r = mclCommSplit(job, inPair ? 0 : MCL_SPLIT_NOCOLOR,
+                                     rank == c.a.rank ? 0 : 1, &cable, &config);
   if (r != mclSuccess) {
     *failure = lastErrorOf("building the cable's communicator", r);
     return nullptr;

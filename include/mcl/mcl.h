@@ -244,7 +244,9 @@ MCL_API mclResult_t mclCommUserRank(const mclComm_t comm, int* rank);
  * path each pair of ranks takes, and the findings of the cabling checks.
  * *size is the buffer's size in bytes; it is set to the size needed,
  * terminating NUL included. json may be NULL to ask for the size; a buffer
- * that is too small gives mclInvalidArgument and is left untouched. */
+ * that is too small gives mclInvalidArgument and is left untouched (with
+ * collectives running on another thread, "memory" may grow by a digit
+ * between the two calls: ask again). */
 MCL_API mclResult_t mclCommGetTopology(const mclComm_t comm, char* json,
                                        size_t* size);
 /* The tuner's prediction, in microseconds, of a call of `func` with `count`

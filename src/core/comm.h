@@ -37,6 +37,7 @@ struct mclComm {
   int rdmaWires = 0;  // the fewest cables between two ranks over RDMA
   int shmPeers = 0;   // other ranks reached over shared memory
   int tcpPeers = 0;   // ranks reached over TCP
+  uint64_t peerBufferLimit = 0;  // MCL_PEER_BUFFER_LIMIT, read at init
   // The largest staging copy one batch needed (bytes), for the footprint.
   std::atomic<uint64_t> stagingPeakBytes{0};
   // The Mac of the emulated fabric this process plays: its rank in the

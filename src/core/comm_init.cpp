@@ -204,6 +204,8 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
   const auto& shmOptions = comm->settings.shm;
   comm->shmPeers = static_cast<int>(plan.shmRanks.size()) - 1;
   comm->tcpPeers = static_cast<int>(plan.tcpPeers.size());
+  comm->peerBufferLimit = static_cast<uint64_t>(
+      paramInt("MCL_PEER_BUFFER_LIMIT", 1 << 16, int64_t{1} << 40));
   // Before anything is allocated; RDMA again once its cables are known.
   checkPeerBufferLimit(*comm, comm->shmPeers > 0, comm->tcpPeers > 0,
                        plan.rdmaPeers.empty() ? 0 : 1);

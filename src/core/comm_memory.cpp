@@ -2,7 +2,6 @@
 
 #include "base/error.h"
 #include "core/comm.h"
-#include "core/params.h"
 #include "transports/shm/shm_layout.h"
 
 namespace mcl {
@@ -28,8 +27,7 @@ uint64_t rdmaBytesPerCable(const mclComm& comm) {
 
 void checkPeerBufferLimit(const mclComm& comm, bool shm, bool tcp,
                           int cablesToOnePeer) {
-  const uint64_t limit = static_cast<uint64_t>(
-      paramInt("MCL_PEER_BUFFER_LIMIT", 1 << 16, int64_t{1} << 40));
+  const uint64_t limit = comm.peerBufferLimit;
   struct Use {
     const char* transport;
     uint64_t bytes;
@@ -56,8 +54,7 @@ void checkPeerBufferLimit(const mclComm& comm, bool shm, bool tcp,
 
 MemoryFootprint memoryFootprint(const mclComm& comm) {
   MemoryFootprint m;
-  m.limitPerPeer = static_cast<uint64_t>(
-      paramInt("MCL_PEER_BUFFER_LIMIT", 1 << 16, int64_t{1} << 40));
+  m.limitPerPeer = comm.peerBufferLimit;
   if (comm.shm && comm.shmPeers > 0) {
     m.shmPerPeer = shmBytesPerPeer(comm);
     m.shmBytes = m.shmPerPeer * static_cast<uint64_t>(comm.shmPeers);

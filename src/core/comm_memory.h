@@ -29,7 +29,8 @@ uint64_t tcpBytesPerPeer(const mclComm& comm);
 uint64_t rdmaBytesPerCable(const mclComm& comm);
 
 // Throws mclInvalidUsage, naming the transport, its settings and the
-// limit, when the buffers for one peer would pass MCL_PEER_BUFFER_LIMIT.
+// limit, when the buffers for one peer would pass comm.peerBufferLimit
+// (MCL_PEER_BUFFER_LIMIT, read at init).
 // Which transports serve some peer; cablesToOnePeer: the most RDMA cables
 // to one peer (0 without RDMA).
 void checkPeerBufferLimit(const mclComm& comm, bool shm, bool tcp,

@@ -46,22 +46,29 @@ std::vector<int> emulatedMacs(const mclComm& comm, BootstrapClient& bootstrap) {
 }
 
 // MCL_RDMA_DEVICES: only the cables whose device at this end is listed.
+// The others are blanked, not removed: a cable keeps its index, so two ends
+// that keep different cables find no partner for them (an error at init)
+// instead of pairing queue pairs on different cables.
 std::map<int, transport::rdma::WirePlan> onlyListedDevices(
     std::map<int, transport::rdma::WirePlan> plan,
     const std::vector<std::string>& devices, const mclComm& comm) {
   if (devices.empty()) return plan;
-  for (auto& [peer, cables] : plan) {
-    const size_t before = cables.size();
-    std::erase_if(cables, [&](const auto& cable) {
-      return std::find(devices.begin(), devices.end(), cable.first) ==
-             devices.end();
-    });
-    if (cables.size() != before)
+  for (auto it = plan.begin(); it != plan.end();) {
+    auto& cables = it->second;
+    size_t kept = 0;
+    for (auto& cable : cables) {
+      if (std::find(devices.begin(), devices.end(), cable.first) ==
+          devices.end())
+        cable = {};
+      else
+        ++kept;
+    }
+    if (kept != cables.size())
       MCL_LOG(Info, kLogInit,
               "%s: MCL_RDMA_DEVICES keeps %zu of the %zu cables to rank %d",
-              comm.label().c_str(), cables.size(), before, peer);
+              comm.label().c_str(), kept, cables.size(), it->first);
+    it = kept == 0 ? plan.erase(it) : std::next(it);
   }
-  std::erase_if(plan, [](const auto& entry) { return entry.second.empty(); });
   return plan;
 }
 

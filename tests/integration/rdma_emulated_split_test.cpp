@@ -113,6 +113,28 @@ TEST(RdmaEmulatedSplit, DeviceListKeepsOneWireOfADoubledPair) {
   }
 }
 
+TEST(RdmaEmulatedSplit, EndsKeepingDifferentCablesAreRefused) {
+  // Rank 0 keeps the first cable of pair2, rank 1 the second: neither may
+  // pair its queue pair with one on another cable.
+  ASSERT_TRUE(runRanks(2, [](RankContext& ctx) {
+    useEmulatedFabric("pair2.json");
+    setenv("MCL_RDMA_DEVICES", ctx.rank() == 0 ? "rdma_en2" : "rdma_en6", 1);
+    mclConfig_t config = rdmaConfig();
+    config.timeoutSeconds = 5;
+    mclComm_t comm = nullptr;
+    const mclResult_t r =
+        mclCommInitRankConfig(&comm, 2, ctx.id(), ctx.rank(), &config);
+    if (r == mclSuccess) {
+      ctx.fail("init succeeded with the ends on different cables");
+      mclCommDestroy(comm);
+      return;
+    }
+    const std::string message = mclGetLastError(nullptr);
+    if (message.find("disagree on the cables") == std::string::npos)
+      ctx.fail("the error does not say the ends disagree: %s", message.c_str());
+  }));
+}
+
 TEST(RdmaEmulatedSplit, DeviceListWithoutTheCableNamesThePeer) {
   ASSERT_TRUE(runRanks(2, [](RankContext& ctx) {
     useEmulatedFabric("pair.json");

@@ -91,15 +91,24 @@ std::unique_ptr<DeviceContext> RdmaDevice::openChecked(
   return ctx;
 }
 
+namespace {
+size_t usedCables(const WirePlan& wires) {
+  return static_cast<size_t>(
+      std::count_if(wires.begin(), wires.end(),
+                    [](const auto& cable) { return !cable.first.empty(); }));
+}
+}  // namespace
+
 size_t RdmaDevice::cableCount() const {
   size_t cables = 0;
-  for (const auto& [peer, wires] : plan_) cables += wires.size();
+  for (const auto& [peer, wires] : plan_) cables += usedCables(wires);
   return cables;
 }
 
 size_t RdmaDevice::mostCablesToOnePeer() const {
   size_t most = 0;
-  for (const auto& [peer, wires] : plan_) most = std::max(most, wires.size());
+  for (const auto& [peer, wires] : plan_)
+    most = std::max(most, usedCables(wires));
   return most;
 }
 
@@ -135,6 +144,9 @@ void RdmaDevice::createWires(const std::map<int, WirePlan>& plan) {
     for (uint32_t channel = 0; channel < kRdmaChannels; ++channel)
       for (uint32_t i = 0; i < cables.size(); ++i) {
         const std::string& device = cables[i].first;
+        // Left out (MCL_RDMA_DEVICES): the other cables keep their index,
+        // so both ends pair the same cable or find none to pair.
+        if (device.empty()) continue;
         auto& ctx = contexts_[device];
         if (!ctx) ctx = openChecked(device);
         PortInfo port = ctx->queryPort();
@@ -282,9 +294,14 @@ size_t RdmaDevice::capacityPerWire() const {
 std::string RdmaDevice::describe(int peer) const {
   std::string s = provider_->emulated() ? "rdma (emulated) " : "rdma ";
   auto it = plan_.find(peer);
-  if (it != plan_.end())
-    for (size_t i = 0; i < it->second.size(); ++i)
-      s += (i ? " + " : "") + it->second[i].first + "->" + it->second[i].second;
+  if (it != plan_.end()) {
+    const char* separator = "";
+    for (const auto& [local, remote] : it->second) {
+      if (local.empty()) continue;  // left out by MCL_RDMA_DEVICES
+      s += separator + local + "->" + remote;
+      separator = " + ";
+    }
+  }
   return s + ", " + qpTypeName(options_.qpType);
 }
 

@@ -26,7 +26,7 @@ struct RdmaOptions {
 };
 
 // The cables to one peer, in the order both ends agree on: (local device,
-// the peer's device).
+// the peer's device); a cable left out has empty names and keeps its place.
 using WirePlan = std::vector<std::pair<std::string, std::string>>;
 
 constexpr uint32_t kRdmaChannels = 2;  // collective, point-to-point
