@@ -113,46 +113,41 @@ TEST(RdmaEmulatedSplit, DeviceListKeepsOneWireOfADoubledPair) {
   }
 }
 
+// Init on `fixture` with MCL_RDMA_DEVICES=devices must fail with a message
+// that mentions `expected`.
+void expectInitRefused(RankContext& ctx, const char* fixture,
+                       const char* devices, const std::string& expected) {
+  useEmulatedFabric(fixture);
+  setenv("MCL_RDMA_DEVICES", devices, 1);
+  mclConfig_t config = rdmaConfig();
+  config.timeoutSeconds = 5;
+  mclComm_t comm = nullptr;
+  if (mclCommInitRankConfig(&comm, 2, ctx.id(), ctx.rank(), &config) ==
+      mclSuccess) {
+    ctx.fail("init succeeded with MCL_RDMA_DEVICES=%s", devices);
+    mclCommDestroy(comm);
+    return;
+  }
+  const std::string message = mclGetLastError(nullptr);
+  if (message.find(expected) == std::string::npos)
+    ctx.fail("the error does not mention '%s': %s", expected.c_str(),
+             message.c_str());
+}
+
 TEST(RdmaEmulatedSplit, EndsKeepingDifferentCablesAreRefused) {
   // Rank 0 keeps the first cable of pair2, rank 1 the second: neither may
   // pair its queue pair with one on another cable.
   ASSERT_TRUE(runRanks(2, [](RankContext& ctx) {
-    useEmulatedFabric("pair2.json");
-    setenv("MCL_RDMA_DEVICES", ctx.rank() == 0 ? "rdma_en2" : "rdma_en6", 1);
-    mclConfig_t config = rdmaConfig();
-    config.timeoutSeconds = 5;
-    mclComm_t comm = nullptr;
-    const mclResult_t r =
-        mclCommInitRankConfig(&comm, 2, ctx.id(), ctx.rank(), &config);
-    if (r == mclSuccess) {
-      ctx.fail("init succeeded with the ends on different cables");
-      mclCommDestroy(comm);
-      return;
-    }
-    const std::string message = mclGetLastError(nullptr);
-    if (message.find("disagree on the cables") == std::string::npos)
-      ctx.fail("the error does not say the ends disagree: %s", message.c_str());
+    expectInitRefused(ctx, "pair2.json",
+                      ctx.rank() == 0 ? "rdma_en2" : "rdma_en6",
+                      "disagree on the cables");
   }));
 }
 
 TEST(RdmaEmulatedSplit, DeviceListWithoutTheCableNamesThePeer) {
   ASSERT_TRUE(runRanks(2, [](RankContext& ctx) {
-    useEmulatedFabric("pair.json");
-    setenv("MCL_RDMA_DEVICES", "rdma_en9", 1);
-    mclConfig_t config = rdmaConfig();
-    config.timeoutSeconds = 5;
-    mclComm_t comm = nullptr;
-    const mclResult_t r =
-        mclCommInitRankConfig(&comm, 2, ctx.id(), ctx.rank(), &config);
-    if (r == mclSuccess) {
-      ctx.fail("init succeeded with no cable left");
-      mclCommDestroy(comm);
-      return;
-    }
-    const std::string message = mclGetLastError(nullptr);
-    if (message.find("rank " + std::to_string(1 - ctx.rank())) ==
-        std::string::npos)
-      ctx.fail("the error does not name the peer: %s", message.c_str());
+    expectInitRefused(ctx, "pair.json", "rdma_en9",
+                      "rank " + std::to_string(1 - ctx.rank()));
   }));
 }
 
