@@ -126,13 +126,6 @@ TransportComm splitTransport(const Options& options, const std::string& name,
   return t;
 }
 
-// The message, sent and received in place.
-struct MessageBuffer {
-  explicit MessageBuffer(size_t bytes)
-      : data(std::max<size_t>(bytes, 1), '\0') {}
-  std::vector<char> data;
-};
-
 // Rank a sends, rank b sends it back; a times each round trip.
 RoundTripStats pingPong(const TransportComm& t, int me, int a, int b,
                         size_t bytes, const Options& o, char* buffer) {
@@ -246,7 +239,8 @@ int runLatencyRank(const Options& given, const RankSetup& givenSetup) {
   }
 
   const std::vector<size_t> sizes = sizeList(options);
-  MessageBuffer buffer(options.maxBytes);
+  // The message, sent and received in place.
+  std::vector<char> buffer(std::max<size_t>(options.maxBytes, 1));
   std::vector<std::pair<int, int>> pairs;
   for (int a = 0; a < nranks; ++a)
     for (int b = a + 1; b < nranks; ++b) pairs.emplace_back(a, b);
@@ -266,7 +260,7 @@ int runLatencyRank(const Options& given, const RankSetup& givenSetup) {
         if (rank == a || rank == b)
           storeStats(
               slots, (s * pairs.size() + p) * nt + t,
-              pingPong(tc, rank, a, b, sizes[s], options, buffer.data.data()));
+              pingPong(tc, rank, a, b, sizes[s], options, buffer.data()));
         barrier(job, rank);
       }
     }

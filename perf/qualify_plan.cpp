@@ -59,9 +59,8 @@ bool planEmulated(int nranks, QualifyPlan* plan, std::string* error) {
     *error = "MCL_EMU_FABRIC=" + path + ": not a JSON device matrix";
     return false;
   }
-  const double gbps = std::atof(envOr("MCL_EMU_GBPS", "0").c_str()) > 0
-                          ? std::atof(envOr("MCL_EMU_GBPS", "0").c_str())
-                          : kDefaultEmulatedGbps;
+  const double asked = std::atof(envOr("MCL_EMU_GBPS", "0").c_str());
+  const double gbps = asked > 0 ? asked : kDefaultEmulatedGbps;
   const int macs = int(matrix.size());
   for (int i = 0; i < macs; ++i)
     for (int j = i + 1; j < macs; ++j) {

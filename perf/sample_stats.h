@@ -23,7 +23,6 @@ struct SampleSummary {
   double min = 0;
   double median = 0;
   double p99 = 0;
-  double max = 0;
 };
 
 // Sorts values in place and summarises them.
@@ -34,7 +33,6 @@ inline SampleSummary summarize(std::vector<double>& values) {
   s.min = values.front();
   s.median = quantileOfSorted(values, 0.5);
   s.p99 = quantileOfSorted(values, 0.99);
-  s.max = values.back();
   return s;
 }
 
