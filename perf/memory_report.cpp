@@ -19,6 +19,18 @@ std::string mib(uint64_t bytes) {
   return formatText("%.1f MiB", static_cast<double>(bytes) / (1 << 20));
 }
 
+// Rank 0's zero-copy figures, when it ran any call in place or registered
+// memory: peers' mclMemAlloc memory it maps is not its own footprint.
+std::string zeroCopyPart(const nlohmann::json& memory) {
+  const uint64_t calls = memory.value("zero_copy_calls", uint64_t{0});
+  const uint64_t registrations = memory.value("registrations", uint64_t{0});
+  if (calls == 0 && registrations == 0) return "";
+  return formatText("; %llu calls in place on mclMemAlloc memory, ",
+                    static_cast<unsigned long long>(calls)) +
+         mib(memory.value("peer_mapped_bytes", uint64_t{0})) +
+         " of peers' mapped";
+}
+
 }  // namespace
 
 int64_t peakResidentBytes() {
@@ -54,8 +66,9 @@ std::string memoryLine(const nlohmann::json& memory, int64_t peakRss) {
          mib(bytes("tcp_bytes")) + ", rdma " + mib(bytes("rdma_bytes")) +
          "; at most " + mib(most) + " per peer and transport, limit " +
          mib(bytes("per_peer_limit_bytes")) + "; staging peak " +
-         mib(bytes("staging_peak_bytes")) + "); peak resident memory " +
-         mib(static_cast<uint64_t>(peakRss)) + " (the largest rank)";
+         mib(bytes("staging_peak_bytes")) + zeroCopyPart(memory) +
+         "); peak resident memory " + mib(static_cast<uint64_t>(peakRss)) +
+         " (the largest rank)";
 }
 
 }  // namespace mcl::perf

@@ -32,6 +32,7 @@ enum class Flag {
   Transport,
   Algo,
   Bind,
+  Register,
   Json,
   Csv,
   Dot,
@@ -61,6 +62,7 @@ constexpr FlagSpec kFlags[] = {
     {Flag::Transport, 0, "transport"},
     {Flag::Algo, 0, "algo"},
     {Flag::Bind, 0, "bind"},
+    {Flag::Register, 'R', "register"},
     {Flag::Json, 'J', "json"},
     {Flag::Csv, 0, "csv"},
     {Flag::Dot, 0, "dot"},
@@ -143,6 +145,8 @@ bool applyFlag(const FlagSpec& spec, std::string_view flag,
       return intValue(flag, value, 0, 1 << 20, &o->check, error);
     case Flag::Average:
       return intValue(flag, value, 0, 3, &o->average, error);
+    case Flag::Register:
+      return intValue(flag, value, 0, 1, &o->registerBuffers, error);
     case Flag::Timeout:
       return intValue(flag, value, 1, 1 << 30, &o->timeoutSeconds, error);
     case Flag::Ranks:
@@ -508,6 +512,11 @@ void printUsage(std::FILE* out) {
       "  -T, --timeout SECONDS    bound on every wait "
       "(mclConfig_t.timeoutSeconds;\n"
       "                           default MCL_TIMEOUT)\n"
+      "  -R, --register 0|1       1: buffers from mclMemAlloc, registered "
+      "with\n"
+      "                           mclCommRegister; ranks of one host then "
+      "work in\n"
+      "                           place (algo column: zero_copy)\n"
       "  -h, --help               this help\n"
       "mcl flags:\n"
       "  -np N                    fork N local ranks\n"

@@ -43,6 +43,9 @@ struct Options {
   std::string algo;        // --algo: forced for this run's collective
   int timeoutSeconds = 0;  // 0: MCL_TIMEOUT or the library's default
   bool bindCores = true;   // -np ranks each on a core of their own
+  // -R 1: buffers from mclMemAlloc, registered with every communicator
+  // measured (same-host ranks then work in place, without copies).
+  int registerBuffers = 0;
   std::string jsonPath;
   std::string csvPath;
   std::string dotPath;         // topo --dot FILE

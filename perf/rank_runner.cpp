@@ -33,31 +33,65 @@ constexpr size_t kBufferAlignment = 4096;
 // Seed of the input written before timing; the checks use 1, 2, ...
 constexpr uint64_t kTimingSeed = 99;
 
-// A page-aligned, zeroed (so touched) buffer.
+// A page-aligned, zeroed (so touched) buffer: from the heap, or (-R 1)
+// from mclMemAlloc and registered with every communicator measured.
 class Buffer {
  public:
-  Buffer(size_t bytes, int rank) {
+  Buffer(size_t bytes, int rank, const std::vector<mclComm_t>& registerWith)
+      : rank_(rank) {
     size_ = std::max<size_t>(
         kBufferAlignment,
         (bytes + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment);
-    data_ = static_cast<char*>(std::aligned_alloc(kBufferAlignment, size_));
+    if (registerWith.empty()) {
+      data_ = static_cast<char*>(std::aligned_alloc(kBufferAlignment, size_));
+    } else {
+      void* p = nullptr;
+      if (mclMemAlloc(&p, size_) == mclSuccess) data_ = static_cast<char*>(p);
+      shared_ = true;
+    }
     if (!data_) {
-      std::fprintf(stderr, "mcl-perf: rank %d: cannot allocate %zu bytes\n",
-                   rank, size_);
+      std::fprintf(stderr, "mcl-perf: rank %d: cannot allocate %zu bytes%s%s\n",
+                   rank, size_, shared_ ? ": " : "",
+                   shared_ ? mclGetLastError(nullptr) : "");
       exitNow(kExitFailure);
     }
     std::memset(data_, 0, size_);
+    for (mclComm_t comm : registerWith) {
+      void* handle = nullptr;
+      checkMcl(rank, "mclCommRegister",
+               mclCommRegister(comm, data_, size_, &handle), comm);
+      registrations_.push_back({comm, handle});
+    }
   }
-  ~Buffer() { std::free(data_); }
+  ~Buffer() {
+    for (const auto& [comm, handle] : registrations_)
+      checkMcl(rank_, "mclCommDeregister", mclCommDeregister(comm, handle),
+               comm);
+    if (shared_)
+      checkMcl(rank_, "mclMemFree", mclMemFree(data_), nullptr);
+    else
+      std::free(data_);
+  }
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 
   char* data() const { return data_; }
 
  private:
+  int rank_;
   char* data_ = nullptr;
   size_t size_ = 0;
+  bool shared_ = false;
+  std::vector<std::pair<mclComm_t, void*>> registrations_;
 };
+
+// Calls this rank ran in place on mclMemAlloc memory so far.
+uint64_t zeroCopyCalls(mclComm_t comm, int rank) {
+  const nlohmann::json topology =
+      nlohmann::json::parse(topologyJson(comm, rank));
+  return topology.value("memory", nlohmann::json::object())
+      .value("zero_copy_calls", uint64_t{0});
+}
 
 std::string transportName(const Options& o) {
   if (!o.transport.empty()) return o.transport;
@@ -137,8 +171,8 @@ class Bench {
         variants_(std::move(variants)),
         comm_(variants_.front().comm),
         report_(report),
-        send_(o.maxBytes, rank),
-        recv_(o.maxBytes, rank),
+        send_(o.maxBytes, rank, commsToRegister()),
+        recv_(o.maxBytes, rank, commsToRegister()),
         sizes_(sizeList(o)) {}
 
   void runAll() {
@@ -166,6 +200,13 @@ class Bench {
   double averageBusBw() const { return bwCount_ ? bwSum_ / bwCount_ : 0.0; }
 
  private:
+  std::vector<mclComm_t> commsToRegister() const {
+    std::vector<mclComm_t> comms;
+    if (o_.registerBuffers != 0)
+      for (const Variant& v : variants_) comms.push_back(v.comm);
+    return comms;
+  }
+
   SizeCase makeCase(mclDataType_t type, mclRedOp_t op, int root,
                     size_t bytes) const {
     SizeCase c{type, op, root < 0 ? 0 : root, typeSize(type), {}, 0};
@@ -252,16 +293,28 @@ class Bench {
       progress_->step(std::to_string(c.totalBytes) + " B " + typeName(type) +
                       " " + shownOp);
       std::vector<std::array<ResultCell, 2>> cells(n);
+      // -R 1: whether each cell's calls ran in place.
+      std::vector<std::array<bool, 2>> inPlaceRuns(n, {false, false});
       for (size_t k = 0; k < n; ++k) {
         const size_t i = (s + k) % n;
         comm_ = variants_[i].comm;
-        cells[i] = {benchTime(c, false), benchTime(c, true)};
+        for (int cell = 0; cell < 2; ++cell) {
+          const uint64_t before =
+              o_.registerBuffers ? zeroCopyCalls(comm_, rank_) : 0;
+          cells[i][size_t(cell)] = benchTime(c, cell == 1);
+          if (o_.registerBuffers)
+            inPlaceRuns[i][size_t(cell)] = zeroCopyCalls(comm_, rank_) > before;
+        }
       }
       progress_->clear();
       for (size_t i = 0; i < n; ++i) {
         comm_ = variants_[i].comm;
-        const std::string algorithm =
+        std::string algorithm =
             algorithmFor(variants_[i], c.counts.paramCount, type);
+        // Out-of-place in place, in-place not (all-to-all), or both.
+        if (inPlaceRuns[i][0])
+          algorithm =
+              inPlaceRuns[i][1] ? "zero_copy" : "zero_copy/" + algorithm;
         report_->beginRow(c.totalBytes, c.counts.paramCount, typeName(type),
                           shownOp, root, algorithm.c_str());
         report_->addCell(cells[i][0]);

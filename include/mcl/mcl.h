@@ -268,6 +268,28 @@ MCL_API mclResult_t mclCommGetAlgorithm(const mclComm_t comm, mclFunc_t func,
                                         size_t count, mclDataType_t type,
                                         const char** name);
 
+/* Memory same-host peers can map. Collectives whose every rank is on one
+ * host (over shared memory) and whose buffers all lie in mclMemAlloc memory
+ * run in place: each rank reads its peers' inputs and writes their results
+ * directly, with no copy through the rings. The decision is made per call,
+ * by every rank together: when any rank's buffer is ordinary memory, or the
+ * call is small (MCL_ZERO_COPY_MIN_BYTES), the call runs the usual way.
+ * The memory is zero-filled and page-aligned; a process that is killed
+ * leaves the names (mcl-m<pid>-... in /dev/shm on Linux) behind; a process
+ * that exits removes them. mclMemFree refuses memory still registered with
+ * a communicator. */
+MCL_API mclResult_t mclMemAlloc(void** ptr, size_t size);
+MCL_API mclResult_t mclMemFree(void* ptr);
+/* Registers [buff, buff + size) with the communicator, as NCCL does: while
+ * registered, mclMemFree refuses the memory, so peers never find it gone.
+ * Memory from elsewhere (malloc, the stack) may be registered too: it stays
+ * usable by every call, which copies through the rings as always; an INFO
+ * line says so. *handle is released by mclCommDeregister or when the
+ * communicator is destroyed. */
+MCL_API mclResult_t mclCommRegister(const mclComm_t comm, void* buff,
+                                    size_t size, void** handle);
+MCL_API mclResult_t mclCommDeregister(const mclComm_t comm, void* handle);
+
 /* Collectives. In-place follows NCCL: sendbuff == recvbuff for all-reduce,
  * broadcast and reduce; for all-gather sendbuff == recvbuff + rank * count;
  * for reduce-scatter recvbuff == sendbuff + rank * recvcount (in elements).
@@ -275,7 +297,9 @@ MCL_API mclResult_t mclCommGetAlgorithm(const mclComm_t comm, mclFunc_t func,
  * on the root; reduce writes recvbuff only on the root (other ranks' recvbuff
  * is left untouched and may be NULL). Results are reproducible: for a given
  * communicator size, type, op and count, every rank gets bitwise the same
- * result on every run. */
+ * result on every run (with 3 or more ranks, a call that runs in place on
+ * mclMemAlloc memory may round differently from one that does not: it adds
+ * the inputs in rank order). */
 MCL_API mclResult_t mclAllReduce(const void* sendbuff, void* recvbuff,
                                  size_t count, mclDataType_t datatype,
                                  mclRedOp_t op, mclComm_t comm,

@@ -6,6 +6,7 @@
 #include "algorithms/kernels/scale.h"
 #include "algorithms/kernels/types.h"
 #include "algorithms/tuner.h"
+#include "algorithms/zero_copy.h"
 #include "base/error.h"
 
 namespace mcl {
@@ -62,6 +63,7 @@ void appendPreMultiplied(const OpArgs& op, AlgoContext& ctx,
   OpArgs plain = op;
   plain.preMultiply = {};
   plain.sendbuff = ctx.staging.back().data();
+  plain.ringsOnly = true;  // the staged input is not mclMemAlloc memory
   appendSteps(plain, ctx, steps);
 }
 
@@ -71,6 +73,7 @@ void appendSteps(const OpArgs& op, AlgoContext& ctx, std::vector<Step>& steps) {
   if (op.preMultiply.active) return appendPreMultiplied(op, ctx, steps);
   Collective collective;
   if (collectiveOf(op.kind, &collective)) {
+    if (appendZeroCopy(op, ctx, steps)) return;
     const AlgorithmInfo* a =
         findAlgorithm(collective, chosenAlgorithm(op, ctx));
     if (a == nullptr)

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "algorithms/algorithm.h"
+#include "algorithms/shared_buffers.h"
+#include "algorithms/step.h"
 #include "transports/transport.h"
 
 namespace mcl {
@@ -70,6 +72,12 @@ struct AlgoContext {
   // One buffer per operation of the batch being built (a deque: earlier
   // buffers stay put while later ones are added); cleared per batch.
   std::deque<std::vector<std::byte>> staging;
+  // The zero-copy steps' programs, for the batch being built.
+  std::deque<std::shared_ptr<StepTask>> tasks;  // shared: contexts copy
+  // Set when every rank is on this host over shared memory: calls of at
+  // least zeroCopyMinBytes then try to run in place on mclMemAlloc memory.
+  SharedBufferMap* sharedBuffers = nullptr;
+  size_t zeroCopyMinBytes = size_t{64} << 10;
   // MCL_ALGO: the algorithm each collective must use, Auto where the tuner
   // chooses.
   ForcedAlgorithms forced{};

@@ -64,6 +64,13 @@ Lane& firstStuck(std::span<Lane> lanes) {
   return lanes.front();
 }
 
+// The exchange a step waits on: a task's current one, or the step.
+const Step& waitedOn(const Step& step) {
+  if (step.task != nullptr && step.task->waitingOn() != nullptr)
+    return *step.task->waitingOn();
+  return step;
+}
+
 std::string describeWait(const Lane& lane) {
   if (lane.stepsDone()) {
     const Step& last = lane.steps.back();
@@ -71,7 +78,7 @@ std::string describeWait(const Lane& lane) {
            std::to_string(last.sequence) +
            ": waiting for a peer to take the last bytes sent";
   }
-  const Step& s = lane.steps[lane.next];
+  const Step& s = waitedOn(lane.steps[lane.next]);
   std::string what =
       std::string(opKindName(s.kind)) + " #" + std::to_string(s.sequence) +
       " (step " + std::to_string(lane.next + 1) + " of " +
@@ -110,7 +117,7 @@ void checkAbortAndPeers(std::span<Lane> lanes) {
           throwPeerGone(ctx, s, s.sendPeer, s.sendTo->linkName());
       continue;
     }
-    const Step& s = lane.steps[lane.next];
+    const Step& s = waitedOn(lane.steps[lane.next]);
     // A peer that exited after handing over everything is no failure: only
     // one we still wait on is. Liveness is read before the ring, so data
     // published before the exit is seen.

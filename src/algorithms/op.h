@@ -45,6 +45,9 @@ struct OpArgs {
   mclRedOp_t op = mclSum;
   int root = -1;            // root of broadcast/reduce, peer of send/recv
   PreMultiply preMultiply;  // op is then mclSum
+  // Zero-copy is ruled out: the call streams through the rings (the
+  // fallback of a zero-copy attempt, and staged inputs).
+  bool ringsOnly = false;
 };
 
 }  // namespace mcl

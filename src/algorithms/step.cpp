@@ -11,6 +11,11 @@
 namespace mcl {
 
 bool progressStep(Step& s) {
+  if (s.task != nullptr) {
+    const bool moved = s.task->progress(s);
+    if (s.task->finished()) s.done = s.bytes;
+    return moved;
+  }
   bool moved = false;
   const size_t elementBytes = kernels::typeSize(s.type);
   // A plain send over a network transport goes out from the caller's buffer:

@@ -14,6 +14,24 @@
 
 namespace mcl {
 
+struct Step;
+
+// A step that runs a small program of its own instead of streaming bytes:
+// exchanges with its peers, then work on their memory in place (the
+// zero-copy collectives). Its Step has bytes 1; done becomes 1 at the end.
+class StepTask {
+ public:
+  virtual ~StepTask() = default;
+  // Moves what it can now, never blocking for a peer; true if anything
+  // moved. self is its step (kind and sequence, for messages). Throws
+  // Error when the call fails.
+  virtual bool progress(const Step& self) = 0;
+  virtual bool finished() const = 0;
+  // The exchange it waits on now (for the timeout's message and the check
+  // for dead peers), or null.
+  virtual const Step* waitingOn() const = 0;
+};
+
 struct Step {
   transport::Connection* recvFrom = nullptr;  // incoming bytes, if any
   transport::Connection* sendTo = nullptr;    // outgoing bytes, if any
@@ -29,6 +47,7 @@ struct Step {
   // Copies into `out` bypass the caches: the operation is too large for
   // its result to be read from them.
   bool streamOut = false;
+  StepTask* task = nullptr;  // when set, runs instead of the fields above
   // For messages: whom we wait on, and in which operation.
   int recvPeer = -1;
   int sendPeer = -1;

@@ -213,7 +213,12 @@ mclResult_t mclCommGetTopology(const mclComm_t comm, char* json, size_t* size) {
                     {{"shm", m.shmPerPeer},
                      {"tcp", m.tcpPerPeer},
                      {"rdma", m.rdmaPerPeer}}},
-                   {"per_peer_limit_bytes", m.limitPerPeer}};
+                   {"per_peer_limit_bytes", m.limitPerPeer},
+                   {"registrations", ref->registrations.count()},
+                   {"peer_mapped_bytes",
+                    ref->peerSegments ? ref->peerSegments->mappedBytes() : 0},
+                   {"zero_copy_calls",
+                    ref->peerSegments ? ref->peerSegments->inPlaceCalls() : 0}};
     std::string text =
         j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
     size_t have = *size;

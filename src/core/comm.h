@@ -16,7 +16,9 @@
 #include "algorithms/context.h"
 #include "algorithms/step.h"
 #include "core/bootstrap_protocol.h"
+#include "core/comm_registrations.h"
 #include "core/custom_ops.h"
+#include "core/peer_segments.h"
 #include "core/settings.h"
 #include "topology/cluster.h"
 #include "transports/rdma/rdma_device.h"
@@ -47,6 +49,10 @@ struct mclComm {
   std::unique_ptr<mcl::transport::Waker> combinedWaker;
   std::vector<std::unique_ptr<mcl::transport::Connection>> connections;
   std::vector<std::unique_ptr<mcl::transport::Connection>> p2pConnections;
+  // Peers' mclMemAlloc memory, when every rank is on this host over shared
+  // memory (context.sharedBuffers points here then).
+  std::unique_ptr<mcl::PeerSegments> peerSegments;
+  mcl::CommRegistrations registrations;  // mclCommRegister's
   mcl::AlgoContext context;
   mcl::CustomOps customOps;  // mclRedOpCreatePreMulSum's ops
 

@@ -219,8 +219,11 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
   mine.topoFile = topoFile.status.substr(0, 4000);
   mine.transport = comm->settings.transport;
   mine.cores = static_cast<uint32_t>(platform::onlineCpuCount());
+  const int64_t zeroCopyMin =
+      paramInt("MCL_ZERO_COPY_MIN_BYTES", 0, int64_t{1} << 50);
   mine.algorithms = describeForced(comm->settings.forced) +
-                    (comm->settings.tuneProbe ? " (MCL_TUNE_PROBE=1)" : "");
+                    (comm->settings.tuneProbe ? " (MCL_TUNE_PROBE=1)" : "") +
+                    " (zero-copy from " + std::to_string(zeroCopyMin) + " B)";
   if (!plan.rdmaPeers.empty()) {
     comm->rdma = openRdmaDevice(*comm);
     mine.rdmaFrameBytes = comm->settings.rdma.shape.frameBytes;
@@ -255,7 +258,8 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
     if (all[r].algorithms != mine.algorithms)
       throw error(mclInvalidUsage,
                   "%s: rank %zu forces algorithms \"%s\", this rank \"%s\": "
-                  "set MCL_ALGO and MCL_TUNE_PROBE alike on every rank",
+                  "set MCL_ALGO, MCL_TUNE_PROBE and MCL_ZERO_COPY_MIN_BYTES "
+                  "alike on every rank",
                   comm->label().c_str(), r, all[r].algorithms.c_str(),
                   mine.algorithms.c_str());
   // Every rank builds the same cluster from the same data, so a bad
@@ -370,6 +374,11 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
   comm->context.link = tunerLink(*comm, plan, all);
   comm->context.aborted = &comm->aborted;
   comm->context.maxStepBytes = static_cast<size_t>(smallest / 2);
+  if (nranks > 1 && comm->shmPeers == nranks - 1 && zeroCopyMin > 0) {
+    comm->peerSegments = std::make_unique<PeerSegments>(rank);
+    comm->context.sharedBuffers = comm->peerSegments.get();
+    comm->context.zeroCopyMinBytes = static_cast<size_t>(zeroCopyMin);
+  }
   MCL_LOG(Info, kLogInit,
           "%s: ready, comm %016" PRIx64
           ", %zu ranks over shm, %zu peers "

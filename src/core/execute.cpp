@@ -47,6 +47,7 @@ void runBatch(std::vector<PendingOp>& ops, std::vector<mclComm*>& comms) {
     c->checkRunnable();
     c->steps.clear();
     c->context.staging.clear();
+    c->context.tasks.clear();
   }
   if (ops.size() == 1) {
     mclComm& comm = *ops[0].comm;
@@ -121,6 +122,7 @@ void executeNow(mclComm& comm, const OpArgs& op) {
     comm.checkRunnable();
     comm.steps.clear();
     if (!comm.context.staging.empty()) comm.context.staging.clear();
+    if (!comm.context.tasks.empty()) comm.context.tasks.clear();
     appendTagged(comm, op);
     Lane lane;
     lane.context = &comm.context;

@@ -72,6 +72,11 @@ constexpr ParamDef kParams[] = {
     {"MCL_PEER_BUFFER_LIMIT", "8388608",
      "Most bytes one transport may hold for one peer (rings, pieces, "
      "frames); init fails, naming the settings, when they would need more."},
+    {"MCL_ZERO_COPY_MIN_BYTES", "65536",
+     "Calls among ranks that share one host, of at least this many bytes "
+     "(a rank's larger buffer), run in place when every buffer they need "
+     "is mclMemAlloc memory; smaller calls copy through the rings. 0 turns "
+     "zero-copy off. Every rank must say the same."},
     {"MCL_RDMA_DEVICES", "",
      "RDMA devices this rank may use, comma-separated ('rdma_en2,rdma_en3'); "
      "cables on other devices are left out. Empty: every cabled device. "

@@ -25,9 +25,22 @@ void checkName(const std::string& name) {
                                 "characters");
 }
 
-void* mapFd(int fd, size_t bytes, const std::string& name) {
-  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+void* mapFd(int fd, size_t bytes, const std::string& name,
+            bool populate = false) {
+  int flags = MAP_SHARED;
+#if defined(MAP_POPULATE)
+  if (populate) flags |= MAP_POPULATE;
+#endif
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, flags, fd, 0);
   if (p == MAP_FAILED) throwSystemError("mmap of shared memory " + name);
+#if !defined(MAP_POPULATE)
+  // Touch every page now (macOS has no MAP_POPULATE).
+  if (populate) {
+    const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    volatile const char* bytesIn = static_cast<const char*>(p);
+    for (size_t at = 0; at < bytes; at += page) (void)bytesIn[at];
+  }
+#endif
   return p;
 }
 
@@ -54,16 +67,24 @@ void SharedMemory::release() {
   size_ = 0;
 }
 
-SharedMemory SharedMemory::create(const std::string& name, size_t bytes) {
+SharedMemory SharedMemory::create(const std::string& name, size_t bytes,
+                                  bool reserve) {
   checkName(name);
   int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
   if (fd < 0) throwSystemError("shm_open(create) of " + name);
-  if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
-    int err = errno;
+  int failed = ftruncate(fd, static_cast<off_t>(bytes)) != 0 ? errno : 0;
+#if defined(__linux__)
+  if (failed == 0 && reserve)
+    failed = posix_fallocate(fd, 0, static_cast<off_t>(bytes));
+#else
+  (void)reserve;  // macOS backs shared memory with ordinary pages
+#endif
+  if (failed != 0) {
+    int err = failed;
     close(fd);
     shm_unlink(name.c_str());
     errno = err;
-    throwSystemError("ftruncate of shared memory " + name + " to " +
+    throwSystemError("sizing shared memory " + name + " to " +
                      std::to_string(bytes) + " bytes");
   }
   SharedMemory seg;
@@ -79,7 +100,7 @@ SharedMemory SharedMemory::create(const std::string& name, size_t bytes) {
   return seg;
 }
 
-SharedMemory SharedMemory::open(const std::string& name) {
+SharedMemory SharedMemory::open(const std::string& name, bool populate) {
   checkName(name);
   int fd = shm_open(name.c_str(), O_RDWR, 0600);
   if (fd < 0) throwSystemError("shm_open of " + name);
@@ -92,7 +113,7 @@ SharedMemory SharedMemory::open(const std::string& name) {
   }
   SharedMemory seg;
   try {
-    seg.data_ = mapFd(fd, static_cast<size_t>(st.st_size), name);
+    seg.data_ = mapFd(fd, static_cast<size_t>(st.st_size), name, populate);
   } catch (...) {
     close(fd);
     throw;

@@ -19,10 +19,15 @@ class SharedMemory {
   ~SharedMemory();
 
   // Creates a zero-filled segment; fails if the name exists. Names are at
-  // most 30 characters (macOS' limit) and start with '/'.
-  static SharedMemory create(const std::string& name, size_t bytes);
-  // Maps an existing segment; its size is the creator's.
-  static SharedMemory open(const std::string& name);
+  // most 30 characters (macOS' limit) and start with '/'. reserve: take the
+  // pages now (Linux' tmpfs hands them out on first touch, and a full
+  // /dev/shm then kills the process with SIGBUS instead of failing here).
+  static SharedMemory create(const std::string& name, size_t bytes,
+                             bool reserve = false);
+  // Maps an existing segment; its size is the creator's. populate: map
+  // every page now, not at first touch (a fault per page then would fall
+  // on the calls that use it).
+  static SharedMemory open(const std::string& name, bool populate = false);
   // Removes the name; mappings stay valid. Missing names are not an error.
   static void unlink(const std::string& name);
 

@@ -103,7 +103,7 @@ class CaseRunner {
     switch (coll) {
       case Coll::AllReduce: {
         auto in = makeBuffer(type, count, red(r));
-        std::vector<uint8_t> out = inPlace ? in : sentinel(count);
+        Bytes out = inPlace ? in : sentinel(count);
         uint8_t* o = out.data();
         res = mclAllReduce(inPlace ? o : in.data(), o, count, type, op, comm_,
                            nullptr);
@@ -114,7 +114,7 @@ class CaseRunner {
       }
       case Coll::Reduce: {
         auto in = makeBuffer(type, count, red(r));
-        std::vector<uint8_t> out = inPlace ? in : sentinel(count);
+        Bytes out = inPlace ? in : sentinel(count);
         res = mclReduce(inPlace ? out.data() : in.data(), out.data(), count,
                         type, op, root, comm_, nullptr);
         if (!ctx_.ok(res, label_)) return;
@@ -123,7 +123,7 @@ class CaseRunner {
       }
       case Coll::ReduceScatter: {
         auto in = makeBuffer(type, count * nz, red(r));
-        std::vector<uint8_t> out = sentinel(count);
+        Bytes out = sentinel(count);
         uint8_t* o = inPlace ? in.data() + rz * count * es_ : out.data();
         res = mclReduceScatter(in.data(), o, count, type, op, comm_, nullptr);
         if (!ctx_.ok(res, label_)) return;
@@ -131,7 +131,7 @@ class CaseRunner {
         break;
       }
       case Coll::AllGather: {
-        std::vector<uint8_t> out = sentinel(count * nz);
+        Bytes out = sentinel(count * nz);
         auto in = makeBuffer(type, count, mov(r));
         const uint8_t* s = in.data();
         if (inPlace) {
@@ -148,7 +148,7 @@ class CaseRunner {
       }
       case Coll::AllToAll: {
         auto in = makeBuffer(type, count * nz, mov(r));
-        std::vector<uint8_t> out = inPlace ? in : sentinel(count * nz);
+        Bytes out = inPlace ? in : sentinel(count * nz);
         res = mclAlltoAll(inPlace ? out.data() : in.data(), out.data(), count,
                           type, comm_, nullptr);
         if (!ctx_.ok(res, label_)) return;
@@ -159,8 +159,7 @@ class CaseRunner {
       }
       case Coll::Broadcast: {
         auto in = makeBuffer(type, count, mov(root));
-        std::vector<uint8_t> out =
-            (inPlace && r == root) ? in : sentinel(count);
+        Bytes out = (inPlace && r == root) ? in : sentinel(count);
         const uint8_t* s =
             (r == root) ? (inPlace ? out.data() : in.data()) : nullptr;
         res = mclBroadcast(s, out.data(), count, type, root, comm_, nullptr);
@@ -173,8 +172,8 @@ class CaseRunner {
         int next = (r + 1) % n;
         int prev = (r + n - 1) % n;
         auto in = makeBuffer(type, count, mov(r));
-        std::vector<uint8_t> fromPrev = sentinel(count);
-        std::vector<uint8_t> fromSelf = sentinel(count);
+        Bytes fromPrev = sentinel(count);
+        Bytes fromSelf = sentinel(count);
         ctx_.ok(mclGroupStart(), "mclGroupStart");
         ctx_.ok(mclSend(in.data(), count, type, next, comm_, nullptr), label_);
         ctx_.ok(mclRecv(fromPrev.data(), count, type, prev, comm_, nullptr),
@@ -191,9 +190,7 @@ class CaseRunner {
   }
 
  private:
-  std::vector<uint8_t> sentinel(size_t count) {
-    return std::vector<uint8_t>(count * es_, 0xA5);
-  }
+  Bytes sentinel(size_t count) { return Bytes(count * es_, 0xA5); }
 
   void checkReduced(const uint8_t* got, size_t count, size_t firstIndex) {
     uint8_t want[8];
@@ -208,7 +205,7 @@ class CaseRunner {
   }
 
   template <class F>
-  void checkUnchanged(const std::vector<uint8_t>& in, size_t count, F value) {
+  void checkUnchanged(const Bytes& in, size_t count, F value) {
     auto original = makeBuffer(type_, count, value);
     if (in != original) ctx_.fail("%s: sendbuff was modified", label_);
   }
@@ -414,6 +411,118 @@ INSTANTIATE_TEST_SUITE_P(
              collName(caseInfo.param.coll) + "_" + caseInfo.param.transport +
              std::to_string(caseInfo.param.nranks);
     });
+
+// Zero-copy: the matrix on mclMemAlloc buffers with MCL_ZERO_COPY_MIN_BYTES=1,
+// so every call (one element included: ranks with empty slices) runs in
+// place; then with one rank on malloc'd buffers, where every call that
+// needs that rank's buffers runs the usual way instead.
+uint64_t zeroCopyCalls(RankContext& ctx, mclComm_t comm) {
+  size_t size = 0;
+  ctx.ok(mclCommGetTopology(comm, nullptr, &size), "topology size");
+  std::string json(size, '\0');
+  ctx.ok(mclCommGetTopology(comm, json.data(), &size), "topology");
+  const std::string key = "\"zero_copy_calls\": ";
+  size_t at = json.find(key);
+  if (at == std::string::npos) {
+    ctx.fail("no zero_copy_calls in the topology JSON");
+    return 0;
+  }
+  return std::stoull(json.substr(at + key.size()));
+}
+
+struct ZeroCopyCase {
+  Coll coll;
+  int nranks;
+  int plainRank;  // its buffers come from malloc; -1: none
+};
+
+void runZeroCopyMatrix(RankContext& ctx, const ZeroCopyCase& c) {
+  setenv("MCL_ZERO_COPY_MIN_BYTES", "1", 1);
+  useSharedBuffers(ctx.rank() != c.plainRank);
+  mclComm_t comm = initComm(ctx);
+  if (comm == nullptr) return;
+  CaseRunner runner(ctx, comm);
+  const Matrix m = reducedMatrix();
+  std::vector<mclRedOp_t> ops =
+      reduces(c.coll) ? m.ops : std::vector<mclRedOp_t>{mclSum};
+  uint64_t calls = 0;
+  int sizeIndex = 0;
+  for (size_t count : m.counts) {
+    int root = sizeIndex++ % ctx.nranks();
+    for (mclDataType_t type : m.types)
+      for (mclRedOp_t op : ops)
+        for (bool inPlace : {false, true}) {
+          runner.run(c.coll, type, op, count, inPlace, root);
+          // In place, a rank's all-to-all input would be overwritten while
+          // its peers read it: those calls take the usual way.
+          if (!(inPlace && c.coll == Coll::AllToAll)) ++calls;
+        }
+  }
+  const uint64_t ranInPlace = zeroCopyCalls(ctx, comm);
+  if (c.plainRank < 0 && ranInPlace != calls)
+    ctx.fail("%llu calls ran in place, want %llu",
+             static_cast<unsigned long long>(ranInPlace),
+             static_cast<unsigned long long>(calls));
+  // Broadcast needs only the root's buffer: it runs in place whenever the
+  // root is not the plain rank.
+  if (c.plainRank >= 0 && c.coll != Coll::Broadcast && ranInPlace != 0)
+    ctx.fail("%llu calls ran in place with rank %d on malloc'd buffers",
+             static_cast<unsigned long long>(ranInPlace), c.plainRank);
+  ctx.ok(mclCommDestroy(comm), "mclCommDestroy");
+  useSharedBuffers(false);
+}
+
+class CollectiveMatrixZeroCopy : public ::testing::TestWithParam<ZeroCopyCase> {
+};
+
+TEST_P(CollectiveMatrixZeroCopy, MatchesReferenceExactly) {
+  ZeroCopyCase c = GetParam();
+  EXPECT_TRUE(
+      runRanks(c.nranks, [&](RankContext& ctx) { runZeroCopyMatrix(ctx, c); }));
+}
+
+// Ranks as threads: peers' memory is this process's own.
+class CollectiveMatrixZeroCopyThreads
+    : public ::testing::TestWithParam<ZeroCopyCase> {};
+
+TEST_P(CollectiveMatrixZeroCopyThreads, MatchesReferenceExactly) {
+  ZeroCopyCase c = GetParam();
+  EXPECT_TRUE(runRankThreads(
+      c.nranks, [&](RankContext& ctx) { runZeroCopyMatrix(ctx, c); }));
+}
+
+std::vector<ZeroCopyCase> zeroCopyCases() {
+  std::vector<ZeroCopyCase> cases;
+  for (Coll coll : {Coll::AllReduce, Coll::AllGather, Coll::Broadcast,
+                    Coll::Reduce, Coll::ReduceScatter, Coll::AllToAll}) {
+    for (int n : {2, 3, 4}) cases.push_back({coll, n, -1});
+    cases.push_back({coll, 3, 1});
+  }
+  return cases;
+}
+
+std::vector<ZeroCopyCase> zeroCopyThreadCases() {
+  std::vector<ZeroCopyCase> cases;
+  for (Coll coll : {Coll::AllReduce, Coll::AllGather, Coll::Broadcast,
+                    Coll::Reduce, Coll::ReduceScatter, Coll::AllToAll})
+    cases.push_back({coll, 3, -1});
+  return cases;
+}
+
+std::string zeroCopyName(
+    const ::testing::TestParamInfo<ZeroCopyCase>& caseInfo) {
+  const ZeroCopyCase& c = caseInfo.param;
+  return std::string(collName(c.coll)) + "_" + std::to_string(c.nranks) +
+         "ranks" +
+         (c.plainRank < 0 ? ""
+                          : "_rank" + std::to_string(c.plainRank) + "Plain");
+}
+
+INSTANTIATE_TEST_SUITE_P(ZeroCopy, CollectiveMatrixZeroCopy,
+                         ::testing::ValuesIn(zeroCopyCases()), zeroCopyName);
+INSTANTIATE_TEST_SUITE_P(ZeroCopy, CollectiveMatrixZeroCopyThreads,
+                         ::testing::ValuesIn(zeroCopyThreadCases()),
+                         zeroCopyName);
 
 INSTANTIATE_TEST_SUITE_P(Tcp, CollectiveMatrixTcp,
                          ::testing::ValuesIn(tcpCases()), caseName);

@@ -1,13 +1,52 @@
 #include "reference.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <new>
+#include <set>
 
 #include "algorithms/kernels/float_convert.h"
 
 namespace mcl::test {
 
 namespace kernels = mcl::kernels;
+
+namespace {
+
+thread_local bool sharedBuffers = false;
+std::mutex sharedMutex;
+std::set<void*> sharedAllocations;
+
+}  // namespace
+
+void useSharedBuffers(bool shared) { sharedBuffers = shared; }
+
+void* allocateTestBuffer(size_t bytes) {
+  if (!sharedBuffers) {
+    void* p = std::malloc(std::max<size_t>(bytes, 1));
+    if (p == nullptr) throw std::bad_alloc();
+    return p;
+  }
+  void* p = nullptr;
+  if (mclMemAlloc(&p, std::max<size_t>(bytes, 1)) != mclSuccess)
+    throw std::bad_alloc();
+  std::lock_guard<std::mutex> lock(sharedMutex);
+  sharedAllocations.insert(p);
+  return p;
+}
+
+void freeTestBuffer(void* p) {
+  {
+    std::lock_guard<std::mutex> lock(sharedMutex);
+    if (sharedAllocations.erase(p) == 0) {
+      std::free(p);
+      return;
+    }
+  }
+  mclMemFree(p);
+}
 
 size_t typeBytes(mclDataType_t type) {
   switch (type) {

@@ -33,10 +33,34 @@ double exactReduction(mclDataType_t type, mclRedOp_t op, int nranks, size_t i);
 void encodeReduction(mclDataType_t type, mclRedOp_t op, int nranks,
                      double exact, void* dst);
 
+// Where test buffers come from: malloc, or mclMemAlloc (memory same-host
+// peers can map, so calls run in place) while this thread asked for it.
+void useSharedBuffers(bool shared);
+void* allocateTestBuffer(size_t bytes);
+void freeTestBuffer(void* p);
+
+template <class T>
+struct TestAllocator {
+  using value_type = T;
+  TestAllocator() = default;
+  template <class U>
+  TestAllocator(const TestAllocator<U>&) {}
+  T* allocate(size_t n) {
+    return static_cast<T*>(allocateTestBuffer(n * sizeof(T)));
+  }
+  void deallocate(T* p, size_t) { freeTestBuffer(p); }
+  template <class U>
+  bool operator==(const TestAllocator<U>&) const {
+    return true;
+  }
+};
+
+using Bytes = std::vector<uint8_t, TestAllocator<uint8_t>>;
+
 // Buffer of count elements of `type`, filled by value(i).
 template <class F>
-std::vector<uint8_t> makeBuffer(mclDataType_t type, size_t count, F value) {
-  std::vector<uint8_t> b(count * typeBytes(type));
+Bytes makeBuffer(mclDataType_t type, size_t count, F value) {
+  Bytes b(count * typeBytes(type));
   for (size_t i = 0; i < count; ++i)
     encode(type, value(i), b.data() + i * typeBytes(type));
   return b;

@@ -1,0 +1,73 @@
+#include "core/peer_segments.h"
+
+#include <cstring>
+
+#include "base/error.h"
+#include "core/shared_allocations.h"
+
+namespace mcl {
+
+namespace {
+
+// Segments kept mapped. A program that allocates anew for every call would
+// otherwise keep its freed memory alive through its peers' mappings.
+constexpr size_t kMaxMappedSegments = 64;
+
+}  // namespace
+
+bool PeerSegments::find(const void* data, size_t bytes,
+                        SharedBufferRef* ref) const {
+  return findShared(data, bytes, ref);
+}
+
+void PeerSegments::evictUnused() {
+  for (auto it = segments_.begin(); it != segments_.end();) {
+    if (it->second.lastCall == call_) {
+      ++it;
+      continue;
+    }
+    mappedBytes_.fetch_sub(it->second.memory.size(), std::memory_order_relaxed);
+    it = segments_.erase(it);
+  }
+}
+
+std::byte* PeerSegments::map(int peer, const SharedBufferRef& ref,
+                             size_t bytes) {
+  const std::string name(ref.segment, strnlen(ref.segment, sizeof ref.segment));
+  if (name.rfind("/mcl-m", 0) != 0)
+    throw error(mclRemoteError,
+                "rank %d: rank %d named \"%s\" as its buffer's segment, not "
+                "an mclMemAlloc segment",
+                rank_, peer, name.c_str());
+  auto it = segments_.find(name);
+  if (it == segments_.end()) {
+    if (segments_.size() >= kMaxMappedSegments) evictUnused();
+    Mapped m;
+    try {
+      m.memory = platform::SharedMemory::open(name, true);
+    } catch (const std::exception& e) {
+      throw error(mclSystemError,
+                  "rank %d cannot map rank %d's mclMemAlloc memory %s: %s "
+                  "(freed during the call?)",
+                  rank_, peer, name.c_str(), e.what());
+    }
+    mappedBytes_.fetch_add(m.memory.size(), std::memory_order_relaxed);
+    it = segments_.emplace(name, std::move(m)).first;
+  }
+  it->second.lastCall = call_;
+  const uint64_t size = it->second.memory.size();
+  if (ref.offset > size || bytes > size - ref.offset)
+    throw error(mclRemoteError,
+                "rank %d: rank %d's buffer (%zu bytes at offset %llu) passes "
+                "the end of its segment %s (%llu bytes)",
+                rank_, peer, bytes, static_cast<unsigned long long>(ref.offset),
+                name.c_str(), static_cast<unsigned long long>(size));
+  return static_cast<std::byte*>(it->second.memory.data()) + ref.offset;
+}
+
+void PeerSegments::noteInPlaceCall() {
+  inPlaceCalls_.fetch_add(1, std::memory_order_relaxed);
+  ++call_;
+}
+
+}  // namespace mcl

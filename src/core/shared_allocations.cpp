@@ -1,0 +1,171 @@
+#include "core/shared_allocations.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <random>
+#include <string>
+
+#include "base/error.h"
+#include "platform/shared_memory.h"
+
+namespace mcl {
+
+namespace {
+
+struct Allocation {
+  platform::SharedMemory memory;
+  std::string name;
+  int ownerPid = 0;  // a forked child inherits the map, not the names
+  int pins = 0;
+};
+
+// Keyed by base address. Names are removed when an allocation is freed and
+// when the process exits, so a peer can open an allocation by name for as
+// long as its owner may pass it to a collective.
+class Registry {
+ public:
+  ~Registry() {
+    const int pid = getpid();
+    for (auto& [base, a] : allocations_)
+      if (a.ownerPid == pid) platform::SharedMemory::unlink(a.name);
+  }
+
+  std::mutex mutex;
+  std::map<uintptr_t, Allocation> allocations_;
+
+  // The allocation holding [p, p + bytes), or end().
+  std::map<uintptr_t, Allocation>::iterator holding(const void* p,
+                                                    size_t bytes) {
+    const auto address = reinterpret_cast<uintptr_t>(p);
+    auto it = allocations_.upper_bound(address);
+    if (it == allocations_.begin()) return allocations_.end();
+    --it;
+    const uint64_t offset = address - it->first;
+    if (offset >= it->second.memory.size() ||
+        bytes > it->second.memory.size() - offset)
+      return allocations_.end();
+    return it;
+  }
+};
+
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+// "/mcl-m<pid>-<tag><n>": the pid says whose it is (a killed process's
+// leftovers in /dev/shm), the tag, random per process, keeps a later process
+// that gets the same pid from naming its memory as a dead one did (peers
+// keep segments mapped by name).
+std::string newName() {
+  static std::atomic<uint32_t> counter{0};
+  static std::mutex tagMutex;
+  static int tagPid = 0;
+  static uint32_t tag = 0;
+  const int pid = getpid();
+  uint32_t myTag;
+  {
+    std::lock_guard<std::mutex> lock(tagMutex);
+    if (tagPid != pid) {  // first allocation, or first after a fork
+      std::random_device random;
+      tag = random() & 0xffffffu;
+      tagPid = pid;
+    }
+    myTag = tag;
+  }
+  char name[32];
+  std::snprintf(name, sizeof(name), "/mcl-m%d-%06x%x", pid, myTag,
+                counter.fetch_add(1));
+  return name;
+}
+
+}  // namespace
+
+void* allocateShared(size_t bytes) {
+  if (bytes == 0) throw error(mclInvalidArgument, "size is 0");
+  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  if (bytes > SIZE_MAX - page)
+    throw error(mclInvalidArgument, "size %zu is too large", bytes);
+  const size_t rounded = (bytes + page - 1) / page * page;
+  Allocation a;
+  // A name left by a killed process whose pid came round again is in the
+  // way: take the next number.
+  for (int attempt = 0;; ++attempt) {
+    a.name = newName();
+    try {
+      a.memory = platform::SharedMemory::create(a.name, rounded, true);
+      break;
+    } catch (const std::system_error& e) {
+      if (e.code().value() != EEXIST || attempt >= 16) {
+        throw error(mclSystemError,
+                    "cannot allocate %zu bytes of shared memory: %s (on "
+                    "Linux, /dev/shm's size bounds it)",
+                    bytes, e.what());
+      }
+    }
+  }
+  a.ownerPid = getpid();
+  void* base = a.memory.data();
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.allocations_.emplace(reinterpret_cast<uintptr_t>(base), std::move(a));
+  return base;
+}
+
+void freeShared(void* base) {
+  Registry& r = registry();
+  std::unique_lock<std::mutex> lock(r.mutex);
+  auto it = r.allocations_.find(reinterpret_cast<uintptr_t>(base));
+  if (it == r.allocations_.end())
+    throw error(mclInvalidArgument,
+                "ptr %p is not an address mclMemAlloc returned (or it was "
+                "freed already)",
+                base);
+  if (it->second.pins > 0)
+    throw error(mclInvalidUsage,
+                "ptr %p is still registered with a communicator (%d "
+                "registration%s): mclCommDeregister first",
+                base, it->second.pins, it->second.pins == 1 ? "" : "s");
+  Allocation gone = std::move(it->second);
+  r.allocations_.erase(it);
+  lock.unlock();
+  if (gone.ownerPid == getpid()) platform::SharedMemory::unlink(gone.name);
+}
+
+bool findShared(const void* data, size_t bytes, SharedBufferRef* ref) {
+  if (data == nullptr) return false;
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  auto it = r.holding(data, bytes);
+  if (it == r.allocations_.end()) return false;
+  *ref = SharedBufferRef{};
+  std::memcpy(ref->segment, it->second.name.c_str(),
+              std::min(it->second.name.size(), sizeof(ref->segment) - 1));
+  ref->segmentBytes = it->second.memory.size();
+  ref->offset = reinterpret_cast<uintptr_t>(data) - it->first;
+  return true;
+}
+
+bool pinShared(const void* data, size_t bytes) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  auto it = r.holding(data, bytes);
+  if (it == r.allocations_.end()) return false;
+  ++it->second.pins;
+  return true;
+}
+
+void unpinShared(const void* data) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  auto it = r.holding(data, 1);
+  if (it != r.allocations_.end() && it->second.pins > 0) --it->second.pins;
+}
+
+}  // namespace mcl
