@@ -272,20 +272,26 @@ MCL_API mclResult_t mclCommGetAlgorithm(const mclComm_t comm, mclFunc_t func,
  * host (over shared memory) and whose buffers all lie in mclMemAlloc memory
  * run in place: each rank reads its peers' inputs and writes their results
  * directly, with no copy through the rings. The decision is made per call,
- * by every rank together: when any rank's buffer is ordinary memory, or the
- * call is small (MCL_ZERO_COPY_MIN_BYTES), the call runs the usual way.
- * The memory is zero-filled and page-aligned; a process that is killed
- * leaves the names (mcl-m<pid>-... in /dev/shm on Linux) behind; a process
- * that exits removes them. mclMemFree refuses memory still registered with
- * a communicator. */
+ * by every rank together: when a buffer the call needs is ordinary memory
+ * (broadcast needs only the root's input; all-reduce every rank's input and
+ * output), a rank cannot map a peer's memory, or the call is small
+ * (MCL_ZERO_COPY_MIN_BYTES), the call runs the usual way. A call that fails
+ * after it started in place leaves its buffers undefined, and peers may
+ * still be writing them until they fail or abort too.
+ * The memory is zero-filled and page-aligned, backed by a named segment
+ * (mcl-m<pid>-... in /dev/shm on Linux) whose name goes at mclMemFree or
+ * when the process exits normally; a killed process leaves it behind.
+ * Peers keep a freed segment mapped until they next map a new one. Memory
+ * a forked child inherited counts as ordinary memory in the child. */
 MCL_API mclResult_t mclMemAlloc(void** ptr, size_t size);
 MCL_API mclResult_t mclMemFree(void* ptr);
-/* Registers [buff, buff + size) with the communicator, as NCCL does: while
- * registered, mclMemFree refuses the memory, so peers never find it gone.
- * Memory from elsewhere (malloc, the stack) may be registered too: it stays
- * usable by every call, which copies through the rings as always; an INFO
- * line says so. *handle is released by mclCommDeregister or when the
- * communicator is destroyed. */
+/* Registers [buff, buff + size) with the communicator, as NCCL does. While
+ * registered, mclMemFree refuses the mclMemAlloc allocation holding it: a
+ * guard against freeing memory a stream may still use. Registration is not
+ * needed for calls to run in place. Memory from elsewhere (malloc, the
+ * stack) may be registered too and changes nothing: calls on it copy
+ * through the rings (an INFO line says so). *handle is released by
+ * mclCommDeregister or when the communicator is destroyed. */
 MCL_API mclResult_t mclCommRegister(const mclComm_t comm, void* buff,
                                     size_t size, void** handle);
 MCL_API mclResult_t mclCommDeregister(const mclComm_t comm, void* handle);
@@ -297,9 +303,10 @@ MCL_API mclResult_t mclCommDeregister(const mclComm_t comm, void* handle);
  * on the root; reduce writes recvbuff only on the root (other ranks' recvbuff
  * is left untouched and may be NULL). Results are reproducible: for a given
  * communicator size, type, op and count, every rank gets bitwise the same
- * result on every run (with 3 or more ranks, a call that runs in place on
- * mclMemAlloc memory may round differently from one that does not: it adds
- * the inputs in rank order). */
+ * result on every run, as long as the same ranks' buffers are mclMemAlloc
+ * memory (a call that runs in place folds the inputs in rank order, which
+ * may round differently, or keep the other of two equal operands, than
+ * the algorithm it replaces). */
 MCL_API mclResult_t mclAllReduce(const void* sendbuff, void* recvbuff,
                                  size_t count, mclDataType_t datatype,
                                  mclRedOp_t op, mclComm_t comm,

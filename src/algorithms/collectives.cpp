@@ -5,6 +5,7 @@
 #include "algorithms/algorithm_table.h"
 #include "algorithms/kernels/scale.h"
 #include "algorithms/kernels/types.h"
+#include "algorithms/tiny_allreduce.h"
 #include "algorithms/tuner.h"
 #include "algorithms/zero_copy.h"
 #include "base/error.h"
@@ -40,6 +41,7 @@ Algorithm chosenAlgorithm(const OpArgs& op, const AlgoContext& ctx) {
   if (!collectiveOf(op.kind, &collective)) return Algorithm::Auto;
   Algorithm forced = ctx.forced[static_cast<size_t>(collective)];
   if (forced != Algorithm::Auto) return forced;
+  if (takesTinyAllReduce(op, ctx)) return Algorithm::Direct;
   return tunedAlgorithm(collective, op, ctx);
 }
 

@@ -77,6 +77,8 @@ struct AlgoContext {
   // Set when every rank is on this host over shared memory: calls of at
   // least zeroCopyMinBytes then try to run in place on mclMemAlloc memory.
   SharedBufferMap* sharedBuffers = nullptr;
+  // Every peer is on this host, over shared memory.
+  bool allShm = false;
   size_t zeroCopyMinBytes = size_t{64} << 10;
   // MCL_ALGO: the algorithm each collective must use, Auto where the tuner
   // chooses.

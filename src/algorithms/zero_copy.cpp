@@ -8,6 +8,7 @@
 #include "algorithms/kernels/types.h"
 #include "algorithms/zero_copy_work.h"
 #include "base/error.h"
+#include "base/log.h"
 
 namespace mcl {
 
@@ -22,9 +23,10 @@ struct Offer {
   SharedBufferRef recv;
 };
 
-// What a rank tells each peer once its share is done.
-struct Outcome {
-  uint32_t failed = 0;  // it could not map a buffer: its share is missing
+// What a rank tells each peer once it mapped their buffers (a vote: any
+// failure sends every rank the usual way), and once its share is done.
+struct Flag {
+  uint32_t failed = 0;
   uint32_t reserved = 0;
 };
 
@@ -75,6 +77,7 @@ class ZeroCopyTask final : public StepTask {
   ZeroCopyTask(const OpArgs& op, AlgoContext& ctx) : op_(op), ctx_(ctx) {
     const size_t n = static_cast<size_t>(ctx.nranks);
     offers_.resize(n);
+    votes_.resize(n);
     outcomes_.resize(n);
     Offer& mine = offers_[static_cast<size_t>(ctx.rank)];
     const SharedBufferMap& shared = *ctx.sharedBuffers;
@@ -98,32 +101,31 @@ class ZeroCopyTask final : public StepTask {
         [[fallthrough]];
       case Phase::Offers:
         if (!exchange_.progress(&moved)) return moved;
-        if (everyBufferShared()) {
-          work();
-          exchange_.build(ctx_, proto_, &outcomes_[size_t(ctx_.rank)],
-                          outcomes_.data(), sizeof(Outcome));
-          phase_ = Phase::Outcomes;
-        } else {
-          OpArgs plain = op_;
-          plain.ringsOnly = true;
-          appendSteps(plain, ctx_, fallback_);
-          for (Step& s : fallback_) {
-            s.kind = proto_.kind;
-            s.sequence = proto_.sequence;
-          }
-          phase_ = Phase::Fallback;
-        }
+        if (!everyBufferShared()) return startFallback();
+        mapBuffers();
+        exchange_.build(ctx_, proto_, &votes_[size_t(ctx_.rank)], votes_.data(),
+                        sizeof(Flag));
+        phase_ = Phase::Votes;
+        moved = true;
+        [[fallthrough]];
+      case Phase::Votes:
+        if (!exchange_.progress(&moved)) return moved;
+        // Nothing is written yet: a rank that cannot map a buffer sends
+        // every rank the usual way.
+        for (const Flag& v : votes_)
+          if (v.failed != 0) return startFallback();
+        work();
+        exchange_.build(ctx_, proto_, &outcomes_[size_t(ctx_.rank)],
+                        outcomes_.data(), sizeof(Flag));
+        phase_ = Phase::Outcomes;
         moved = true;
         [[fallthrough]];
       case Phase::Outcomes:
-      case Phase::Fallback:
-        if (phase_ == Phase::Fallback) {
-          moved |= progressFallback();
-          return moved;
-        }
         if (!exchange_.progress(&moved)) return moved;
         finish();
         return true;
+      case Phase::Fallback:
+        return progressFallback();
       case Phase::Done:
         return moved;
     }
@@ -139,7 +141,7 @@ class ZeroCopyTask final : public StepTask {
   }
 
  private:
-  enum class Phase { Start, Offers, Outcomes, Fallback, Done };
+  enum class Phase { Start, Offers, Votes, Outcomes, Fallback, Done };
 
   bool everyBufferShared() const {
     const ZeroCopyNeeds needs = zeroCopyNeeds(op_.kind);
@@ -158,36 +160,61 @@ class ZeroCopyTask final : public StepTask {
     return true;
   }
 
-  void work() {
+  // Maps every buffer the call needs into view_; on failure, votes no.
+  void mapBuffers() {
     const ZeroCopyNeeds needs = zeroCopyNeeds(op_.kind);
     const int n = ctx_.nranks;
-    InPlaceView view;
-    view.rank = ctx_.rank;
-    view.nranks = n;
-    view.send.assign(static_cast<size_t>(n), nullptr);
-    view.recv.assign(static_cast<size_t>(n), nullptr);
+    view_.rank = ctx_.rank;
+    view_.nranks = n;
     try {
+      view_.send.assign(static_cast<size_t>(n), nullptr);
+      view_.recv.assign(static_cast<size_t>(n), nullptr);
       for (int r = 0; r < n; ++r) {
         const size_t i = static_cast<size_t>(r);
         const bool isRoot = r == op_.root;
         const bool self = r == ctx_.rank;
         if (needs.everySend || isRoot)
-          view.send[i] = self ? static_cast<const std::byte*>(op_.sendbuff)
-                              : ctx_.sharedBuffers->map(r, offers_[i].send,
-                                                        sendBytes(op_, n));
+          view_.send[i] = self ? static_cast<const std::byte*>(op_.sendbuff)
+                               : ctx_.sharedBuffers->map(r, offers_[i].send,
+                                                         sendBytes(op_, n));
         if (needs.everyRecv || (needs.rootRecv && isRoot))
-          view.recv[i] = self ? static_cast<std::byte*>(op_.recvbuff)
-                              : ctx_.sharedBuffers->map(r, offers_[i].recv,
-                                                        recvBytes(op_, n));
+          view_.recv[i] = self ? static_cast<std::byte*>(op_.recvbuff)
+                               : ctx_.sharedBuffers->map(r, offers_[i].recv,
+                                                         recvBytes(op_, n));
       }
-      if (view.recv[size_t(ctx_.rank)] == nullptr)
-        view.recv[size_t(ctx_.rank)] = static_cast<std::byte*>(op_.recvbuff);
-    } catch (const Error& e) {
-      failure_ = e.what();
-      outcomes_[static_cast<size_t>(ctx_.rank)].failed = 1;
-      return;
+      if (view_.recv[size_t(ctx_.rank)] == nullptr)
+        view_.recv[size_t(ctx_.rank)] = static_cast<std::byte*>(op_.recvbuff);
+    } catch (...) {
+      MCL_LOG(Warn, kLogColl,
+              "%s #%llu: %s; the call copies through the rings instead",
+              opKindName(op_.kind),
+              static_cast<unsigned long long>(proto_.sequence),
+              asError(std::current_exception()).what());
+      votes_[static_cast<size_t>(ctx_.rank)].failed = 1;
     }
-    runZeroCopyShare(op_, view);
+  }
+
+  // This rank's share; a failure (out of memory) is told to the peers.
+  void work() {
+    try {
+      runZeroCopyShare(op_, view_);
+    } catch (...) {
+      failure_ = asError(std::current_exception()).what();
+      outcomes_[static_cast<size_t>(ctx_.rank)].failed = 1;
+    }
+  }
+
+  bool startFallback() {
+    OpArgs plain = op_;
+    plain.ringsOnly = true;
+    appendSteps(plain, ctx_, fallback_);
+    for (Step& s : fallback_) {
+      s.kind = proto_.kind;
+      s.sequence = proto_.sequence;
+    }
+    phase_ = Phase::Fallback;
+    progressFallback();
+    return true;
   }
 
   void finish() {
@@ -196,8 +223,8 @@ class ZeroCopyTask final : public StepTask {
       if (outcomes_[r].failed != 0)
         throw error(mclRemoteError,
                     "rank %d: %s #%llu ran in place on mclMemAlloc memory, "
-                    "and rank %zu could not map a peer's buffer (its error "
-                    "says why): its share of the result is missing",
+                    "and rank %zu failed its share (its error says why): "
+                    "the result is incomplete",
                     ctx_.rank, opKindName(op_.kind),
                     static_cast<unsigned long long>(proto_.sequence), r);
     ctx_.sharedBuffers->noteInPlaceCall();
@@ -221,7 +248,9 @@ class ZeroCopyTask final : public StepTask {
   Step proto_;  // the exchanges' template: kind and sequence
   Phase phase_ = Phase::Start;
   std::vector<Offer> offers_;
-  std::vector<Outcome> outcomes_;
+  std::vector<Flag> votes_;
+  std::vector<Flag> outcomes_;
+  InPlaceView view_;
   Exchange exchange_;
   std::string failure_;
   std::vector<Step> fallback_;
@@ -232,15 +261,15 @@ class ZeroCopyTask final : public StepTask {
 
 bool appendZeroCopy(const OpArgs& op, AlgoContext& ctx,
                     std::vector<Step>& steps) {
-  if (ctx.sharedBuffers == nullptr || ctx.nranks < 2 || op.ringsOnly ||
-      op.preMultiply.active || op.op >= mclNumOps)
+  // The size first: most calls of a training loop are small.
+  if (ctx.sharedBuffers == nullptr || ctx.nranks < 2 ||
+      std::max(sendBytes(op, ctx.nranks), recvBytes(op, ctx.nranks)) <
+          ctx.zeroCopyMinBytes ||
+      op.ringsOnly || op.preMultiply.active || op.op >= mclNumOps)
     return false;
   Collective collective;
   if (!collectiveOf(op.kind, &collective) ||
       ctx.forced[static_cast<size_t>(collective)] != Algorithm::Auto)
-    return false;
-  if (std::max(sendBytes(op, ctx.nranks), recvBytes(op, ctx.nranks)) <
-      ctx.zeroCopyMinBytes)
     return false;
   Step step;
   step.bytes = 1;

@@ -1,9 +1,10 @@
 // Zero-copy collectives among the ranks of one host (mcl.h, mclMemAlloc):
 // each rank tells the others where its buffers are; when every buffer the
-// call needs is mclMemAlloc memory, each rank maps its peers' and does its
-// share in place (zero_copy_work.h), then all tell each other they are
-// done. Otherwise the call runs the usual algorithm. Both outcomes are
-// decided alike on every rank from what they exchanged.
+// call needs is mclMemAlloc memory, each rank maps its peers' and votes
+// whether it could; if all could, each does its share in place
+// (zero_copy_work.h), then all tell each other they are done. Otherwise
+// the call runs the usual algorithm. Every decision is taken alike on
+// every rank from what they exchanged.
 #pragma once
 
 #include <vector>

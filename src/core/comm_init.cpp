@@ -374,7 +374,8 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
   comm->context.link = tunerLink(*comm, plan, all);
   comm->context.aborted = &comm->aborted;
   comm->context.maxStepBytes = static_cast<size_t>(smallest / 2);
-  if (nranks > 1 && comm->shmPeers == nranks - 1 && zeroCopyMin > 0) {
+  comm->context.allShm = nranks > 1 && comm->shmPeers == nranks - 1;
+  if (comm->context.allShm && zeroCopyMin > 0) {
     comm->peerSegments = std::make_unique<PeerSegments>(rank);
     comm->context.sharedBuffers = comm->peerSegments.get();
     comm->context.zeroCopyMinBytes = static_cast<size_t>(zeroCopyMin);

@@ -6,6 +6,7 @@
 
 #include "algorithms/collectives.h"
 #include "algorithms/executor.h"
+#include "algorithms/tiny_allreduce.h"
 #include "base/error.h"
 
 namespace mcl {
@@ -23,16 +24,37 @@ void noteStaging(mclComm& comm) {
   }
 }
 
-// Appends op's steps to comm.steps and stamps them for messages.
-void appendTagged(mclComm& comm, const OpArgs& op) {
-  size_t first = comm.steps.size();
-  appendSteps(op, comm.context, comm.steps);
-  noteStaging(comm);
+// Stamps op's steps (from `first` on) for messages; every operation takes
+// a sequence number, steps or not.
+void stampSteps(mclComm& comm, size_t first, const OpArgs& op) {
   uint64_t sequence = comm.nextSequence++;
   for (size_t i = first; i < comm.steps.size(); ++i) {
     comm.steps[i].kind = op.kind;
     comm.steps[i].sequence = sequence;
   }
+}
+
+// Appends op's steps to comm.steps and stamps them.
+void appendTagged(mclComm& comm, const OpArgs& op) {
+  size_t first = comm.steps.size();
+  appendSteps(op, comm.context, comm.steps);
+  noteStaging(comm);
+  stampSteps(comm, first, op);
+}
+
+// Runs op on this thread: a tiny all-reduce without steps when it can.
+void runOne(mclComm& comm, const OpArgs& op) {
+  if (takesTinyAllReduce(op, comm.context)) {
+    const bool done = runTinyAllReduce(op, comm.context, comm.steps);
+    stampSteps(comm, 0, op);
+    if (done) return;
+  } else {
+    appendTagged(comm, op);
+  }
+  Lane lane;
+  lane.context = &comm.context;
+  lane.steps = comm.steps;
+  runLanes({&lane, 1});
 }
 
 struct LaneRange {
@@ -49,15 +71,7 @@ void runBatch(std::vector<PendingOp>& ops, std::vector<mclComm*>& comms) {
     c->context.staging.clear();
     c->context.tasks.clear();
   }
-  if (ops.size() == 1) {
-    mclComm& comm = *ops[0].comm;
-    appendTagged(comm, ops[0].args);
-    Lane lane;
-    lane.context = &comm.context;
-    lane.steps = comm.steps;
-    runLanes({&lane, 1});
-    return;
-  }
+  if (ops.size() == 1) return runOne(*ops[0].comm, ops[0].args);
   // Point-to-point: one lane per (comm, peer, direction), in call order
   // within the lane, as NCCL matches sends and receives.
   std::map<std::tuple<mclComm*, int, bool>, std::vector<const OpArgs*>> p2p;
@@ -123,11 +137,7 @@ void executeNow(mclComm& comm, const OpArgs& op) {
     comm.steps.clear();
     if (!comm.context.staging.empty()) comm.context.staging.clear();
     if (!comm.context.tasks.empty()) comm.context.tasks.clear();
-    appendTagged(comm, op);
-    Lane lane;
-    lane.context = &comm.context;
-    lane.steps = comm.steps;
-    runLanes({&lane, 1});
+    runOne(comm, op);
   } catch (...) {
     Error e = asError(std::current_exception());
     comm.fail(e.code(), e.what());

@@ -9,8 +9,8 @@ namespace mcl {
 
 namespace {
 
-// Segments kept mapped. A program that allocates anew for every call would
-// otherwise keep its freed memory alive through its peers' mappings.
+// Segments kept mapped at most: a bound on the mappings, whatever their
+// owners do.
 constexpr size_t kMaxMappedSegments = 64;
 
 }  // namespace
@@ -20,9 +20,12 @@ bool PeerSegments::find(const void* data, size_t bytes,
   return findShared(data, bytes, ref);
 }
 
-void PeerSegments::evictUnused() {
+void PeerSegments::evictUnused(bool all) {
   for (auto it = segments_.begin(); it != segments_.end();) {
-    if (it->second.lastCall == call_) {
+    // Segments of this call stay; so do others whose owner still has them
+    // (unless over the bound): freed memory lives on while we map it.
+    if (it->second.lastCall == call_ ||
+        (!all && platform::SharedMemory::exists(it->first))) {
       ++it;
       continue;
     }
@@ -41,14 +44,16 @@ std::byte* PeerSegments::map(int peer, const SharedBufferRef& ref,
                 rank_, peer, name.c_str());
   auto it = segments_.find(name);
   if (it == segments_.end()) {
-    if (segments_.size() >= kMaxMappedSegments) evictUnused();
+    // A new segment: a good time to let go of those their owners freed
+    // (a program that allocates anew for every call).
+    evictUnused(segments_.size() >= kMaxMappedSegments);
     Mapped m;
     try {
       m.memory = platform::SharedMemory::open(name, true);
     } catch (const std::exception& e) {
       throw error(mclSystemError,
                   "rank %d cannot map rank %d's mclMemAlloc memory %s: %s "
-                  "(freed during the call?)",
+                  "(freed already?)",
                   rank_, peer, name.c_str(), e.what());
     }
     mappedBytes_.fetch_add(m.memory.size(), std::memory_order_relaxed);

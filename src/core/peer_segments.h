@@ -1,7 +1,8 @@
 // A communicator's view of its same-host peers' mclMemAlloc memory: each
 // peer segment is opened by name on first use and kept mapped (a training
-// loop passes the same buffers call after call), up to a bound after which
-// segments not used by the current call are let go.
+// loop passes the same buffers call after call). Whenever a new one is
+// mapped, those whose owners freed them are let go, and past a bound all
+// that the current call does not use.
 #pragma once
 
 #include <atomic>
@@ -36,7 +37,8 @@ class PeerSegments final : public SharedBufferMap {
     platform::SharedMemory memory;
     uint64_t lastCall = 0;
   };
-  void evictUnused();
+  // all: every segment the current call does not use; else those freed.
+  void evictUnused(bool all);
 
   int rank_;
   std::map<std::string, Mapped> segments_;  // by name

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -30,12 +31,6 @@ struct Allocation {
 // long as its owner may pass it to a collective.
 class Registry {
  public:
-  ~Registry() {
-    const int pid = getpid();
-    for (auto& [base, a] : allocations_)
-      if (a.ownerPid == pid) platform::SharedMemory::unlink(a.name);
-  }
-
   std::mutex mutex;
   std::map<uintptr_t, Allocation> allocations_;
 
@@ -54,9 +49,27 @@ class Registry {
   }
 };
 
+void unlinkAtExit();
+
+// Never destroyed: communicators and user code may free memory from
+// atexit handlers and static destructors, after a static would be gone.
 Registry& registry() {
-  static Registry r;
-  return r;
+  static Registry* r = [] {
+    auto* made = new Registry;
+    std::atexit(unlinkAtExit);
+    return made;
+  }();
+  return *r;
+}
+
+// A process that exits removes its names (the memory goes once peers let
+// go of it); one that is killed leaves them in /dev/shm.
+void unlinkAtExit() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  const int pid = getpid();
+  for (auto& [base, a] : r.allocations_)
+    if (a.ownerPid == pid) platform::SharedMemory::unlink(a.name);
 }
 
 // "/mcl-m<pid>-<tag><n>": the pid says whose it is (a killed process's
@@ -143,7 +156,10 @@ bool findShared(const void* data, size_t bytes, SharedBufferRef* ref) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
   auto it = r.holding(data, bytes);
-  if (it == r.allocations_.end()) return false;
+  // A forked child's inherited memory is named by its parent, who may
+  // free it any time: to the child it is ordinary memory.
+  if (it == r.allocations_.end() || it->second.ownerPid != getpid())
+    return false;
   *ref = SharedBufferRef{};
   std::memcpy(ref->segment, it->second.name.c_str(),
               std::min(it->second.name.size(), sizeof(ref->segment) - 1));

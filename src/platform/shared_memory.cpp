@@ -125,4 +125,11 @@ SharedMemory SharedMemory::open(const std::string& name, bool populate) {
 
 void SharedMemory::unlink(const std::string& name) { shm_unlink(name.c_str()); }
 
+bool SharedMemory::exists(const std::string& name) {
+  int fd = shm_open(name.c_str(), O_RDONLY, 0600);
+  if (fd < 0) return errno != ENOENT;
+  close(fd);
+  return true;
+}
+
 }  // namespace mcl::platform

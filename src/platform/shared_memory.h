@@ -30,6 +30,8 @@ class SharedMemory {
   static SharedMemory open(const std::string& name, bool populate = false);
   // Removes the name; mappings stay valid. Missing names are not an error.
   static void unlink(const std::string& name);
+  // False once the name is removed (its memory lives on while mapped).
+  static bool exists(const std::string& name);
 
   void* data() const { return data_; }
   size_t size() const { return size_; }

@@ -1,0 +1,114 @@
+#include "algorithms/tiny_allreduce.h"
+
+#include <cstring>
+
+#include "algorithms/algorithm_table.h"
+#include "algorithms/collectives.h"
+#include "algorithms/kernels/reduce.h"
+#include "algorithms/kernels/types.h"
+#include "algorithms/step_builder.h"
+#include "platform/cpu.h"
+
+namespace mcl {
+
+namespace {
+
+// Polls for a peer's input before the rest goes to steps: a few
+// microseconds, about what a peer that is already in the call needs;
+// where ranks outnumber cores, the peer needs our core first.
+constexpr int kPolls = 2000;
+constexpr int kCrowdedPolls = 32;
+constexpr int64_t kCrowdedSpinNs = 10000;
+
+// The steps of the direct all-reduce from rank `first` on, once ranks
+// before it are folded into `out` (first > 0) or nothing is (first == 0).
+void appendRest(const OpArgs& op, AlgoContext& ctx, int first,
+                const std::byte* in, std::byte* out, size_t count,
+                std::vector<Step>& rest) {
+  StepBuilder b(op, ctx, rest);
+  const int n = ctx.nranks;
+  const bool avg = op.op == mclAvg;
+  for (int r = first; r < n; ++r) {
+    const bool last = r == n - 1;
+    if (r == 0)
+      b.recvFrom(0, out, count);  // not our own: we hold rank 0's input
+    else if (r == ctx.rank)
+      b.reduceLocal(in, out, count, avg && last, true);
+    else
+      b.recvReduceOut(r, -1, out, out, count, avg && last);
+  }
+}
+
+}  // namespace
+
+bool takesTinyAllReduce(const OpArgs& op, const AlgoContext& ctx) {
+  if (op.kind != OpKind::AllReduce || !ctx.allShm || ctx.nranks < 2 ||
+      op.preMultiply.active || op.op >= mclNumOps || op.count == 0)
+    return false;
+  const size_t bytes = op.count * kernels::typeSize(op.type);
+  if (bytes > kTinyAllReduceBytes || bytes >= ctx.zeroCopyMinBytes)
+    return false;
+  const Algorithm forced =
+      ctx.forced[static_cast<size_t>(Collective::AllReduce)];
+  return forced == Algorithm::Auto || forced == Algorithm::Direct;
+}
+
+bool runTinyAllReduce(const OpArgs& op, AlgoContext& ctx,
+                      std::vector<Step>& rest) {
+  const int n = ctx.nranks;
+  const size_t count = op.count;
+  const size_t bytes = count * kernels::typeSize(op.type);
+  const auto* in = static_cast<const std::byte*>(op.sendbuff);
+  auto* out = static_cast<std::byte*>(op.recvbuff);
+  // Room for every send first: a full ring (a peer far behind) leaves it
+  // all to steps, with nothing done yet.
+  for (int k = 1; k < n; ++k) {
+    transport::Connection* c = ctx.peers[size_t((ctx.rank + k) % n)];
+    if (c->acquireSend(bytes).size() < bytes) {
+      appendDirectAllReduce(op, ctx, rest);
+      return false;
+    }
+  }
+  for (int k = 1; k < n; ++k) {
+    transport::Connection* c = ctx.peers[size_t((ctx.rank + k) % n)];
+    std::memcpy(c->acquireSend(bytes).data(), in, bytes);
+    c->commitSend(bytes);
+  }
+  alignas(64) std::byte sum[kTinyAllReduceBytes];
+  const int polls = ctx.wait.spinNs < kCrowdedSpinNs ? kCrowdedPolls : kPolls;
+  for (int r = 0; r < n; ++r) {
+    const std::byte* x = in;
+    transport::Connection* c = nullptr;
+    if (r != ctx.rank) {
+      c = ctx.peers[size_t(r)];
+      std::span<const std::byte> got = c->peekRecv();
+      for (int i = 0; got.size() < bytes && i < polls; ++i) {
+        platform::cpuRelax();
+        got = c->peekRecv();
+      }
+      if (got.size() < bytes) {
+        // Slow peer: what is folded goes to `out`, the rest to steps. In
+        // place, our input is kept first if it is still to be folded.
+        if (in == out && r < ctx.rank) {
+          ctx.staging.emplace_back(in, in + bytes);
+          in = ctx.staging.back().data();
+        }
+        if (r > 0) std::memcpy(out, sum, bytes);
+        appendRest(op, ctx, r, in, out, count, rest);
+        return false;
+      }
+      x = got.data();
+    }
+    // sum = x_r op sum, as the direct all-reduce folds.
+    if (r == 0)
+      std::memcpy(sum, x, bytes);
+    else
+      kernels::reduce(sum, x, sum, count, op.type, op.op);
+    if (c != nullptr) c->releaseRecv(bytes);
+  }
+  if (op.op == mclAvg) kernels::divide(sum, count, op.type, n);
+  std::memcpy(out, sum, bytes);
+  return true;
+}
+
+}  // namespace mcl
