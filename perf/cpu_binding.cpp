@@ -8,7 +8,7 @@
 
 namespace mcl::perf {
 
-int bindToCore(int rank, int nranks) {
+int bindToCore(int rank) {
 #if defined(__linux__)
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
@@ -16,7 +16,7 @@ int bindToCore(int rank, int nranks) {
   std::vector<int> cpus;
   for (int c = 0; c < CPU_SETSIZE; ++c)
     if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
-  if (cpus.empty() || nranks > static_cast<int>(cpus.size())) return -1;
+  if (cpus.empty()) return -1;
   int cpu = cpus[static_cast<size_t>(rank) % cpus.size()];
   cpu_set_t one;
   CPU_ZERO(&one);
@@ -24,7 +24,6 @@ int bindToCore(int rank, int nranks) {
   return sched_setaffinity(0, sizeof(one), &one) == 0 ? cpu : -1;
 #else
   (void)rank;
-  (void)nranks;
   return -1;
 #endif
 }

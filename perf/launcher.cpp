@@ -148,7 +148,7 @@ int launchLocalRanks(int nranks, bool bindCores,
   for (int rank = 0; rank < nranks; ++rank) {
     const pid_t pid = fork();
     if (pid == 0) {
-      if (bindCores) bindToCore(rank, nranks);
+      if (bindCores) bindToCore(rank);
       exitNow(body(rank, id));
     }
     if (pid < 0) {
