@@ -50,8 +50,11 @@ ShmDevice::ShmDevice(int rank, std::vector<int> localRanks,
       peers_(localRanks_.size()) {
   auto rings = static_cast<uint32_t>(localRanks_.size()) * kChannels;
   size_t bytes = segmentBytes(rings, options.slots, options.slotBytes);
+  // Pages taken now and mapped at once (here and by the peers): left to
+  // first touch, the faults fall on the first calls (a 1 MiB all-gather
+  // measured 80-93 us instead of 48 in one run of three).
   try {
-    own_ = platform::SharedMemory::create(segmentName_, bytes);
+    own_ = platform::SharedMemory::create(segmentName_, bytes, true);
   } catch (const std::system_error& e) {
     throw error(mclSystemError,
                 "rank %d: cannot create the shared-memory segment %s of %zu "
@@ -99,7 +102,7 @@ void ShmDevice::mapPeer(int peerRank, const std::string& peerSegment,
     return;
   }
   try {
-    peer.segment = platform::SharedMemory::open(peerSegment);
+    peer.segment = platform::SharedMemory::open(peerSegment, true);  // above
   } catch (const std::exception& e) {
     throw error(mclSystemError,
                 "rank %d: cannot map rank %d's shared-memory segment %s: %s",
