@@ -48,6 +48,7 @@ void runOne(mclComm& comm, const OpArgs& op) {
     const bool done = runTinyAllReduce(op, comm.context, comm.steps);
     stampSteps(comm, 0, op);
     if (done) return;
+    noteStaging(comm);
   } else {
     appendTagged(comm, op);
   }

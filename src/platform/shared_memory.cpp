@@ -74,8 +74,11 @@ SharedMemory SharedMemory::create(const std::string& name, size_t bytes,
   if (fd < 0) throwSystemError("shm_open(create) of " + name);
   int failed = ftruncate(fd, static_cast<off_t>(bytes)) != 0 ? errno : 0;
 #if defined(__linux__)
-  if (failed == 0 && reserve)
-    failed = posix_fallocate(fd, 0, static_cast<off_t>(bytes));
+  if (failed == 0 && reserve) {
+    do {
+      failed = posix_fallocate(fd, 0, static_cast<off_t>(bytes));
+    } while (failed == EINTR);
+  }
 #else
   (void)reserve;  // macOS backs shared memory with ordinary pages
 #endif
@@ -89,7 +92,7 @@ SharedMemory SharedMemory::create(const std::string& name, size_t bytes,
   }
   SharedMemory seg;
   try {
-    seg.data_ = mapFd(fd, bytes, name);
+    seg.data_ = mapFd(fd, bytes, name, reserve);
   } catch (...) {
     close(fd);
     shm_unlink(name.c_str());

@@ -21,7 +21,8 @@ class SharedMemory {
   // Creates a zero-filled segment; fails if the name exists. Names are at
   // most 30 characters (macOS' limit) and start with '/'. reserve: take the
   // pages now (Linux' tmpfs hands them out on first touch, and a full
-  // /dev/shm then kills the process with SIGBUS instead of failing here).
+  // /dev/shm then kills the process with SIGBUS instead of failing here),
+  // and map them at once.
   static SharedMemory create(const std::string& name, size_t bytes,
                              bool reserve = false);
   // Maps an existing segment; its size is the creator's. populate: map
