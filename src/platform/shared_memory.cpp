@@ -3,9 +3,11 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 #include <utility>
@@ -75,9 +77,16 @@ SharedMemory SharedMemory::create(const std::string& name, size_t bytes,
   int failed = ftruncate(fd, static_cast<off_t>(bytes)) != 0 ? errno : 0;
 #if defined(__linux__)
   if (failed == 0 && reserve) {
-    do {
-      failed = posix_fallocate(fd, 0, static_cast<off_t>(bytes));
-    } while (failed == EINTR);
+    // Not when the room is plainly missing: a reservation that fails half
+    // way holds pages until it gives them back, and a peer that touches
+    // its own pages in that moment dies of SIGBUS.
+    struct statvfs fs;
+    if (fstatvfs(fd, &fs) == 0 &&
+        static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize < bytes)
+      failed = ENOSPC;
+    while (failed == 0 && (failed = posix_fallocate(
+                               fd, 0, static_cast<off_t>(bytes))) == EINTR)
+      failed = 0;
   }
 #else
   (void)reserve;  // macOS backs shared memory with ordinary pages
@@ -124,6 +133,12 @@ SharedMemory SharedMemory::open(const std::string& name, bool populate) {
   seg.size_ = static_cast<size_t>(st.st_size);
   close(fd);
   return seg;
+}
+
+void SharedMemory::populate() const {
+  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  volatile const char* bytes = static_cast<const char*>(data_);
+  for (size_t at = 0; at < size_; at += page) (void)bytes[at];
 }
 
 void SharedMemory::unlink(const std::string& name) { shm_unlink(name.c_str()); }

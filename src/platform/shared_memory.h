@@ -34,6 +34,9 @@ class SharedMemory {
   // False once the name is removed (its memory lives on while mapped).
   static bool exists(const std::string& name);
 
+  // Maps every page now (they must exist: reserved by the creator).
+  void populate() const;
+
   void* data() const { return data_; }
   size_t size() const { return size_; }
 

@@ -57,6 +57,7 @@ ShmDevice::ShmDevice(int rank, std::vector<int> localRanks,
   // measured 80-93 us instead of 48 in one run of three). A /dev/shm too
   // small for every ring (Docker's 64 MiB, 8 ranks) still runs, as it did
   // before: most point-to-point rings are never touched.
+  bool reserved = true;
   try {
     try {
       own_ = platform::SharedMemory::create(segmentName_, bytes, true);
@@ -67,6 +68,7 @@ ShmDevice::ShmDevice(int rank, std::vector<int> localRanks,
               "the rings up front: pages are taken as they are first "
               "used, and a full /dev/shm then ends the process",
               rank, bytes);
+      reserved = false;
       own_ = platform::SharedMemory::create(segmentName_, bytes, false);
     }
   } catch (const std::system_error& e) {
@@ -82,6 +84,7 @@ ShmDevice::ShmDevice(int rank, std::vector<int> localRanks,
   ownHeader_->slotBytes = options.slotBytes;
   ownHeader_->ownerPid = static_cast<uint32_t>(getpid());
   ownHeader_->ringStride = ringBytes(options.slots, options.slotBytes);
+  ownHeader_->pagesReserved = reserved ? 1 : 0;
   for (uint32_t i = 0; i < rings; ++i) {
     RingView ring = ringInSegment(ownHeader_, i);
     new (ring.control) RingControl{};
@@ -116,7 +119,7 @@ void ShmDevice::mapPeer(int peerRank, const std::string& peerSegment,
     return;
   }
   try {
-    peer.segment = platform::SharedMemory::open(peerSegment, true);  // above
+    peer.segment = platform::SharedMemory::open(peerSegment);
   } catch (const std::exception& e) {
     throw error(mclSystemError,
                 "rank %d: cannot map rank %d's shared-memory segment %s: %s",
@@ -134,6 +137,8 @@ void ShmDevice::mapPeer(int peerRank, const std::string& peerSegment,
                 "rank %d: rank %d's shared-memory segment %s has an "
                 "unexpected layout (mixed mcl versions?)",
                 rank_, peerRank, peerSegment.c_str());
+  // Its pages exist: map them now rather than at the first calls.
+  if (header->pagesReserved != 0) peer.segment.populate();
   peer.header = header;
 }
 

@@ -25,6 +25,9 @@ struct alignas(kCacheLine) SegmentHeader {
   uint32_t slotBytes;  // payload bytes per slot
   uint32_t ownerPid;
   uint64_t ringStride;  // bytes from one ring to the next
+  // The owner reserved every page: peers may map them all at once (else
+  // that would take pages a small /dev/shm does not have).
+  uint32_t pagesReserved;
   // Peers bump the doorbell and wake it when `sleeping` is set.
   alignas(kCacheLine) std::atomic<uint32_t> doorbell;
   alignas(kCacheLine) std::atomic<uint32_t> sleeping;
