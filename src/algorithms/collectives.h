@@ -21,6 +21,14 @@ void appendRingAllReduce(const OpArgs& op, AlgoContext& ctx,
                          std::vector<Step>& steps);
 void appendDirectAllReduce(const OpArgs& op, AlgoContext& ctx,
                            std::vector<Step>& steps);
+class StepBuilder;
+// The direct all-reduce's fold, from rank `first` on: out = x_r op out in
+// rank order (rank 0's input copied or received first), in this rank's
+// own input; avg divides after the last. Ranks before `first` are folded
+// into out already.
+void appendDirectFold(StepBuilder& b, const AlgoContext& ctx, int first,
+                      const std::byte* in, std::byte* out, size_t elements,
+                      bool avg);
 void appendTreeAllReduce(const OpArgs& op, AlgoContext& ctx,
                          std::vector<Step>& steps);
 void appendHalvingDoublingAllReduce(const OpArgs& op, AlgoContext& ctx,

@@ -30,22 +30,29 @@ void appendDirectAllReduce(const OpArgs& op, AlgoContext& ctx,
     const std::byte* in = input + start * eb;
     std::byte* o = out + start * eb;
     for (int k = 1; k < n; ++k) b.sendTo((ctx.rank + k) % n, in, nullptr, len);
-    for (int r = 0; r < n; ++r) {
-      const bool last = r == n - 1;
-      if (r == 0) {
-        if (r == ctx.rank) {
-          b.copy(in, o, len);
-        } else {
-          b.recvFrom(r, o, len);
-        }
-      } else if (r == ctx.rank) {
-        // The same operand order as a peer's input below (x_r op sum):
-        // max and min keep the first of equal operands (+0 and -0), so
-        // every rank must fold alike to get the same bits.
-        b.reduceLocal(in, o, len, avg && last, true);
+    appendDirectFold(b, ctx, 0, in, o, len, avg);
+  }
+}
+
+void appendDirectFold(StepBuilder& b, const AlgoContext& ctx, int first,
+                      const std::byte* in, std::byte* out, size_t elements,
+                      bool avg) {
+  const int n = ctx.nranks;
+  for (int r = first; r < n; ++r) {
+    const bool last = r == n - 1;
+    if (r == 0) {
+      if (r == ctx.rank) {
+        b.copy(in, out, elements);
       } else {
-        b.recvReduceOut(r, -1, o, o, len, avg && last);
+        b.recvFrom(r, out, elements);
       }
+    } else if (r == ctx.rank) {
+      // The same operand order as a peer's input below (x_r op sum): max
+      // and min keep the first of equal operands (+0 and -0), so every
+      // rank must fold alike to get the same bits.
+      b.reduceLocal(in, out, elements, avg && last, true);
+    } else {
+      b.recvReduceOut(r, -1, out, out, elements, avg && last);
     }
   }
 }

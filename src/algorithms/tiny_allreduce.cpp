@@ -20,25 +20,6 @@ constexpr int kPolls = 2000;
 constexpr int kCrowdedPolls = 32;
 constexpr int64_t kCrowdedSpinNs = 10000;
 
-// The steps of the direct all-reduce from rank `first` on, once ranks
-// before it are folded into `out` (first > 0) or nothing is (first == 0).
-void appendRest(const OpArgs& op, AlgoContext& ctx, int first,
-                const std::byte* in, std::byte* out, size_t count,
-                std::vector<Step>& rest) {
-  StepBuilder b(op, ctx, rest);
-  const int n = ctx.nranks;
-  const bool avg = op.op == mclAvg;
-  for (int r = first; r < n; ++r) {
-    const bool last = r == n - 1;
-    if (r == 0)
-      b.recvFrom(0, out, count);  // not our own: we hold rank 0's input
-    else if (r == ctx.rank)
-      b.reduceLocal(in, out, count, avg && last, true);
-    else
-      b.recvReduceOut(r, -1, out, out, count, avg && last);
-  }
-}
-
 }  // namespace
 
 bool takesTinyAllReduce(const OpArgs& op, const AlgoContext& ctx) {
@@ -94,7 +75,8 @@ bool runTinyAllReduce(const OpArgs& op, AlgoContext& ctx,
           in = ctx.staging.back().data();
         }
         if (r > 0) std::memcpy(out, sum, bytes);
-        appendRest(op, ctx, r, in, out, count, rest);
+        StepBuilder b(op, ctx, rest);
+        appendDirectFold(b, ctx, r, in, out, count, op.op == mclAvg);
         return false;
       }
       x = got.data();

@@ -27,6 +27,13 @@ void checkName(const std::string& name) {
                                 "characters");
 }
 
+// Maps every page of [p, p + bytes) by reading one byte of each.
+void touchPages(const void* p, size_t bytes) {
+  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  volatile const char* in = static_cast<const char*>(p);
+  for (size_t at = 0; at < bytes; at += page) (void)in[at];
+}
+
 void* mapFd(int fd, size_t bytes, const std::string& name,
             bool populate = false) {
   int flags = MAP_SHARED;
@@ -36,12 +43,7 @@ void* mapFd(int fd, size_t bytes, const std::string& name,
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, flags, fd, 0);
   if (p == MAP_FAILED) throwSystemError("mmap of shared memory " + name);
 #if !defined(MAP_POPULATE)
-  // Touch every page now (macOS has no MAP_POPULATE).
-  if (populate) {
-    const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-    volatile const char* bytesIn = static_cast<const char*>(p);
-    for (size_t at = 0; at < bytes; at += page) (void)bytesIn[at];
-  }
+  if (populate) touchPages(p, bytes);  // macOS has no MAP_POPULATE
 #endif
   return p;
 }
@@ -135,11 +137,7 @@ SharedMemory SharedMemory::open(const std::string& name, bool populate) {
   return seg;
 }
 
-void SharedMemory::populate() const {
-  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  volatile const char* bytes = static_cast<const char*>(data_);
-  for (size_t at = 0; at < size_; at += page) (void)bytes[at];
-}
+void SharedMemory::populate() const { touchPages(data_, size_); }
 
 void SharedMemory::unlink(const std::string& name) { shm_unlink(name.c_str()); }
 

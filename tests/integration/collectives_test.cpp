@@ -231,12 +231,13 @@ class CaseRunner {
   char label_[160] = {};
 };
 
-void runMatrix(RankContext& ctx, Coll coll, const Matrix& m) {
-  mclComm_t comm = initComm(ctx);
-  if (comm == nullptr) return;
-  CaseRunner runner(ctx, comm);
+// Runs every case of the matrix for coll (stopping at the first failure);
+// returns the number of calls, and counts those in place.
+uint64_t runCases(RankContext& ctx, CaseRunner& runner, Coll coll,
+                  const Matrix& m, uint64_t* inPlaceCalls = nullptr) {
   std::vector<mclRedOp_t> ops =
       reduces(coll) ? m.ops : std::vector<mclRedOp_t>{mclSum};
+  uint64_t calls = 0;
   int sizeIndex = 0;
   for (size_t count : m.counts) {
     int root = sizeIndex++ % ctx.nranks();
@@ -244,9 +245,19 @@ void runMatrix(RankContext& ctx, Coll coll, const Matrix& m) {
       for (mclRedOp_t op : ops)
         for (bool inPlace : {false, true}) {
           runner.run(coll, type, op, count, inPlace, root);
-          if (ctx.failed()) break;
+          ++calls;
+          if (inPlace && inPlaceCalls != nullptr) ++*inPlaceCalls;
+          if (ctx.failed()) return calls;
         }
   }
+  return calls;
+}
+
+void runMatrix(RankContext& ctx, Coll coll, const Matrix& m) {
+  mclComm_t comm = initComm(ctx);
+  if (comm == nullptr) return;
+  CaseRunner runner(ctx, comm);
+  runCases(ctx, runner, coll, m);
   ctx.ok(mclCommDestroy(comm), "mclCommDestroy");
 }
 
@@ -442,22 +453,12 @@ void runZeroCopyMatrix(RankContext& ctx, const ZeroCopyCase& c) {
   mclComm_t comm = initComm(ctx);
   if (comm == nullptr) return;
   CaseRunner runner(ctx, comm);
-  const Matrix m = reducedMatrix();
-  std::vector<mclRedOp_t> ops =
-      reduces(c.coll) ? m.ops : std::vector<mclRedOp_t>{mclSum};
-  uint64_t calls = 0;
-  int sizeIndex = 0;
-  for (size_t count : m.counts) {
-    int root = sizeIndex++ % ctx.nranks();
-    for (mclDataType_t type : m.types)
-      for (mclRedOp_t op : ops)
-        for (bool inPlace : {false, true}) {
-          runner.run(c.coll, type, op, count, inPlace, root);
-          // In place, a rank's all-to-all input would be overwritten while
-          // its peers read it: those calls take the usual way.
-          if (!(inPlace && c.coll == Coll::AllToAll)) ++calls;
-        }
-  }
+  uint64_t inPlaceCalls = 0;
+  uint64_t calls =
+      runCases(ctx, runner, c.coll, reducedMatrix(), &inPlaceCalls);
+  // In place, a rank's all-to-all input would be overwritten while its
+  // peers read it: those calls take the usual way.
+  if (c.coll == Coll::AllToAll) calls -= inPlaceCalls;
   const uint64_t ranInPlace = zeroCopyCalls(ctx, comm);
   if (c.plainRank < 0 && ranInPlace != calls)
     ctx.fail("%llu calls ran in place, want %llu",
