@@ -41,4 +41,20 @@ if [ -n "$others" ]; then
   echo "$others" >&2
   exit 1
 fi
+# The Python package, where the install put it, imports and runs a
+# one-rank all-reduce (when the build has the bindings).
+python=$(sed -n 's/^MCL_PYTHON:FILEPATH=//p' build/CMakeCache.txt)
+site=$(sed -n 's/^MCL_PYTHON_INSTALL_DIR:STRING=//p' build/CMakeCache.txt)
+if [ -n "$python" ] && [ -n "$site" ] && [ -d "$prefix/$site/mcl" ]; then
+  PYTHONPATH="$prefix/$site" "$python" - <<'PY'
+import numpy, mcl
+comm = mcl.init(0, 1, mcl.UniqueId())
+assert (comm.all_reduce(numpy.arange(4.0)) == numpy.arange(4.0)).all()
+comm.close()
+print("python package", mcl.__version__, "imports from", mcl.__file__)
+PY
+elif grep -q '^MCL_BUILD_PYTHON:STRING=ON' build/CMakeCache.txt; then
+  echo "the Python package was not installed" >&2
+  exit 1
+fi
 echo "install OK"

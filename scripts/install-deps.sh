@@ -7,11 +7,12 @@ debian_packages=(build-essential cmake ninja-build pkg-config libsodium-dev
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libhwloc-dev
   libibverbs-dev
   clang clang-format
-  python3 python3-pytest python3-matplotlib iproute2
+  python3 python3-dev python3-numpy python3-pytest python3-matplotlib iproute2
+  pybind11-dev libdlpack-dev
   openmpi-bin libopenmpi-dev libgloo-dev)  # the peers of perf/compare
 # The cluster tests need Linux network namespaces: on macOS they skip.
 brew_packages=(cmake ninja pkg-config libsodium googletest google-benchmark
-  nlohmann-json hwloc clang-format open-mpi)
+  nlohmann-json hwloc clang-format open-mpi pybind11 dlpack numpy)
 
 as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"

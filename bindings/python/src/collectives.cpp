@@ -1,0 +1,300 @@
+// The collectives and point-to-point calls: each takes its buffers from
+// Python objects, checks that their types and sizes fit together (naming
+// the argument that does not), and hands the call to the communicator.
+#include <array>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "buffer_view.h"
+#include "communicator.h"
+#include "errors.h"
+
+namespace py = pybind11;
+
+namespace mcl::python {
+namespace {
+
+using Access = BufferView::Access;
+using Dtype = std::optional<std::string>;
+
+// How a reduction sees a buffer: mcl's type and the count in that type.
+struct Reduced {
+  mclDataType_t type;
+  size_t count;
+};
+
+Reduced reducedForm(const BufferView& view, mclRedOp_t op) {
+  const ElementType& t = view.type();
+  if (!t.reduceAs)
+    invalidArgument("x: mcl cannot reduce " + t.name +
+                    " elements (int8, uint8, int32, uint32, int64, uint64, "
+                    "float16, bfloat16, float32, float64, float8_e4m3, "
+                    "float8_e5m2; complex64 and complex128 for sum and "
+                    "avg); pass dtype= if the bytes hold one of them");
+  if (t.lanes > 1 && op != mclSum && op != mclAvg)
+    invalidArgument("op: " + t.name +
+                    " reduces with sum or avg only (max, min and prod have "
+                    "no element-wise meaning for it)");
+  return Reduced{*t.reduceAs, view.elements() * t.lanes};
+}
+
+void requireSameType(const BufferView& x, const BufferView& out) {
+  if (x.type().name != out.type().name)
+    invalidArgument("out holds " + out.type().name + " but x holds " +
+                    x.type().name + ": they must match");
+}
+
+void requireBytes(const BufferView& view, const char* argument, size_t want,
+                  const std::string& why) {
+  if (view.bytes() != want)
+    invalidArgument(std::string(argument) + " has " +
+                    std::to_string(view.bytes()) + " bytes; " + why +
+                    " needs " + std::to_string(want));
+}
+
+// Divides x into `parts` whole blocks of elements, or says why not.
+size_t blockBytes(const BufferView& x, int parts, const char* what) {
+  if (x.elements() % static_cast<size_t>(parts) != 0)
+    invalidArgument("x has " + std::to_string(x.elements()) +
+                    " elements, not a multiple of the " +
+                    std::to_string(parts) + " ranks (" + what + ")");
+  return x.bytes() / static_cast<size_t>(parts);
+}
+
+std::vector<BufferView> both(BufferView a, BufferView b) {
+  std::vector<BufferView> v;
+  v.push_back(std::move(a));
+  v.push_back(std::move(b));
+  return v;
+}
+
+std::vector<BufferView> one(BufferView a) {
+  std::vector<BufferView> v;
+  v.push_back(std::move(a));
+  return v;
+}
+
+py::object allReduce(Communicator& c, py::handle xObj, py::handle outObj,
+                     const std::string& opName, const Dtype& dtype,
+                     bool async) {
+  const mclRedOp_t op = reduceOpFromName(opName);
+  BufferView x = BufferView::acquire(xObj, Access::Read, "x", dtype);
+  BufferView out = BufferView::acquire(outObj, Access::Write, "out", dtype);
+  requireSameType(x, out);
+  requireBytes(out, "out", x.bytes(), "all_reduce of x");
+  const Reduced r = reducedForm(x, op);
+  const void* send = x.data();
+  void* recv = out.data();
+  return c.run(
+      "all_reduce", both(std::move(x), std::move(out)),
+      [=](mclComm_t h) {
+        return mclAllReduce(send, recv, r.count, r.type, op, h, nullptr);
+      },
+      async);
+}
+
+// Data that only moves goes as bytes: any element type works.
+py::object allGather(Communicator& c, py::handle xObj, py::handle outObj,
+                     const Dtype& dtype, bool async) {
+  BufferView x = BufferView::acquire(xObj, Access::Read, "x", dtype);
+  BufferView out = BufferView::acquire(outObj, Access::Write, "out", dtype);
+  requireSameType(x, out);
+  requireBytes(out, "out", x.bytes() * static_cast<size_t>(c.size()),
+               "all_gather of x from " + std::to_string(c.size()) + " ranks");
+  const void* send = x.data();
+  void* recv = out.data();
+  const size_t bytes = x.bytes();
+  return c.run(
+      "all_gather", both(std::move(x), std::move(out)),
+      [=](mclComm_t h) {
+        return mclAllGather(send, recv, bytes, mclUint8, h, nullptr);
+      },
+      async);
+}
+
+py::object broadcast(Communicator& c, py::handle xObj, py::handle outObj,
+                     int root, const Dtype& dtype, bool async) {
+  BufferView x = BufferView::acquire(xObj, Access::Read, "x", dtype);
+  BufferView out = BufferView::acquire(outObj, Access::Write, "out", dtype);
+  requireSameType(x, out);
+  requireBytes(out, "out", x.bytes(), "broadcast of x");
+  const void* send = x.data();
+  void* recv = out.data();
+  const size_t bytes = x.bytes();
+  return c.run(
+      "broadcast", both(std::move(x), std::move(out)),
+      [=](mclComm_t h) {
+        return mclBroadcast(send, recv, bytes, mclUint8, root, h, nullptr);
+      },
+      async);
+}
+
+py::object reduce(Communicator& c, py::handle xObj, py::handle outObj, int root,
+                  const std::string& opName, const Dtype& dtype, bool async) {
+  const mclRedOp_t op = reduceOpFromName(opName);
+  BufferView x = BufferView::acquire(xObj, Access::Read, "x", dtype);
+  const Reduced r = reducedForm(x, op);
+  std::vector<BufferView> buffers;
+  void* recv = nullptr;
+  if (!outObj.is_none()) {
+    BufferView out = BufferView::acquire(outObj, Access::Write, "out", dtype);
+    requireSameType(x, out);
+    requireBytes(out, "out", x.bytes(), "reduce of x");
+    recv = out.data();
+    buffers.push_back(std::move(out));
+  } else if (c.rank() == root) {
+    invalidArgument("out is None on the root (rank " + std::to_string(root) +
+                    "): it receives the result");
+  }
+  const void* send = x.data();
+  buffers.push_back(std::move(x));
+  return c.run(
+      "reduce", std::move(buffers),
+      [=](mclComm_t h) {
+        return mclReduce(send, recv, r.count, r.type, op, root, h, nullptr);
+      },
+      async);
+}
+
+py::object reduceScatter(Communicator& c, py::handle xObj, py::handle outObj,
+                         const std::string& opName, const Dtype& dtype,
+                         bool async) {
+  const mclRedOp_t op = reduceOpFromName(opName);
+  BufferView x = BufferView::acquire(xObj, Access::Read, "x", dtype);
+  BufferView out = BufferView::acquire(outObj, Access::Write, "out", dtype);
+  requireSameType(x, out);
+  const size_t block = blockBytes(x, c.size(), "reduce_scatter");
+  requireBytes(
+      out, "out", block,
+      "one block of x (x's size / " + std::to_string(c.size()) + " ranks)");
+  const Reduced r = reducedForm(out, op);
+  const void* send = x.data();
+  void* recv = out.data();
+  return c.run(
+      "reduce_scatter", both(std::move(x), std::move(out)),
+      [=](mclComm_t h) {
+        return mclReduceScatter(send, recv, r.count, r.type, op, h, nullptr);
+      },
+      async);
+}
+
+py::object allToAll(Communicator& c, py::handle xObj, py::handle outObj,
+                    const Dtype& dtype, bool async) {
+  BufferView x = BufferView::acquire(xObj, Access::Read, "x", dtype);
+  BufferView out = BufferView::acquire(outObj, Access::Write, "out", dtype);
+  requireSameType(x, out);
+  const size_t block = blockBytes(x, c.size(), "all_to_all");
+  requireBytes(out, "out", x.bytes(), "all_to_all of x");
+  const void* send = x.data();
+  void* recv = out.data();
+  return c.run(
+      "all_to_all", both(std::move(x), std::move(out)),
+      [=](mclComm_t h) {
+        return mclAlltoAll(send, recv, block, mclUint8, h, nullptr);
+      },
+      async);
+}
+
+py::object barrier(Communicator& c, bool async) {
+  return c.run(
+      "barrier", {}, [](mclComm_t h) { return mclBarrier(h, nullptr); }, async);
+}
+
+py::object send(Communicator& c, py::handle xObj, int peer, const Dtype& dtype,
+                bool async) {
+  BufferView x = BufferView::acquire(xObj, Access::Read, "x", dtype);
+  const void* data = x.data();
+  const size_t bytes = x.bytes();
+  return c.run(
+      "send", one(std::move(x)),
+      [=](mclComm_t h) {
+        return mclSend(data, bytes, mclUint8, peer, h, nullptr);
+      },
+      async);
+}
+
+py::object recv(Communicator& c, py::handle outObj, int peer,
+                const Dtype& dtype, bool async) {
+  BufferView out = BufferView::acquire(outObj, Access::Write, "out", dtype);
+  void* data = out.data();
+  const size_t bytes = out.bytes();
+  return c.run(
+      "recv", one(std::move(out)),
+      [=](mclComm_t h) {
+        return mclRecv(data, bytes, mclUint8, peer, h, nullptr);
+      },
+      async);
+}
+
+mclFunc_t funcFromName(const std::string& name) {
+  static constexpr std::array<std::pair<const char*, mclFunc_t>, 6> kFuncs = {
+      {{"all_reduce", mclFuncAllReduce},
+       {"all_gather", mclFuncAllGather},
+       {"broadcast", mclFuncBroadcast},
+       {"reduce", mclFuncReduce},
+       {"reduce_scatter", mclFuncReduceScatter},
+       {"all_to_all", mclFuncAlltoAll}}};
+  for (const auto& [text, func] : kFuncs)
+    if (name == text) return func;
+  invalidArgument("collective: unknown \"" + name +
+                  "\" (all_reduce, all_gather, broadcast, reduce, "
+                  "reduce_scatter or all_to_all)");
+}
+
+}  // namespace
+
+std::string Communicator::algorithm(const std::string& collective, size_t count,
+                                    const std::string& dtype) {
+  const mclFunc_t func = funcFromName(collective);
+  const ElementType type = elementTypeNamed(dtype, "dtype");
+  if (!type.reduceAs) invalidArgument("dtype: mcl has no type " + dtype);
+  const char* name = nullptr;
+  check(mclCommGetAlgorithm(handleOrThrow(), func, count * type.lanes,
+                            *type.reduceAs, &name));
+  return name;
+}
+
+void registerCommunicator(py::module_& m) {
+  py::class_<ConfigArgs>(m, "ConfigArgs");
+  auto a = [](const char* n) { return py::arg(n); };
+  py::class_<Communicator, std::shared_ptr<Communicator>>(m, "Comm")
+      .def_static(
+          "init_rank",
+          [](int size, const std::string& id, int rank, std::optional<int> t,
+             Dtype transport, Dtype name, Dtype algorithms) {
+            return Communicator::initRank(size, id, rank,
+                                          {t, transport, name, algorithms});
+          },
+          a("size"), a("unique_id"), a("rank"), py::kw_only(),
+          a("timeout") = py::none(), a("transport") = py::none(),
+          a("name") = py::none(), a("algorithms") = py::none())
+      .def_static(
+          "init_from_env",
+          [](std::optional<int> t, Dtype transport, Dtype name,
+             Dtype algorithms) {
+            return Communicator::initFromEnv({t, transport, name, algorithms});
+          },
+          py::kw_only(), a("timeout") = py::none(), a("transport") = py::none(),
+          a("name") = py::none(), a("algorithms") = py::none())
+      .def_property_readonly("rank", &Communicator::rank)
+      .def_property_readonly("size", &Communicator::size)
+      .def_property_readonly("closed", &Communicator::closed)
+      .def("all_reduce", &allReduce)
+      .def("all_gather", &allGather)
+      .def("broadcast", &broadcast)
+      .def("reduce", &reduce)
+      .def("reduce_scatter", &reduceScatter)
+      .def("all_to_all", &allToAll)
+      .def("barrier", &barrier)
+      .def("send", &send)
+      .def("recv", &recv)
+      .def("split", &Communicator::split)
+      .def("abort", &Communicator::abort)
+      .def("close", &Communicator::close)
+      .def("topology", &Communicator::topology)
+      .def("algorithm", &Communicator::algorithm)
+      .def("async_error", &Communicator::asyncError);
+}
+
+}  // namespace mcl::python
