@@ -39,12 +39,6 @@ Reduced reducedForm(const BufferView& view, mclRedOp_t op) {
   return Reduced{*t.reduceAs, view.elements() * t.lanes};
 }
 
-void requireSameType(const BufferView& x, const BufferView& out) {
-  if (x.type().name != out.type().name)
-    invalidArgument("out holds " + out.type().name + " but x holds " +
-                    x.type().name + ": they must match");
-}
-
 void requireBytes(const BufferView& view, const char* argument, size_t want,
                   const std::string& why) {
   if (view.bytes() != want)
@@ -62,138 +56,137 @@ size_t blockBytes(const BufferView& x, int parts, const char* what) {
   return x.bytes() / static_cast<size_t>(parts);
 }
 
-std::vector<BufferView> both(BufferView a, BufferView b) {
-  std::vector<BufferView> v;
-  v.push_back(std::move(a));
-  v.push_back(std::move(b));
-  return v;
-}
-
 std::vector<BufferView> one(BufferView a) {
   std::vector<BufferView> v;
   v.push_back(std::move(a));
   return v;
 }
 
+// An operation's input and output, of one element type.
+struct InOut {
+  BufferView x;
+  BufferView out;
+};
+
+InOut acquireInOut(py::handle xObj, py::handle outObj, const Dtype& dtype) {
+  InOut b{BufferView::acquire(xObj, Access::Read, "x", dtype),
+          BufferView::acquire(outObj, Access::Write, "out", dtype)};
+  if (b.x.type().name != b.out.type().name)
+    invalidArgument("out holds " + b.out.type().name + " but x holds " +
+                    b.x.type().name + ": they must match");
+  return b;
+}
+
+// Hands `call` the two buffers' memory; the buffers stay alive until it
+// is done.
+template <typename Call>
+py::object runInOut(Communicator& c, const char* name, InOut b, bool async,
+                    Call call) {
+  const void* send = b.x.data();
+  void* recv = b.out.data();
+  std::vector<BufferView> buffers;
+  buffers.push_back(std::move(b.x));
+  buffers.push_back(std::move(b.out));
+  return c.run(
+      name, std::move(buffers),
+      [=](mclComm_t h) { return call(send, recv, h); }, async);
+}
+
 py::object allReduce(Communicator& c, py::handle xObj, py::handle outObj,
                      const std::string& opName, const Dtype& dtype,
                      bool async) {
   const mclRedOp_t op = reduceOpFromName(opName);
-  BufferView x = BufferView::acquire(xObj, Access::Read, "x", dtype);
-  BufferView out = BufferView::acquire(outObj, Access::Write, "out", dtype);
-  requireSameType(x, out);
-  requireBytes(out, "out", x.bytes(), "all_reduce of x");
-  const Reduced r = reducedForm(x, op);
-  const void* send = x.data();
-  void* recv = out.data();
-  return c.run(
-      "all_reduce", both(std::move(x), std::move(out)),
-      [=](mclComm_t h) {
-        return mclAllReduce(send, recv, r.count, r.type, op, h, nullptr);
-      },
-      async);
+  InOut b = acquireInOut(xObj, outObj, dtype);
+  requireBytes(b.out, "out", b.x.bytes(), "all_reduce of x");
+  const Reduced r = reducedForm(b.x, op);
+  return runInOut(c, "all_reduce", std::move(b), async,
+                  [=](const void* send, void* recv, mclComm_t h) {
+                    return mclAllReduce(send, recv, r.count, r.type, op, h,
+                                        nullptr);
+                  });
 }
 
 // Data that only moves goes as bytes: any element type works.
 py::object allGather(Communicator& c, py::handle xObj, py::handle outObj,
                      const Dtype& dtype, bool async) {
-  BufferView x = BufferView::acquire(xObj, Access::Read, "x", dtype);
-  BufferView out = BufferView::acquire(outObj, Access::Write, "out", dtype);
-  requireSameType(x, out);
-  requireBytes(out, "out", x.bytes() * static_cast<size_t>(c.size()),
+  InOut b = acquireInOut(xObj, outObj, dtype);
+  requireBytes(b.out, "out", b.x.bytes() * static_cast<size_t>(c.size()),
                "all_gather of x from " + std::to_string(c.size()) + " ranks");
-  const void* send = x.data();
-  void* recv = out.data();
-  const size_t bytes = x.bytes();
-  return c.run(
-      "all_gather", both(std::move(x), std::move(out)),
-      [=](mclComm_t h) {
-        return mclAllGather(send, recv, bytes, mclUint8, h, nullptr);
-      },
-      async);
+  const size_t bytes = b.x.bytes();
+  return runInOut(c, "all_gather", std::move(b), async,
+                  [=](const void* send, void* recv, mclComm_t h) {
+                    return mclAllGather(send, recv, bytes, mclUint8, h,
+                                        nullptr);
+                  });
 }
 
 py::object broadcast(Communicator& c, py::handle xObj, py::handle outObj,
                      int root, const Dtype& dtype, bool async) {
-  BufferView x = BufferView::acquire(xObj, Access::Read, "x", dtype);
-  BufferView out = BufferView::acquire(outObj, Access::Write, "out", dtype);
-  requireSameType(x, out);
-  requireBytes(out, "out", x.bytes(), "broadcast of x");
-  const void* send = x.data();
-  void* recv = out.data();
-  const size_t bytes = x.bytes();
-  return c.run(
-      "broadcast", both(std::move(x), std::move(out)),
-      [=](mclComm_t h) {
-        return mclBroadcast(send, recv, bytes, mclUint8, root, h, nullptr);
-      },
-      async);
+  InOut b = acquireInOut(xObj, outObj, dtype);
+  requireBytes(b.out, "out", b.x.bytes(), "broadcast of x");
+  const size_t bytes = b.x.bytes();
+  return runInOut(c, "broadcast", std::move(b), async,
+                  [=](const void* send, void* recv, mclComm_t h) {
+                    return mclBroadcast(send, recv, bytes, mclUint8, root, h,
+                                        nullptr);
+                  });
 }
 
 py::object reduce(Communicator& c, py::handle xObj, py::handle outObj, int root,
                   const std::string& opName, const Dtype& dtype, bool async) {
   const mclRedOp_t op = reduceOpFromName(opName);
-  BufferView x = BufferView::acquire(xObj, Access::Read, "x", dtype);
-  const Reduced r = reducedForm(x, op);
-  std::vector<BufferView> buffers;
-  void* recv = nullptr;
-  if (!outObj.is_none()) {
-    BufferView out = BufferView::acquire(outObj, Access::Write, "out", dtype);
-    requireSameType(x, out);
-    requireBytes(out, "out", x.bytes(), "reduce of x");
-    recv = out.data();
-    buffers.push_back(std::move(out));
-  } else if (c.rank() == root) {
-    invalidArgument("out is None on the root (rank " + std::to_string(root) +
-                    "): it receives the result");
+  if (outObj.is_none()) {
+    // Off the root nothing is written: x alone.
+    if (c.rank() == root)
+      invalidArgument("out is None on the root (rank " + std::to_string(root) +
+                      "): it receives the result");
+    BufferView x = BufferView::acquire(xObj, Access::Read, "x", dtype);
+    const Reduced r = reducedForm(x, op);
+    const void* send = x.data();
+    return c.run(
+        "reduce", one(std::move(x)),
+        [=](mclComm_t h) {
+          return mclReduce(send, nullptr, r.count, r.type, op, root, h,
+                           nullptr);
+        },
+        async);
   }
-  const void* send = x.data();
-  buffers.push_back(std::move(x));
-  return c.run(
-      "reduce", std::move(buffers),
-      [=](mclComm_t h) {
-        return mclReduce(send, recv, r.count, r.type, op, root, h, nullptr);
-      },
-      async);
+  InOut b = acquireInOut(xObj, outObj, dtype);
+  requireBytes(b.out, "out", b.x.bytes(), "reduce of x");
+  const Reduced r = reducedForm(b.x, op);
+  return runInOut(c, "reduce", std::move(b), async,
+                  [=](const void* send, void* recv, mclComm_t h) {
+                    return mclReduce(send, recv, r.count, r.type, op, root, h,
+                                     nullptr);
+                  });
 }
 
 py::object reduceScatter(Communicator& c, py::handle xObj, py::handle outObj,
                          const std::string& opName, const Dtype& dtype,
                          bool async) {
   const mclRedOp_t op = reduceOpFromName(opName);
-  BufferView x = BufferView::acquire(xObj, Access::Read, "x", dtype);
-  BufferView out = BufferView::acquire(outObj, Access::Write, "out", dtype);
-  requireSameType(x, out);
-  const size_t block = blockBytes(x, c.size(), "reduce_scatter");
+  InOut b = acquireInOut(xObj, outObj, dtype);
+  const size_t block = blockBytes(b.x, c.size(), "reduce_scatter");
   requireBytes(
-      out, "out", block,
+      b.out, "out", block,
       "one block of x (x's size / " + std::to_string(c.size()) + " ranks)");
-  const Reduced r = reducedForm(out, op);
-  const void* send = x.data();
-  void* recv = out.data();
-  return c.run(
-      "reduce_scatter", both(std::move(x), std::move(out)),
-      [=](mclComm_t h) {
-        return mclReduceScatter(send, recv, r.count, r.type, op, h, nullptr);
-      },
-      async);
+  const Reduced r = reducedForm(b.out, op);
+  return runInOut(c, "reduce_scatter", std::move(b), async,
+                  [=](const void* send, void* recv, mclComm_t h) {
+                    return mclReduceScatter(send, recv, r.count, r.type, op, h,
+                                            nullptr);
+                  });
 }
 
 py::object allToAll(Communicator& c, py::handle xObj, py::handle outObj,
                     const Dtype& dtype, bool async) {
-  BufferView x = BufferView::acquire(xObj, Access::Read, "x", dtype);
-  BufferView out = BufferView::acquire(outObj, Access::Write, "out", dtype);
-  requireSameType(x, out);
-  const size_t block = blockBytes(x, c.size(), "all_to_all");
-  requireBytes(out, "out", x.bytes(), "all_to_all of x");
-  const void* send = x.data();
-  void* recv = out.data();
-  return c.run(
-      "all_to_all", both(std::move(x), std::move(out)),
-      [=](mclComm_t h) {
-        return mclAlltoAll(send, recv, block, mclUint8, h, nullptr);
-      },
-      async);
+  InOut b = acquireInOut(xObj, outObj, dtype);
+  const size_t block = blockBytes(b.x, c.size(), "all_to_all");
+  requireBytes(b.out, "out", b.x.bytes(), "all_to_all of x");
+  return runInOut(c, "all_to_all", std::move(b), async,
+                  [=](const void* send, void* recv, mclComm_t h) {
+                    return mclAlltoAll(send, recv, block, mclUint8, h, nullptr);
+                  });
 }
 
 py::object barrier(Communicator& c, bool async) {
