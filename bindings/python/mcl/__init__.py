@@ -119,6 +119,9 @@ def empty(shape: Union[int, Sequence[int]], dtype: object = "float32"):
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     count = 1
     for extent in shape:
+        if not isinstance(extent, int) or extent < 0:
+            raise _mcl.invalid_argument(
+                f"shape: {extent!r} is not a size (an int >= 0)")
         count *= extent
     memory = _mcl.SharedMemory(count * dtype.itemsize)
     return numpy.frombuffer(memory, dtype=dtype, count=count).reshape(shape)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Optional, Union
 
 from . import _mcl
-from ._dtypes import numpy_dtype
+from ._dtypes import dtype_name, numpy_dtype
 
 # An object with the buffer protocol or __dlpack__ (typing has no name for
 # either before Python 3.12's collections.abc.Buffer).
@@ -21,12 +21,20 @@ Array = Any
 Result = Union[Any, "Work"]
 
 
-def _allocate(x, dtype, shape):
-    """A new NumPy array for a result: x's dtype, the given shape (None:
-    x's own)."""
+def _allocate(x: Array, dtype: Optional[str], shape: Optional[tuple]) -> Any:
+    """A new NumPy array for a result: x's dtype, and x's shape and memory
+    order, or the given shape (C order)."""
     import numpy
     if isinstance(x, numpy.ndarray):
-        return numpy.empty(x.shape if shape is None else shape, dtype=x.dtype)
+        if shape is None:
+            return numpy.empty_like(x)
+        if not x.flags.c_contiguous:
+            # Elements go in memory order: a Fortran-ordered x has no
+            # C-ordered result of another shape that matches it.
+            raise _mcl.invalid_argument(
+                "x is Fortran-ordered: pass out=, or a C-ordered x "
+                "(numpy.ascontiguousarray)")
+        return numpy.empty(shape, dtype=x.dtype)
     info = _mcl.describe(x, dtype)
     np_type = numpy_dtype(info.type_name)
     if np_type is None:
@@ -126,6 +134,7 @@ class Communicator:
                    async_op: bool = False) -> Result:
         """Reduces x element-wise across ranks with `op` ("sum", "prod",
         "max", "min" or "avg"); every rank gets the result, shaped as x."""
+        dtype = dtype_name(dtype)
         if out is None:
             out = _allocate(x, dtype, None)
         work = self._native.all_reduce(x, out, op, dtype, async_op)
@@ -137,6 +146,7 @@ class Communicator:
         """Concatenates every rank's x in rank order; every rank gets the
         result, shaped (size, *x.shape) when mcl allocates it. In place:
         x is out's block for this rank (``out[rank]``)."""
+        dtype = dtype_name(dtype)
         if out is None:
             out = _allocate(x, dtype, (self.size,) + tuple(
                 _shape_of(x, dtype)))
@@ -149,6 +159,7 @@ class Communicator:
         """Every rank gets the root's x. Other ranks' x gives only the shape
         and type when mcl allocates the result; ``out=x`` fills x in
         place, as MPI and torch.distributed do."""
+        dtype = dtype_name(dtype)
         if out is None:
             out = _allocate(x, dtype, None)
         work = self._native.broadcast(x, out, root, dtype, async_op)
@@ -160,6 +171,7 @@ class Communicator:
         """Reduces x element-wise across ranks into the root's result. The
         root gets it; other ranks get None (their `out` is left as it
         is)."""
+        dtype = dtype_name(dtype)
         if self._native.rank != root:
             out = None
         elif out is None:
@@ -174,6 +186,7 @@ class Communicator:
         """Reduces x element-wise across ranks; rank r gets block r of the
         result (x holds size equal blocks). mcl allocates x.shape[0] / size
         rows when x's first dimension divides, else a flat block."""
+        dtype = dtype_name(dtype)
         if out is None:
             out = _allocate(x, dtype, self._block_shape(x, dtype))
         work = self._native.reduce_scatter(x, out, op, dtype, async_op)
@@ -184,6 +197,7 @@ class Communicator:
                    async_op: bool = False) -> Result:
         """x holds size equal blocks: block j goes to rank j, and block i of
         the result comes from rank i. The result is shaped as x."""
+        dtype = dtype_name(dtype)
         if out is None:
             out = _allocate(x, dtype, None)
         work = self._native.all_to_all(x, out, dtype, async_op)
@@ -199,12 +213,14 @@ class Communicator:
              async_op: bool = False) -> Optional[Work]:
         """Sends x to rank `peer`; it matches that peer's recv of the same
         size, in order."""
+        dtype = dtype_name(dtype)
         work = self._native.send(x, peer, dtype, async_op)
         return self._finish(work, None)
 
     def recv(self, out: Array, peer: int, *, dtype: Optional[str] = None,
              async_op: bool = False) -> Result:
         """Receives from rank `peer` into `out` and returns it."""
+        dtype = dtype_name(dtype)
         work = self._native.recv(out, peer, dtype,
                                  async_op)
         return self._finish(work, out)

@@ -30,3 +30,19 @@ def numpy_dtype(name):
         return numpy.dtype(getattr(ml_dtypes, _ML_DTYPES_NAMES[name]))
     return None
 
+
+
+def dtype_name(dtype):
+    """mcl's name for a dtype= argument: a name as it is, else whatever
+    numpy.dtype makes of it (numpy.float16, ml_dtypes.bfloat16, ...)."""
+    if dtype is None or isinstance(dtype, str):
+        return dtype
+    import numpy
+    try:
+        name = numpy.dtype(dtype).name
+    except TypeError:
+        from . import _mcl
+        raise _mcl.invalid_argument(
+            f"dtype: {dtype!r} is not a type name such as 'bfloat16'") \
+            from None
+    return {"float8_e4m3fn": "float8_e4m3"}.get(name, name)

@@ -71,7 +71,7 @@ BufferView BufferView::acquire(py::handle object, Access access,
                          "__dlpack__)");
   }
   if (dtypeName)
-    view.type_ = elementTypeFromName(*dtypeName, view.type_.itemsize, argument);
+    view.type_ = overrideElementType(view.type_, *dtypeName, argument);
   return view;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "arguments.h"
 #include "buffer_view.h"
 #include "communicator.h"
 #include "errors.h"
@@ -93,9 +94,8 @@ py::object runInOut(Communicator& c, const char* name, InOut b, bool async,
 }
 
 py::object allReduce(Communicator& c, py::handle xObj, py::handle outObj,
-                     const std::string& opName, const Dtype& dtype,
-                     bool async) {
-  const mclRedOp_t op = reduceOpFromName(opName);
+                     py::handle opName, const Dtype& dtype, bool async) {
+  const mclRedOp_t op = reduceOpFromName(textArgument(opName, "op"));
   InOut b = acquireInOut(xObj, outObj, dtype);
   requireBytes(b.out, "out", b.x.bytes(), "all_reduce of x");
   const Reduced r = reducedForm(b.x, op);
@@ -121,7 +121,8 @@ py::object allGather(Communicator& c, py::handle xObj, py::handle outObj,
 }
 
 py::object broadcast(Communicator& c, py::handle xObj, py::handle outObj,
-                     int root, const Dtype& dtype, bool async) {
+                     py::handle rootObj, const Dtype& dtype, bool async) {
+  const int root = rankArgument(rootObj, c.size(), "root");
   InOut b = acquireInOut(xObj, outObj, dtype);
   requireBytes(b.out, "out", b.x.bytes(), "broadcast of x");
   const size_t bytes = b.x.bytes();
@@ -132,9 +133,11 @@ py::object broadcast(Communicator& c, py::handle xObj, py::handle outObj,
                   });
 }
 
-py::object reduce(Communicator& c, py::handle xObj, py::handle outObj, int root,
-                  const std::string& opName, const Dtype& dtype, bool async) {
-  const mclRedOp_t op = reduceOpFromName(opName);
+py::object reduce(Communicator& c, py::handle xObj, py::handle outObj,
+                  py::handle rootObj, py::handle opName, const Dtype& dtype,
+                  bool async) {
+  const int root = rankArgument(rootObj, c.size(), "root");
+  const mclRedOp_t op = reduceOpFromName(textArgument(opName, "op"));
   if (outObj.is_none()) {
     // Off the root nothing is written: x alone.
     if (c.rank() == root)
@@ -162,9 +165,8 @@ py::object reduce(Communicator& c, py::handle xObj, py::handle outObj, int root,
 }
 
 py::object reduceScatter(Communicator& c, py::handle xObj, py::handle outObj,
-                         const std::string& opName, const Dtype& dtype,
-                         bool async) {
-  const mclRedOp_t op = reduceOpFromName(opName);
+                         py::handle opName, const Dtype& dtype, bool async) {
+  const mclRedOp_t op = reduceOpFromName(textArgument(opName, "op"));
   InOut b = acquireInOut(xObj, outObj, dtype);
   const size_t block = blockBytes(b.x, c.size(), "reduce_scatter");
   requireBytes(
@@ -194,8 +196,9 @@ py::object barrier(Communicator& c, bool async) {
       "barrier", {}, [](mclComm_t h) { return mclBarrier(h, nullptr); }, async);
 }
 
-py::object send(Communicator& c, py::handle xObj, int peer, const Dtype& dtype,
-                bool async) {
+py::object send(Communicator& c, py::handle xObj, py::handle peerObj,
+                const Dtype& dtype, bool async) {
+  const int peer = rankArgument(peerObj, c.size(), "peer");
   BufferView x = BufferView::acquire(xObj, Access::Read, "x", dtype);
   const void* data = x.data();
   const size_t bytes = x.bytes();
@@ -207,8 +210,9 @@ py::object send(Communicator& c, py::handle xObj, int peer, const Dtype& dtype,
       async);
 }
 
-py::object recv(Communicator& c, py::handle outObj, int peer,
+py::object recv(Communicator& c, py::handle outObj, py::handle peerObj,
                 const Dtype& dtype, bool async) {
+  const int peer = rankArgument(peerObj, c.size(), "peer");
   BufferView out = BufferView::acquire(outObj, Access::Write, "out", dtype);
   void* data = out.data();
   const size_t bytes = out.bytes();
@@ -237,8 +241,10 @@ mclFunc_t funcFromName(const std::string& name) {
 
 }  // namespace
 
-std::string Communicator::algorithm(const std::string& collective, size_t count,
+std::string Communicator::algorithm(const std::string& collective,
+                                    py::handle countObj,
                                     const std::string& dtype) {
+  const size_t count = countArgument(countObj, "count");
   const mclFunc_t func = funcFromName(collective);
   const ElementType type = elementTypeNamed(dtype, "dtype");
   if (!type.reduceAs) invalidArgument("dtype: mcl has no type " + dtype);
@@ -248,25 +254,31 @@ std::string Communicator::algorithm(const std::string& collective, size_t count,
   return name;
 }
 
+std::optional<int> timeoutArgument(py::handle t) {
+  if (t.is_none()) return std::nullopt;
+  return intArgument(t, "timeout");
+}
+
 void registerCommunicator(py::module_& m) {
   py::class_<ConfigArgs>(m, "ConfigArgs");
   auto a = [](const char* n) { return py::arg(n); };
   py::class_<Communicator, std::shared_ptr<Communicator>>(m, "Comm")
       .def_static(
           "init_rank",
-          [](int size, const std::string& id, int rank, std::optional<int> t,
-             Dtype transport, Dtype name, Dtype algorithms) {
-            return Communicator::initRank(size, id, rank,
-                                          {t, transport, name, algorithms});
+          [](py::handle size, const std::string& id, py::handle rank,
+             py::handle t, Dtype transport, Dtype name, Dtype algorithms) {
+            return Communicator::initRank(
+                intArgument(size, "size"), id, intArgument(rank, "rank"),
+                {timeoutArgument(t), transport, name, algorithms});
           },
           a("size"), a("unique_id"), a("rank"), py::kw_only(),
           a("timeout") = py::none(), a("transport") = py::none(),
           a("name") = py::none(), a("algorithms") = py::none())
       .def_static(
           "init_from_env",
-          [](std::optional<int> t, Dtype transport, Dtype name,
-             Dtype algorithms) {
-            return Communicator::initFromEnv({t, transport, name, algorithms});
+          [](py::handle t, Dtype transport, Dtype name, Dtype algorithms) {
+            return Communicator::initFromEnv(
+                {timeoutArgument(t), transport, name, algorithms});
           },
           py::kw_only(), a("timeout") = py::none(), a("transport") = py::none(),
           a("name") = py::none(), a("algorithms") = py::none())
@@ -282,7 +294,11 @@ void registerCommunicator(py::module_& m) {
       .def("barrier", &barrier)
       .def("send", &send)
       .def("recv", &recv)
-      .def("split", &Communicator::split)
+      .def("split",
+           [](Communicator& c, py::handle color, py::handle key) {
+             return c.split(intArgument(color, "color"),
+                            intArgument(key, "key"));
+           })
       .def("abort", &Communicator::abort)
       .def("close", &Communicator::close)
       .def("topology", &Communicator::topology)

@@ -54,7 +54,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   void abort();
   void close();
   std::string topology();
-  std::string algorithm(const std::string& collective, size_t count,
+  std::string algorithm(const std::string& collective, pybind11::handle count,
                         const std::string& dtype);
   pybind11::object asyncError();
 

@@ -159,6 +159,24 @@ ElementType elementTypeFromName(const std::string& name, size_t itemsize,
   return t;
 }
 
+ElementType overrideElementType(const ElementType& own, const std::string& name,
+                                const char* argument) {
+  ElementType wanted = elementTypeFromName(name, own.itemsize, argument);
+  if (wanted.name == own.name) return wanted;
+  const bool storage = !own.reduceAs || own.name.starts_with("int") ||
+                       own.name.starts_with("uint");
+  const bool unnamedByNumpy =
+      wanted.name == "bfloat16" || wanted.name.starts_with("float8");
+  const bool opaque =
+      own.name.starts_with("format") || own.name.starts_with("DLPack");
+  if (opaque || (storage && unnamedByNumpy)) return wanted;
+  invalidArgument(std::string(argument) + ": dtype \"" + name +
+                  "\" contradicts the buffer's own " + own.name +
+                  " elements (dtype= names what the buffer cannot: "
+                  "bfloat16, float8_e4m3 or float8_e5m2 over integer "
+                  "storage); convert the array instead");
+}
+
 mclRedOp_t reduceOpFromName(const std::string& name) {
   static constexpr std::array<std::pair<const char*, mclRedOp_t>, 5> kOps = {
       {{"sum", mclSum},

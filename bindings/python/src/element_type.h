@@ -29,6 +29,12 @@ ElementType elementTypeFromDlpack(DLDataType dtype);
 // must be the buffer's itemsize.
 ElementType elementTypeFromName(const std::string& name, size_t itemsize,
                                 const char* argument);
+// The caller's dtype= for a buffer whose elements are `own`: the same type,
+// or one NumPy has no name for (bfloat16, float8_e4m3, float8_e5m2) over
+// integer or opaque storage of its size. Anything else would reinterpret
+// bits the buffer already names, which is a mistake more often than not.
+ElementType overrideElementType(const ElementType& own, const std::string& name,
+                                const char* argument);
 // The type called `name` ("float32", ...); mclInvalidArgument naming
 // `argument` when there is none.
 ElementType elementTypeNamed(const std::string& name, const char* argument);
