@@ -153,6 +153,18 @@ def sigint_with_own_handler(ctx):
     return report
 
 
+def read_after_a_call(ctx):
+    """After an mcl call (which puts mcl's SIGINT handler in front of
+    Python's), a blocking os.read that nothing will satisfy: Ctrl-C must
+    still end it (the read returns EINTR, as without mcl)."""
+    comm = ctx.init()
+    comm.all_reduce(np.ones(4))
+    reader, _writer = os.pipe()
+    touch(ctx.path("blocked"))
+    os.read(reader, 1)
+    return {"read_returned": True}
+
+
 def lonely_init(ctx):
     """Rank 0 of a world of 2 whose rank 1 never comes: init waits for it,
     until its timeout (args["timeout"]) ends the wait with mcl.TimeoutError,
@@ -177,4 +189,5 @@ SCENARIOS = {"peer_dies": peer_dies, "peer_never_calls": peer_never_calls,
              "abort_from_thread": abort_from_thread,
              "interrupted": interrupted,
              "sigint_with_own_handler": sigint_with_own_handler,
+             "read_after_a_call": read_after_a_call,
              "lonely_init": lonely_init}

@@ -256,8 +256,20 @@ def torch_tensors(ctx):
             ([] if torch.equal(t, want) else [f"tensor is {t}"])
 
     def tensor_allocated():
+        # A torch tensor in, a torch tensor out (of its dtype and shape).
         got = comm.all_reduce(torch.arange(6, dtype=torch.int32), "max")
-        return expect(got, np.arange(6, dtype=np.int32))
+        gathered = comm.all_gather(torch.ones(2, 3, dtype=torch.bfloat16))
+        problems = []
+        if not isinstance(got, torch.Tensor) or \
+                not isinstance(gathered, torch.Tensor):
+            return [f"results are {type(got)}, {type(gathered)}"]
+        if not torch.equal(got, torch.arange(6, dtype=torch.int32)):
+            problems.append(f"max is {got}")
+        if gathered.shape != (comm.size, 2, 3) or \
+                gathered.dtype != torch.bfloat16 or \
+                not bool((gathered == 1).all()):
+            problems.append(f"all_gather gave {gathered}")
+        return problems
 
     def bfloat16_tensor():
         t = torch.full((8,), 1.5, dtype=torch.bfloat16)
@@ -407,8 +419,12 @@ REFUSED = [
         np.ones(4, np.int16))),
     ("uint16 reduction", ["uint16"], lambda c: c.all_reduce(
         np.ones(4, np.uint16))),
-    ("bool reduction", ["bool"], lambda c: c.all_reduce(
-        np.ones(4, np.bool_), op="max")),
+    ("bool sum", ["bool"], lambda c: c.all_reduce(
+        np.ones(4, np.bool_), op="sum")),
+    ("object array broadcast", ["objects"], lambda c: c.broadcast(
+        np.array([object()] * 3))),
+    ("NaN wait timeout", ["timeout"], lambda c: c.barrier(
+        async_op=True).wait(float("nan"))),
     ("complex prod", ["prod"], lambda c: c.all_reduce(
         np.ones(4, np.complex64), op="prod")),
     ("complex max", ["max"], lambda c: c.all_reduce(

@@ -132,6 +132,24 @@ def test_ctrl_c_interrupts_init(ranks):
     assert outcome.report["interrupted"] is True
 
 
+def test_ctrl_c_still_interrupts_system_calls_after_mcl_ran(ranks):
+    """mcl's SIGINT handler must keep Python's flags: without SA_RESTART a
+    blocked read returns EINTR and Python raises KeyboardInterrupt."""
+    group = ranks.start("read_after_a_call", 1)
+    try:
+        assert wait_for_file(f"{group.workdir}/blocked", timeout=60)
+        time.sleep(0.5)  # inside the read by now
+        sent = time.monotonic()
+        group.signal(0, signal.SIGINT)
+        code = group.wait_for(0, timeout=30)
+        took = time.monotonic() - sent
+    finally:
+        outcome, = group.collect(timeout=60)
+    assert code == -signal.SIGINT, outcome.describe()
+    assert took < 5, f"exited {took:.1f} s after SIGINT"
+    assert "KeyboardInterrupt" in outcome.stderr, outcome.describe()
+
+
 def test_ctrl_c_with_a_handler_of_its_own_keeps_the_communicator(ranks):
     group = ranks.start("sigint_with_own_handler", 2)
     try:

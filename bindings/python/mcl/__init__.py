@@ -115,14 +115,23 @@ def empty(shape: Union[int, Sequence[int]], dtype: object = "float32"):
     memory goes when the last array using it does. Its contents are
     zeros."""
     import numpy
+    import operator
     dtype = numpy.dtype(dtype)
-    shape = (shape,) if isinstance(shape, int) else tuple(shape)
-    count = 1
+    shape = (shape,) if not hasattr(shape, "__iter__") else tuple(shape)
+    sizes = []
     for extent in shape:
-        if not isinstance(extent, int) or extent < 0:
+        try:
+            size = operator.index(extent)
+        except TypeError:
+            size = -1
+        if size < 0:
             raise _mcl.invalid_argument(
                 f"shape: {extent!r} is not a size (an int >= 0)")
-        count *= extent
+        sizes.append(size)
+    shape = tuple(sizes)
+    count = 1
+    for size in sizes:
+        count *= size
     memory = _mcl.SharedMemory(count * dtype.itemsize)
     return numpy.frombuffer(memory, dtype=dtype, count=count).reshape(shape)
 

@@ -22,8 +22,9 @@ Result = Union[Any, "Work"]
 
 
 def _allocate(x: Array, dtype: Optional[str], shape: Optional[tuple]) -> Any:
-    """A new NumPy array for a result: x's dtype, and x's shape and memory
-    order, or the given shape (C order)."""
+    """A new array for a result, of x's kind (a torch tensor for a torch
+    tensor, else NumPy) and dtype: x's shape and memory order, or the given
+    shape (C order)."""
     import numpy
     if isinstance(x, numpy.ndarray):
         if shape is None:
@@ -35,6 +36,11 @@ def _allocate(x: Array, dtype: Optional[str], shape: Optional[tuple]) -> Any:
                 "x is Fortran-ordered: pass out=, or a C-ordered x "
                 "(numpy.ascontiguousarray)")
         return numpy.empty(shape, dtype=x.dtype)
+    if type(x).__module__.startswith("torch") and dtype is None:
+        import torch
+        if isinstance(x, torch.Tensor):
+            return torch.empty(x.shape if shape is None else shape,
+                               dtype=x.dtype, device=x.device)
     info = _mcl.describe(x, dtype)
     np_type = numpy_dtype(info.type_name)
     if np_type is None:
@@ -47,8 +53,9 @@ def _allocate(x: Array, dtype: Optional[str], shape: Optional[tuple]) -> Any:
 
 def _shape_of(x, dtype):
     import numpy
-    if isinstance(x, numpy.ndarray):
-        return x.shape
+    if isinstance(x, numpy.ndarray) or (
+            dtype is None and type(x).__module__.startswith("torch")):
+        return tuple(x.shape)
     return _mcl.describe(x, dtype).shape
 
 
@@ -92,8 +99,9 @@ class Communicator:
     same order.
 
     Results go to `out` when it is given (it may be the input itself: the
-    operation then runs in place), else to a new NumPy array of the input's
-    dtype that the call returns. With ``async_op=True`` a call returns a
+    operation then runs in place), else to a new array of the input's dtype
+    that the call returns: a torch tensor for a torch tensor, else a NumPy
+    array. With ``async_op=True`` a call returns a
     Work instead. `dtype` names the element type when the buffer's own does
     not say it, for instance "bfloat16" for uint16 arrays that hold
     bfloat16 bits; reductions need one of mcl's types (int8, uint8, int32,

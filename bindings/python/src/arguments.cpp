@@ -10,12 +10,16 @@ namespace mcl::python {
 namespace {
 
 long long wholeNumber(py::handle value, const char* name) {
-  // bool is an int in Python, but True as a rank is a mistake.
-  if (!PyLong_Check(value.ptr()) || PyBool_Check(value.ptr()))
+  // Anything operator.index takes (NumPy's integers too); bool is an int
+  // in Python, but True as a rank is a mistake.
+  if (PyBool_Check(value.ptr()) || !PyIndex_Check(value.ptr()))
     invalidArgument(std::string(name) + " must be an int, not " +
                     Py_TYPE(value.ptr())->tp_name);
+  py::object index =
+      py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr()));
+  if (!index) throw py::error_already_set();
   int overflow = 0;
-  const long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+  const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
   if (overflow != 0)
     invalidArgument(std::string(name) + " " + std::string(py::str(value)) +
                     " is out of range");

@@ -20,6 +20,8 @@ std::string typeName(py::handle object) {
 // DLPack strides count elements; NULL means compact row-major.
 bool compactRowMajor(const DLTensor& t) {
   if (t.strides == nullptr) return true;
+  for (int d = 0; d < t.ndim; ++d)
+    if (t.shape[d] == 0) return true;  // no elements: any strides do
   int64_t expected = 1;
   for (int d = t.ndim - 1; d >= 0; --d) {
     if (t.shape[d] != 1 && t.strides[d] != expected) return false;
@@ -63,6 +65,13 @@ BufferView BufferView::acquire(py::handle object, Access access,
   if (PyObject_CheckBuffer(object.ptr())) {
     view = fromBufferProtocol(object, access, argument);
   } else if (py::hasattr(object, "__dlpack__")) {
+    // DLPack before 1.0 cannot say "read-only"; JAX's arrays always are.
+    const std::string module =
+        py::str(py::type::handle_of(object).attr("__module__"));
+    if (access == Access::Write && module.starts_with("jax"))
+      invalidArgument(std::string(argument) + ": a " + typeName(object) +
+                      " is immutable: results need a writable array "
+                      "(NumPy, torch)");
     view = fromDlpack(object, argument);
   } else {
     throw py::type_error(std::string(argument) + ": a " + typeName(object) +
@@ -81,7 +90,8 @@ BufferView BufferView::fromBufferProtocol(py::handle object, Access access,
   const int flags = PyBUF_STRIDES | PyBUF_FORMAT |
                     (access == Access::Write ? PyBUF_WRITABLE : 0);
   if (PyObject_GetBuffer(object.ptr(), buffer.get(), flags) != 0) {
-    PyErr_Clear();
+    py::error_already_set refusal;  // takes Python's error, clearing it
+    const std::string reason = py::str(refusal.value());
     // Ask again without writing to tell "read-only" from other refusals.
     Py_buffer probe;
     if (access == Access::Write &&
@@ -92,7 +102,7 @@ BufferView BufferView::fromBufferProtocol(py::handle object, Access access,
     }
     PyErr_Clear();
     invalidArgument(std::string(argument) + ": the " + typeName(object) +
-                    " does not give a strided buffer");
+                    " does not give a strided buffer (" + reason + ")");
   }
   BufferView view;
   view.buffer_ = std::move(buffer);
@@ -115,7 +125,7 @@ BufferView BufferView::fromDlpack(py::handle object, const char* argument) {
     capsule = object.attr("__dlpack__")();
   } catch (py::error_already_set& e) {
     invalidArgument(std::string(argument) + ": " + typeName(object) +
-                    ".__dlpack__() failed: " + e.what());
+                    ".__dlpack__() failed: " + std::string(py::str(e.value())));
   }
   auto* managed = static_cast<DLManagedTensor*>(
       PyCapsule_GetPointer(capsule.ptr(), kCapsuleName));

@@ -32,11 +32,15 @@ Reduced reducedForm(const BufferView& view, mclRedOp_t op) {
                     " elements (int8, uint8, int32, uint32, int64, uint64, "
                     "float16, bfloat16, float32, float64, float8_e4m3, "
                     "float8_e5m2; complex64 and complex128 for sum and "
-                    "avg); pass dtype= if the bytes hold one of them");
+                    "avg; bool for max and min); convert the array");
   if (t.lanes > 1 && op != mclSum && op != mclAvg)
     invalidArgument("op: " + t.name +
                     " reduces with sum or avg only (max, min and prod have "
                     "no element-wise meaning for it)");
+  // As bytes 0 and 1, max is "any" and min is "all"; a sum would leave
+  // the booleans' range.
+  if (t.name == "bool" && op != mclMax && op != mclMin)
+    invalidArgument("op: bool reduces with max (any) or min (all) only");
   return Reduced{*t.reduceAs, view.elements() * t.lanes};
 }
 

@@ -14,6 +14,12 @@ namespace py = pybind11;
 namespace mcl::python {
 namespace {
 
+// The message of this thread's last failed call, never empty.
+std::string lastErrorText(mclResult_t rc) {
+  std::string text = mclGetLastError(nullptr);
+  return text.empty() ? mclGetErrorString(rc) : text;
+}
+
 // A config whose strings live as long as the struct.
 struct OwnedConfig {
   explicit OwnedConfig(const ConfigArgs& given) : args(given) {
@@ -41,7 +47,7 @@ mclComm_t initInterruptibly(std::function<mclResult_t(mclComm_t*)> init) {
   std::thread([state, init = std::move(init)] {
     mclComm_t comm = nullptr;
     const mclResult_t rc = init(&comm);
-    std::string message = rc == mclSuccess ? "" : mclGetLastError(nullptr);
+    std::string message = rc == mclSuccess ? "" : lastErrorText(rc);
     {
       std::lock_guard<std::mutex> lock(state->mutex);
       if (state->abandoned && rc == mclSuccess) {
@@ -50,16 +56,22 @@ mclComm_t initInterruptibly(std::function<mclResult_t(mclComm_t*)> init) {
         state->comm = comm;
       }
     }
-    state->completion.finish(rc, message.empty() && rc != mclSuccess
-                                     ? mclGetErrorString(rc)
-                                     : message);
+    state->completion.finish(rc, message);
   }).detach();
-  waitInterruptibly(state->completion, std::nullopt, [state] {
+  auto abandon = [state] {
     std::lock_guard<std::mutex> lock(state->mutex);
     state->abandoned = true;
     if (state->comm != nullptr) mclCommAbort(state->comm);
     state->comm = nullptr;
-  });
+  };
+  try {
+    waitInterruptibly(state->completion, std::nullopt, abandon);
+  } catch (...) {
+    // Any exception a signal handler raised (SystemExit from SIGTERM, a
+    // SIGALRM timeout) leaves the init behind: nobody would free it.
+    abandon();
+    throw;
+  }
   if (state->completion.code() != mclSuccess)
     fail(state->completion.code(), state->completion.message());
   return state->comm;
@@ -94,9 +106,13 @@ Communicator::~Communicator() {
   // The GIL is held: pybind11 drops the last reference with it.
   try {
     close();
+  } catch (py::error_already_set& e) {
+    // Ctrl-C while it waited for dropped async work: abort, and keep the
+    // interrupt for Python (a destructor cannot raise it).
+    const bool interrupted = e.matches(PyExc_KeyboardInterrupt);
+    if (mclComm_t handle = takeHandle()) mclCommAbort(handle);
+    if (interrupted) PyErr_SetInterrupt();
   } catch (...) {
-    // A destructor cannot raise; abort is what is left.
-    PyErr_Clear();
     if (mclComm_t handle = takeHandle()) mclCommAbort(handle);
   }
 }
@@ -119,34 +135,46 @@ mclComm_t Communicator::takeHandle() {
   return std::exchange(handle_, nullptr);
 }
 
+OpQueue::Outcome Communicator::callNow(const Call& call) {
+  std::lock_guard<std::mutex> lock(callMutex_);
+  mclComm_t handle;
+  {
+    // Read when the call runs: work queued before an abort finds it gone.
+    std::lock_guard<std::mutex> handleLock(handleMutex_);
+    handle = handle_;
+    if (handle == nullptr)
+      return {mclRemoteError, "the communicator was " + closedReason_ +
+                                  " before this operation started"};
+  }
+  const mclResult_t rc = call(handle);
+  if (rc == mclSuccess) return {};
+  return {rc, lastErrorText(rc)};
+}
+
 py::object Communicator::run(const char* name, std::vector<BufferView> buffers,
                              Call call, bool async) {
   releaseFinishedOrphans();
-  mclComm_t handle = handleOrThrow();
-  auto queued = [this, handle, call = std::move(call)] {
-    std::lock_guard<std::mutex> lock(callMutex_);
-    return call(handle);
-  };
+  handleOrThrow();  // a closed communicator refuses at once
   if (async || queue_.busy()) {
     // Behind earlier async work, so every rank issues in the same order.
-    Work work(shared_from_this(), queue_.push(std::move(queued)),
+    Work work(shared_from_this(), queue_.push([this, call = std::move(call)] {
+      return callNow(call);
+    }),
               std::move(buffers), name);
     if (async) return py::cast(std::move(work));
     work.wait(std::nullopt);
     return py::none();
   }
-  mclResult_t rc;
-  std::string message;
+  OpQueue::Outcome outcome;
   {
     InterruptGuard guard([this] { abortForInterrupt(); });
     py::gil_scoped_release release;
-    rc = queued();
-    if (rc != mclSuccess) message = mclGetLastError(nullptr);
+    outcome = callNow(call);
   }
-  if (rc != mclSuccess) {
+  if (outcome.code != mclSuccess) {
     // Ctrl-C aborted the call: Python raises KeyboardInterrupt.
     if (PyErr_CheckSignals() != 0) throw py::error_already_set();
-    fail(rc, message.empty() ? mclGetErrorString(rc) : message);
+    fail(outcome.code, outcome.message);
   }
   return py::none();
 }
@@ -154,7 +182,7 @@ py::object Communicator::run(const char* name, std::vector<BufferView> buffers,
 void Communicator::drainQueue() {
   while (queue_.busy()) {
     // A no-op queued last finishes after everything before it.
-    auto marker = queue_.push([] { return mclSuccess; });
+    auto marker = queue_.push([] { return OpQueue::Outcome{}; });
     waitInterruptibly(*marker, std::nullopt, [this] { abortForInterrupt(); });
   }
 }
@@ -170,7 +198,7 @@ std::shared_ptr<Communicator> Communicator::split(int color, int key) {
     py::gil_scoped_release release;
     std::lock_guard<std::mutex> lock(callMutex_);
     rc = mclCommSplit(handle, color, key, &child, nullptr);
-    if (rc != mclSuccess) message = mclGetLastError(nullptr);
+    if (rc != mclSuccess) message = lastErrorText(rc);
   }
   if (rc != mclSuccess) {
     if (PyErr_CheckSignals() != 0) throw py::error_already_set();
@@ -223,7 +251,7 @@ void Communicator::close() {
     {
       py::gil_scoped_release release;
       rc = mclCommDestroy(handle);
-      if (rc != mclSuccess) message = mclGetLastError(nullptr);
+      if (rc != mclSuccess) message = lastErrorText(rc);
     }
     releaseFinishedOrphans();
     if (rc != mclSuccess) fail(rc, message);
@@ -242,15 +270,19 @@ void Communicator::releaseFinishedOrphans() {
 
 std::string Communicator::topology() {
   mclComm_t handle = handleOrThrow();
-  for (;;) {
+  // The JSON's counters may grow by a digit between asking for the size
+  // and asking for the text (collectives on other threads): ask again.
+  for (int attempt = 0;; ++attempt) {
     size_t size = 0;
     check(mclCommGetTopology(handle, nullptr, &size));
-    std::string json(size, '\0');
-    // Counters may grow by a digit between the calls: ask again.
-    if (mclCommGetTopology(handle, json.data(), &size) == mclSuccess) {
+    std::string json(size + 64, '\0');
+    size = json.size();
+    const mclResult_t rc = mclCommGetTopology(handle, json.data(), &size);
+    if (rc == mclSuccess) {
       json.resize(size > 0 ? size - 1 : 0);
       return json;
     }
+    if (rc != mclInvalidArgument || attempt == 4) check(rc);
   }
 }
 

@@ -67,6 +67,8 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
 
  private:
   mclComm_t handleOrThrow() const;
+  // Runs one mcl call on the handle as it is now, one call at a time.
+  OpQueue::Outcome callNow(const Call& call);
   // Blocks (interruptibly) until queued async work is done.
   void drainQueue();
   void releaseFinishedOrphans();

@@ -15,7 +15,7 @@ struct Named {
 };
 
 constexpr std::array kNamed = {
-    Named{"bool", 1, std::nullopt},
+    Named{"bool", 1, mclUint8},  // max and min only: see reducedForm
     Named{"int8", 1, mclInt8},
     Named{"uint8", 1, mclUint8},
     Named{"int16", 2, std::nullopt},
@@ -75,6 +75,13 @@ bool littleEndianHost() {
 
 ElementType elementTypeFromFormat(const char* format, size_t itemsize) {
   std::string text = format != nullptr ? format : "B";
+  // Python objects (NumPy's dtype=object, alone or in a structure) are
+  // pointers into this process, counted references: copied as bytes they
+  // would be freed twice here and mean nothing on a peer.
+  if (text.find('O') != std::string::npos)
+    invalidArgument("the buffer holds Python objects (format '" + text +
+                    "'): mcl moves plain data only; convert to a numeric "
+                    "array or pickle it");
   size_t at = 0;
   if (!text.empty() && std::strchr("@=<>!", text[0]) != nullptr) {
     const char order = text[0];
@@ -163,7 +170,8 @@ ElementType overrideElementType(const ElementType& own, const std::string& name,
                                 const char* argument) {
   ElementType wanted = elementTypeFromName(name, own.itemsize, argument);
   if (wanted.name == own.name) return wanted;
-  const bool storage = !own.reduceAs || own.name.starts_with("int") ||
+  const bool storage = !own.reduceAs || own.name == "bool" ||
+                       own.name.starts_with("int") ||
                        own.name.starts_with("uint");
   const bool unnamedByNumpy =
       wanted.name == "bfloat16" || wanted.name.starts_with("float8");

@@ -1,5 +1,6 @@
 #include "interrupt.h"
 
+#include <fcntl.h>
 #include <pybind11/pybind11.h>
 #include <signal.h>
 #include <unistd.h>
@@ -14,23 +15,33 @@ namespace py = pybind11;
 namespace mcl::python {
 namespace {
 
-std::atomic<bool> armed{false};
+// Nonzero while a guard is armed: a number of its own (wrapping in a byte),
+// so a signal that lands late cannot abort the next guarded call.
+std::atomic<unsigned char> armedGeneration{0};
 std::atomic<int> pipeWrite{-1};
 struct sigaction previousAction;
+// Python's own handler, as found when ours first went in: ours goes back in
+// front of it when signal.signal reinstalls it, never in front of another
+// library's (which may chain back to ours).
+struct sigaction pythonAction;
+bool installedOnce = false;
 
 // Only the main thread arms a guard, one call at a time: one slot. The
 // watcher runs the action under this mutex, so a guard's destructor waits
 // for an abort in progress.
 std::mutex slotMutex;
 std::function<void()>* armedAction = nullptr;
+unsigned char lastGeneration = 0;
 pid_t watcherPid = 0;  // the process whose watcher runs (fork resets it)
+int pipeRead = -1;
 
 void onSigint(int sig, siginfo_t* info, void* context) {
   const int savedErrno = errno;
   const int fd = pipeWrite.load();
-  if (armed.load() && fd >= 0) {
-    const char byte = 1;
-    [[maybe_unused]] ssize_t n = write(fd, &byte, 1);
+  const unsigned char generation = armedGeneration.load();
+  if (generation != 0 && fd >= 0) {
+    // Non-blocking: a full pipe already holds a wake-up.
+    [[maybe_unused]] ssize_t n = write(fd, &generation, 1);
   }
   // Then whatever handled SIGINT before: Python's own handler, which
   // schedules KeyboardInterrupt.
@@ -44,6 +55,12 @@ void onSigint(int sig, siginfo_t* info, void* context) {
     previousAction.sa_handler(sig);
   }
   errno = savedErrno;
+}
+
+bool sameHandler(const struct sigaction& a, const struct sigaction& b) {
+  if ((a.sa_flags & SA_SIGINFO) != (b.sa_flags & SA_SIGINFO)) return false;
+  return (a.sa_flags & SA_SIGINFO) ? a.sa_sigaction == b.sa_sigaction
+                                   : a.sa_handler == b.sa_handler;
 }
 
 // Whether Python turns SIGINT into KeyboardInterrupt: a program with a
@@ -71,39 +88,51 @@ bool pythonRaisesKeyboardInterrupt() {
 
 void runWatcher(int readFd) {
   for (;;) {
-    char byte;
-    const ssize_t n = read(readFd, &byte, 1);
+    unsigned char generation;
+    const ssize_t n = read(readFd, &generation, 1);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return;
-    if (!armed.load() || !pythonRaisesKeyboardInterrupt()) continue;
+    if (armedGeneration.load() != generation ||
+        !pythonRaisesKeyboardInterrupt())
+      continue;
     std::lock_guard<std::mutex> lock(slotMutex);
-    if (armedAction != nullptr) (*armedAction)();
+    if (armedAction != nullptr && armedGeneration.load() == generation)
+      (*armedAction)();
   }
 }
 
 // Caller holds slotMutex.
 void startWatcherIfNeeded() {
   if (watcherPid == getpid()) return;
-  // First use, or a forked child: the parent's thread did not come along.
+  // First use, or a forked child: the parent's thread did not come along,
+  // and its pipe is the parent's business.
+  if (pipeRead >= 0) close(pipeRead);
+  const int oldWrite = pipeWrite.exchange(-1);
+  if (oldWrite >= 0) close(oldWrite);
   int fds[2];
   if (pipe(fds) != 0) return;  // Ctrl-C then waits for the call, as before
-  const int old = pipeWrite.exchange(fds[1]);
-  if (old >= 0) close(old);
+  for (int fd : fds) fcntl(fd, F_SETFD, FD_CLOEXEC);
+  fcntl(fds[1], F_SETFL, fcntl(fds[1], F_GETFL) | O_NONBLOCK);
+  pipeRead = fds[0];
+  pipeWrite.store(fds[1]);
   std::thread(runWatcher, fds[0]).detach();
   watcherPid = getpid();
 }
 
-// Ours stays in front of Python's, even after signal.signal replaced it.
+// Ours goes in front of Python's handler, keeping its flags (it relies on
+// interrupted system calls returning EINTR: no SA_RESTART).
 void installHandlerIfNeeded() {
   struct sigaction current;
   if (sigaction(SIGINT, nullptr, &current) != 0) return;
   if ((current.sa_flags & SA_SIGINFO) && current.sa_sigaction == onSigint)
     return;
+  if (installedOnce && !sameHandler(current, pythonAction)) return;
+  if (!installedOnce) pythonAction = current;
+  installedOnce = true;
   previousAction = current;
-  struct sigaction mine = {};
+  struct sigaction mine = current;
   mine.sa_sigaction = onSigint;
-  mine.sa_flags = SA_SIGINFO | SA_RESTART | (current.sa_flags & SA_ONSTACK);
-  sigemptyset(&mine.sa_mask);
+  mine.sa_flags = (current.sa_flags & ~SA_RESETHAND) | SA_SIGINFO;
   sigaction(SIGINT, &mine, nullptr);
 }
 
@@ -125,14 +154,15 @@ InterruptGuard::InterruptGuard(std::function<void()> onInterrupt)
   startWatcherIfNeeded();
   installHandlerIfNeeded();
   armedAction = &action_;
-  armed.store(true);
+  lastGeneration = lastGeneration == 255 ? 1 : lastGeneration + 1;
+  armedGeneration.store(lastGeneration);
   armed_ = true;
 }
 
 InterruptGuard::~InterruptGuard() {
   if (!armed_) return;
   std::lock_guard<std::mutex> lock(slotMutex);
-  armed.store(false);
+  armedGeneration.store(0);
   armedAction = nullptr;
 }
 

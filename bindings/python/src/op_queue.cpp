@@ -78,17 +78,13 @@ void OpQueue::run() {
     items_.pop_front();
     running_ = true;
     lock.unlock();
-    const mclResult_t code = item.call();
-    std::string message =
-        code == mclSuccess ? std::string() : mclGetLastError(nullptr);
-    if (code != mclSuccess && message.empty())
-      message = mclGetErrorString(code);
+    Outcome outcome = item.call();
     lock.lock();
     running_ = false;
     lock.unlock();
     // After running_ drops, so a waiter that sees the completion done
     // also sees the queue idle.
-    item.completion->finish(code, std::move(message));
+    item.completion->finish(outcome.code, std::move(outcome.message));
     lock.lock();
   }
 }

@@ -37,9 +37,13 @@ class Completion {
 
 class OpQueue {
  public:
-  // Runs an mcl call; returns its result code (the message is taken from
-  // mclGetLastError on the worker's thread).
-  using Call = std::function<mclResult_t()>;
+  // What a call returned: its code, and the message (mclGetLastError is
+  // per thread, so the call itself reads it).
+  struct Outcome {
+    mclResult_t code = mclSuccess;
+    std::string message;
+  };
+  using Call = std::function<Outcome()>;
 
   OpQueue() = default;
   OpQueue(const OpQueue&) = delete;

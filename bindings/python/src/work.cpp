@@ -1,6 +1,7 @@
 #include "work.h"
 
 #include <chrono>
+#include <cmath>
 #include <utility>
 
 #include "blocking_wait.h"
@@ -29,10 +30,12 @@ Work::~Work() {
 bool Work::wait(std::optional<double> timeoutSeconds) {
   std::optional<std::chrono::duration<double>> timeout;
   if (timeoutSeconds) {
-    if (*timeoutSeconds < 0)
-      invalidArgument("timeout is negative (" +
-                      std::to_string(*timeoutSeconds) + ")");
-    timeout = std::chrono::duration<double>(*timeoutSeconds);
+    if (std::isnan(*timeoutSeconds) || *timeoutSeconds < 0)
+      invalidArgument("timeout " + std::to_string(*timeoutSeconds) +
+                      " is not a number of seconds >= 0");
+    // Beyond a few decades is "no limit" (and would overflow the clock).
+    if (*timeoutSeconds < 1e9)
+      timeout = std::chrono::duration<double>(*timeoutSeconds);
   }
   auto comm = comm_;
   const bool done = waitInterruptibly(*completion_, timeout, [comm] {
