@@ -1,7 +1,9 @@
 #include "algorithms/step.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <vector>
 
 #include "algorithms/kernels/reduce.h"
 #include "algorithms/kernels/stream_copy.h"
@@ -9,6 +11,67 @@
 #include "base/error.h"
 
 namespace mcl {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Room to fold a piece before it streams into the ring: one slot, so it
+// stays in the core's own cache.
+std::byte* foldScratch(size_t bytes) {
+  thread_local std::vector<std::byte> scratch;
+  if (scratch.size() < bytes) scratch.resize(bytes);
+  return scratch.data();
+}
+
+// Produces one piece into the outgoing slot: the fold of `in` and local
+// (or the piece to pass on), divided when asked, and copied to `out` too.
+// The transport may ask for non-temporal stores (shm: when the peer's core
+// is far, see shm/store_choice.h); the result is then made in this core's
+// cache first, and `out` is filled from there, not read back from the
+// slot the stores sent to memory.
+void writeSlot(Step& s, std::byte* slot, const std::byte* source,
+               std::span<const std::byte> in, std::byte* out, size_t len,
+               size_t elementBytes) {
+  const size_t count = len / elementBytes;
+  const bool chosen = s.sendTo->choosesSlotStores(len);
+  const bool stream = chosen && s.sendTo->streamNextSlot();
+  const Clock::time_point start = chosen ? Clock::now() : Clock::time_point();
+  const std::byte* result = slot;  // where the piece is, in cache
+  if (s.reduce || s.divide) {
+    std::byte* made = stream ? foldScratch(len) : slot;
+    if (s.reduce) {
+      // Without a peer's piece, the fold is of out and local, in the
+      // order asked for (max/min keep the first of equal operands).
+      const std::byte* first = in.empty() ? out : in.data();
+      const std::byte* second = s.local + s.done;
+      if (in.empty() && s.localFirst) std::swap(first, second);
+      kernels::reduce(made, first, second, count, s.type, s.op);
+    } else if (made != source) {
+      memcpy(made, source, len);
+    }
+    if (s.divide) kernels::divide(made, count, s.type, s.divisor);
+    if (stream) kernels::streamCopy(slot, made, len);
+    result = made;
+  } else if (stream) {
+    kernels::streamCopy(slot, source, len);
+    result = source;
+  } else {
+    memcpy(slot, source, len);
+  }
+  if (chosen)
+    s.sendTo->recordSlotStore(
+        stream, len,
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() -
+                                                             start));
+  if (out != nullptr) {
+    if (s.streamOut)
+      kernels::streamCopy(out, result, len);
+    else
+      memcpy(out, result, len);
+  }
+}
+
+}  // namespace
 
 bool progressStep(Step& s) {
   if (s.task != nullptr) {
@@ -55,32 +118,27 @@ bool progressStep(Step& s) {
                   elementBytes);
     const std::byte* local = s.local ? s.local + s.done : nullptr;
     std::byte* out = s.out ? s.out + s.done : nullptr;
-    // The result is produced once, into the outgoing slot when there is one,
-    // and copied to `out` from there.
-    std::byte* target = s.sendTo != nullptr ? slot.data() : out;
     const std::byte* source = in.empty() ? local : in.data();
-    if (s.reduce) {
+    if (s.sendTo != nullptr) {
+      writeSlot(s, slot.data(), source, in, out, len, elementBytes);
+    } else if (s.reduce) {
       // Without a peer the step folds local into out in place, in the
       // order asked for (max/min keep the first of equal operands).
       const std::byte* first = in.empty() ? out : in.data();
       const std::byte* second = local;
       if (in.empty() && s.localFirst) std::swap(first, second);
-      kernels::reduce(target, first, second, len / elementBytes, s.type, s.op);
-    } else if (target != source) {
-      // A large result copied into the caller's buffer goes past the
-      // caches: nothing reads it again soon.
-      if (target == out && s.streamOut)
-        kernels::streamCopy(target, source, len);
-      else
-        memcpy(target, source, len);
-    }
-    if (s.divide)
-      kernels::divide(target, len / elementBytes, s.type, s.divisor);
-    if (s.sendTo != nullptr && out != nullptr) {
-      if (s.streamOut)
-        kernels::streamCopy(out, target, len);
-      else
-        memcpy(out, target, len);
+      kernels::reduce(out, first, second, len / elementBytes, s.type, s.op);
+      if (s.divide) kernels::divide(out, len / elementBytes, s.type, s.divisor);
+    } else {
+      if (out != source) {
+        // A large result copied into the caller's buffer goes past the
+        // caches: nothing reads it again soon.
+        if (s.streamOut)
+          kernels::streamCopy(out, source, len);
+        else
+          memcpy(out, source, len);
+      }
+      if (s.divide) kernels::divide(out, len / elementBytes, s.type, s.divisor);
     }
     if (s.sendTo != nullptr) s.sendTo->commitSend(len);
     if (s.recvFrom != nullptr) s.recvFrom->releaseRecv(len);

@@ -42,6 +42,11 @@ constexpr ParamDef kParams[] = {
     {"MCL_SHM_SLOT_BYTES", "65536",
      "Size of one slot of a shared-memory ring, in bytes (a multiple of 64): "
      "the pipelining chunk of large transfers."},
+    {"MCL_SHM_RING_STORES", "auto",
+     "How a rank writes large pieces into a shared-memory ring: auto "
+     "(plain or non-temporal stores, whichever its recent copies found "
+     "faster: it depends on how far apart the two cores are), plain or "
+     "stream."},
     {"MCL_SHM_SLOTS", "8",
      "Slots per shared-memory ring, one ring per ordered pair of local "
      "ranks."},

@@ -72,6 +72,8 @@ CommSettings loadSettings(const mclConfig_t* config) {
                 "MCL_SHM_SLOT_BYTES=%u is not a multiple of 64",
                 s.shm.slotBytes);
   s.shm.slots = static_cast<uint32_t>(paramInt("MCL_SHM_SLOTS", 2, 4096));
+  s.shm.ringStores =
+      transport::shm::ringStoresNamed(paramValue("MCL_SHM_RING_STORES").text);
   s.tcp.socketsPerLink = static_cast<int>(paramInt("MCL_TCP_NSOCKS", 1, 64));
   s.tcp.slots.slotBytes =
       static_cast<uint32_t>(paramInt("MCL_TCP_SLOT_BYTES", 64, 64 << 20));

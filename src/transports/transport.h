@@ -5,6 +5,7 @@
 // parts by the receiver.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -51,6 +52,21 @@ class Connection {
   // Bytes handed to the peer so far (for network transports): a flush that
   // moves bytes is progress, not idling toward the timeout.
   virtual uint64_t bytesHandedOver() const { return 0; }
+  // For transports whose send space is memory another core reads next
+  // (shared memory): whether a piece of `bytes` written there should go
+  // with non-temporal stores, and what the write cost (see
+  // shm/store_choice.h). Others never ask for them.
+  virtual bool choosesSlotStores(size_t bytes) const {
+    (void)bytes;
+    return false;
+  }
+  virtual bool streamNextSlot() { return false; }
+  virtual void recordSlotStore(bool streamed, size_t bytes,
+                               std::chrono::nanoseconds took) {
+    (void)streamed;
+    (void)bytes;
+    (void)took;
+  }
   // Which link this is, for messages ("shm").
   virtual const char* linkName() const = 0;
 };

@@ -423,6 +423,24 @@ INSTANTIATE_TEST_SUITE_P(
              std::to_string(caseInfo.param.nranks);
     });
 
+// Shared-memory rings written with non-temporal stores only (what a rank
+// picks when its peer's core is far): pieces of 16 KiB and more are folded
+// in a scratch block, streamed into the slot, and copied out from cache.
+class CollectiveMatrixStreamedRings
+    : public ::testing::TestWithParam<MatrixCase> {};
+
+TEST_P(CollectiveMatrixStreamedRings, MatchesReferenceExactly) {
+  MatrixCase c = GetParam();
+  EXPECT_TRUE(runRanks(c.nranks, [&](RankContext& ctx) {
+    setenv("MCL_TRANSPORT", "shm", 1);
+    setenv("MCL_SHM_RING_STORES", "stream", 1);
+    runMatrix(ctx, c.coll, reducedMatrix());
+  }));
+}
+
+INSTANTIATE_TEST_SUITE_P(Collectives, CollectiveMatrixStreamedRings,
+                         ::testing::ValuesIn(tcpCases()), caseName);
+
 // Zero-copy: the matrix on mclMemAlloc buffers with MCL_ZERO_COPY_MIN_BYTES=1,
 // so every call (one element included: ranks with empty slices) runs in
 // place; then with one rank on malloc'd buffers, where every call that

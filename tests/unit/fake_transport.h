@@ -25,6 +25,9 @@ namespace mcl::fake {
 struct FifoShape {
   size_t slots = 4;
   size_t slotBytes = 64;
+  // Every piece written with non-temporal stores, as a shm ring asks for
+  // when the peer's core is far (the step engine's other write path).
+  bool streamed = false;
   size_t capacity() const { return slots * slotBytes; }
 };
 
@@ -69,6 +72,7 @@ class Fifo {
     pieces_.push_back(std::move(piece));
   }
   size_t piecesBuffered() const { return pieces_.size(); }
+  bool streamed() const { return shape_.streamed; }
 
  private:
   FifoShape shape_;
@@ -88,6 +92,8 @@ class FakeConnection : public transport::Connection {
   void releaseRecv(size_t bytes) override { in_->release(bytes); }
   bool peerAlive() const override { return alive; }
   const char* linkName() const override { return "fake"; }
+  bool choosesSlotStores(size_t) const override { return out_->streamed(); }
+  bool streamNextSlot() override { return true; }
 
   bool alive = true;
 

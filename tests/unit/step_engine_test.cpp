@@ -194,8 +194,14 @@ void PrintTo(const NamedShape& s, std::ostream* os) {
 // maxStepBytes is half of each: as small as one float, and rounds whose
 // blocks span several pieces, with odd slot counts.
 const NamedShape kShapes[] = {
-    {"2x4", {2, 4}},   {"2x8", {2, 8}},   {"3x8", {3, 8}},
-    {"3x12", {3, 12}}, {"5x24", {5, 24}}, {"8x64", {8, 64}},
+    {"2x4", {2, 4}},
+    {"2x8", {2, 8}},
+    {"3x8", {3, 8}},
+    {"3x12", {3, 12}},
+    {"5x24", {5, 24}},
+    {"8x64", {8, 64}},
+    {"3x12streamed", {3, 12, true}},
+    {"8x64streamed", {8, 64, true}},
 };
 
 class CollectiveTest

@@ -19,12 +19,14 @@ void notifyOwner(SegmentHeader* header) {
 }
 
 ShmConnection::ShmConnection(int peerRank, int peerPid, RingView outbound,
-                             SegmentHeader* peerHeader, RingView inbound)
+                             SegmentHeader* peerHeader, RingView inbound,
+                             RingStores stores)
     : peerRank_(peerRank),
       peerPid_(peerPid),
       out_(outbound),
       peerHeader_(peerHeader),
-      in_(inbound) {}
+      in_(inbound),
+      stores_(stores) {}
 
 std::span<std::byte> ShmConnection::acquireSend(size_t maxBytes) {
   if (sendIndex_ - cachedConsumed_ >= out_.slotCount) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "transports/shm/shm_layout.h"
+#include "transports/shm/store_choice.h"
 #include "transports/transport.h"
 
 namespace mcl::transport::shm {
@@ -13,7 +14,7 @@ class ShmConnection final : public Connection {
   // in ours. peerHeader holds the doorbell to ring after publishing a piece
   // (the peer may wait for data) or freeing a slot (it may wait for room).
   ShmConnection(int peerRank, int peerPid, RingView outbound,
-                SegmentHeader* peerHeader, RingView inbound);
+                SegmentHeader* peerHeader, RingView inbound, RingStores stores);
 
   std::span<std::byte> acquireSend(size_t maxBytes) override;
   void commitSend(size_t bytes) override;
@@ -21,6 +22,14 @@ class ShmConnection final : public Connection {
   void releaseRecv(size_t bytes) override;
   bool peerAlive() const override;
   const char* linkName() const override { return "shm"; }
+  bool choosesSlotStores(size_t bytes) const override {
+    return stores_.chooses(bytes);
+  }
+  bool streamNextSlot() override { return stores_.streamNext(); }
+  void recordSlotStore(bool streamed, size_t bytes,
+                       std::chrono::nanoseconds took) override {
+    stores_.record(streamed, bytes, took);
+  }
 
  private:
   int peerRank_;
@@ -32,6 +41,7 @@ class ShmConnection final : public Connection {
   RingView in_;
   uint64_t recvIndex_ = 0;
   uint32_t recvOffset_ = 0;
+  StoreChoice stores_;
 };
 
 // Rings the doorbell of the segment's owner if it sleeps. Called after

@@ -49,6 +49,7 @@ ShmDevice::ShmDevice(int rank, std::vector<int> localRanks,
     : rank_(rank),
       localRanks_(std::move(localRanks)),
       segmentName_(std::move(segmentName)),
+      ringStores_(options.ringStores),
       peers_(localRanks_.size()) {
   auto rings = static_cast<uint32_t>(localRanks_.size()) * kChannels;
   size_t bytes = segmentBytes(rings, options.slots, options.slotBytes);
@@ -159,7 +160,7 @@ std::unique_ptr<Connection> ShmDevice::connect(int peerRank, Channel channel) {
   RingView inbound =
       ringInSegment(ownHeader_, base + static_cast<uint32_t>(peerIndex));
   return std::make_unique<ShmConnection>(peerRank, peer.pid, outbound,
-                                         peer.header, inbound);
+                                         peer.header, inbound, ringStores_);
 }
 
 }  // namespace mcl::transport::shm

@@ -9,6 +9,7 @@
 
 #include "platform/shared_memory.h"
 #include "transports/shm/shm_layout.h"
+#include "transports/shm/store_choice.h"
 #include "transports/transport.h"
 
 namespace mcl::transport::shm {
@@ -16,6 +17,7 @@ namespace mcl::transport::shm {
 struct ShmOptions {
   uint32_t slots = 8;
   uint32_t slotBytes = 64 * 1024;
+  RingStores ringStores = RingStores::Auto;
 };
 
 class ShmDevice {
@@ -43,6 +45,7 @@ class ShmDevice {
   int rank_;
   std::vector<int> localRanks_;
   std::string segmentName_;
+  RingStores ringStores_;
   std::vector<std::string> peerNames_;
   bool unlinked_ = false;
   platform::SharedMemory own_;
