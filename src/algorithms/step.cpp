@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <vector>
 
 #include "algorithms/kernels/reduce.h"
 #include "algorithms/kernels/stream_copy.h"
@@ -15,60 +14,69 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Room to fold a piece before it streams into the ring: one slot, so it
-// stays in the core's own cache.
-std::byte* foldScratch(size_t bytes) {
-  thread_local std::vector<std::byte> scratch;
-  if (scratch.size() < bytes) scratch.resize(bytes);
-  return scratch.data();
+// A fold that streams into the ring is made here first, a block at a
+// time: small enough to stay in L1, a multiple of every element size.
+constexpr size_t kFoldBlock = 8 * 1024;
+
+// Makes bytes [at, at + n) of the piece into `made`: the fold of the
+// peer's piece and local (or, without a peer's piece, of out and local,
+// in the order asked for: max/min keep the first of equal operands), or
+// the piece passed on; divided when asked.
+void makePiece(const Step& s, std::byte* made, const std::byte* source,
+               std::span<const std::byte> in, const std::byte* local,
+               const std::byte* out, size_t at, size_t n, size_t elementBytes) {
+  if (s.reduce) {
+    const std::byte* first = in.empty() ? out : in.data();
+    const std::byte* second = local;
+    if (in.empty() && s.localFirst) std::swap(first, second);
+    kernels::reduce(made, first + at, second + at, n / elementBytes, s.type,
+                    s.op);
+  } else if (made != source + at) {
+    memcpy(made, source + at, n);
+  }
+  if (s.divide) kernels::divide(made, n / elementBytes, s.type, s.divisor);
 }
 
-// Produces one piece into the outgoing slot: the fold of `in` and local
-// (or the piece to pass on), divided when asked, and copied to `out` too.
-// The transport may ask for non-temporal stores (shm: when the peer's core
-// is far, see shm/store_choice.h); the result is then made in this core's
-// cache first, and `out` is filled from there, not read back from the
+void copyOut(const Step& s, std::byte* out, const std::byte* from, size_t n) {
+  if (out == nullptr || out == from) return;
+  if (s.streamOut)
+    kernels::streamCopy(out, from, n);
+  else
+    memcpy(out, from, n);
+}
+
+// Produces one piece into the outgoing slot, and into `out` too when
+// asked. The transport may ask for non-temporal stores (shm: when the
+// peer's core is far, see shm/store_choice.h): a fold is then made in an
+// L1 block first, and `out` is filled from cache, never read back from the
 // slot the stores sent to memory.
 void writeSlot(Step& s, std::byte* slot, const std::byte* source,
-               std::span<const std::byte> in, std::byte* out, size_t len,
-               size_t elementBytes) {
-  const size_t count = len / elementBytes;
+               std::span<const std::byte> in, const std::byte* local,
+               std::byte* out, size_t len, size_t elementBytes) {
+  const bool fold = s.reduce || s.divide;
   const bool chosen = s.sendTo->choosesSlotStores(len);
-  const bool stream = chosen && s.sendTo->streamNextSlot();
+  const bool stream = chosen && s.sendTo->streamNextSlot(fold);
   const Clock::time_point start = chosen ? Clock::now() : Clock::time_point();
-  const std::byte* result = slot;  // where the piece is, in cache
-  if (s.reduce || s.divide) {
-    std::byte* made = stream ? foldScratch(len) : slot;
-    if (s.reduce) {
-      // Without a peer's piece, the fold is of out and local, in the
-      // order asked for (max/min keep the first of equal operands).
-      const std::byte* first = in.empty() ? out : in.data();
-      const std::byte* second = s.local + s.done;
-      if (in.empty() && s.localFirst) std::swap(first, second);
-      kernels::reduce(made, first, second, count, s.type, s.op);
-    } else if (made != source) {
-      memcpy(made, source, len);
+  if (!stream) {
+    makePiece(s, slot, source, in, local, out, 0, len, elementBytes);
+    copyOut(s, out, slot, len);
+  } else if (fold) {
+    alignas(64) thread_local std::byte block[kFoldBlock];
+    for (size_t at = 0; at < len; at += kFoldBlock) {
+      const size_t n = std::min(kFoldBlock, len - at);
+      makePiece(s, block, source, in, local, out, at, n, elementBytes);
+      kernels::streamCopy(slot + at, block, n);
+      copyOut(s, out ? out + at : nullptr, block, n);
     }
-    if (s.divide) kernels::divide(made, count, s.type, s.divisor);
-    if (stream) kernels::streamCopy(slot, made, len);
-    result = made;
-  } else if (stream) {
-    kernels::streamCopy(slot, source, len);
-    result = source;
   } else {
-    memcpy(slot, source, len);
+    kernels::streamCopy(slot, source, len);
+    copyOut(s, out, source, len);
   }
   if (chosen)
     s.sendTo->recordSlotStore(
-        stream, len,
+        fold, stream, len,
         std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() -
                                                              start));
-  if (out != nullptr) {
-    if (s.streamOut)
-      kernels::streamCopy(out, result, len);
-    else
-      memcpy(out, result, len);
-  }
 }
 
 }  // namespace
@@ -120,7 +128,7 @@ bool progressStep(Step& s) {
     std::byte* out = s.out ? s.out + s.done : nullptr;
     const std::byte* source = in.empty() ? local : in.data();
     if (s.sendTo != nullptr) {
-      writeSlot(s, slot.data(), source, in, out, len, elementBytes);
+      writeSlot(s, slot.data(), source, in, local, out, len, elementBytes);
     } else if (s.reduce) {
       // Without a peer the step folds local into out in place, in the
       // order asked for (max/min keep the first of equal operands).

@@ -43,9 +43,10 @@ constexpr ParamDef kParams[] = {
      "Size of one slot of a shared-memory ring, in bytes (a multiple of 64): "
      "the pipelining chunk of large transfers."},
     {"MCL_SHM_RING_STORES", "auto",
-     "How a rank writes large pieces into a shared-memory ring: auto "
-     "(plain or non-temporal stores, whichever its recent copies found "
-     "faster: it depends on how far apart the two cores are), plain or "
+     "How a rank writes pieces of 16 KiB and more into a shared-memory "
+     "ring (x86-64): auto (plain or non-temporal stores, whichever its "
+     "recent writes found cheaper, non-temporal only when at least twice "
+     "as cheap: it depends on how far apart the two cores are), plain or "
      "stream."},
     {"MCL_SHM_SLOTS", "8",
      "Slots per shared-memory ring, one ring per ordered pair of local "

@@ -55,14 +55,19 @@ class Connection {
   // For transports whose send space is memory another core reads next
   // (shared memory): whether a piece of `bytes` written there should go
   // with non-temporal stores, and what the write cost (see
-  // shm/store_choice.h). Others never ask for them.
+  // shm/store_choice.h). `fold`: the piece is computed (a reduction), not
+  // copied; the two cost differently. Others never ask for them.
   virtual bool choosesSlotStores(size_t bytes) const {
     (void)bytes;
     return false;
   }
-  virtual bool streamNextSlot() { return false; }
-  virtual void recordSlotStore(bool streamed, size_t bytes,
+  virtual bool streamNextSlot(bool fold) {
+    (void)fold;
+    return false;
+  }
+  virtual void recordSlotStore(bool fold, bool streamed, size_t bytes,
                                std::chrono::nanoseconds took) {
+    (void)fold;
     (void)streamed;
     (void)bytes;
     (void)took;

@@ -384,7 +384,10 @@ class CollectiveMatrixAlgo : public ::testing::TestWithParam<AlgoCase> {};
 TEST_P(CollectiveMatrixAlgo, MatchesReferenceExactly) {
   AlgoCase c = GetParam();
   EXPECT_TRUE(runRanks(c.nranks, [&](RankContext& ctx) {
-    setenv("MCL_TRANSPORT", c.transport, 1);
+    const std::string transport = c.transport;
+    // "shmstream": shared memory, every ring piece by non-temporal stores.
+    if (transport == "shmstream") setenv("MCL_SHM_RING_STORES", "stream", 1);
+    setenv("MCL_TRANSPORT", transport == "tcp" ? "tcp" : "shm", 1);
     setenv("MCL_ALGO", c.algo, 1);
     runMatrix(ctx, c.coll, reducedMatrix());
   }));
@@ -409,6 +412,7 @@ std::vector<AlgoCase> algoCases() {
   for (const auto& [coll, algo] : algos) {
     cases.push_back({coll, algo, "shm", 3});
     cases.push_back({coll, algo, "shm", 5});
+    cases.push_back({coll, algo, "shmstream", 3});
     cases.push_back({coll, algo, "tcp", 3});
   }
   return cases;
@@ -431,10 +435,20 @@ class CollectiveMatrixStreamedRings
 
 TEST_P(CollectiveMatrixStreamedRings, MatchesReferenceExactly) {
   MatrixCase c = GetParam();
+  // Results of 4 MiB and more also stream into the caller's buffer.
+  Matrix large;
+  large.types = {mclFloat32, mclBfloat16};
+  large.ops = {mclSum, mclAvg};
+  large.counts = {1300000};
   EXPECT_TRUE(runRanks(c.nranks, [&](RankContext& ctx) {
     setenv("MCL_TRANSPORT", "shm", 1);
     setenv("MCL_SHM_RING_STORES", "stream", 1);
-    runMatrix(ctx, c.coll, reducedMatrix());
+    mclComm_t comm = initComm(ctx);
+    if (comm == nullptr) return;
+    CaseRunner runner(ctx, comm);
+    runCases(ctx, runner, c.coll, reducedMatrix());
+    runCases(ctx, runner, c.coll, large);
+    ctx.ok(mclCommDestroy(comm), "mclCommDestroy");
   }));
 }
 

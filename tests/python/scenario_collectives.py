@@ -264,4 +264,26 @@ def moves(ctx):
     return report
 
 
-SCENARIOS = {"reductions": reductions, "moves": moves}
+def exchange(ctx):
+    """Every rank sends 4 MiB to the next and receives from the previous at
+    once, with sendrecv (as one call and as async work): far beyond what
+    the rings hold, so a send that waited for its receive would hang."""
+    comm = ctx.init()
+    n, r = comm.size, comm.rank
+    count = 1 << 20  # float32: 4 MiB
+    problems = []
+    for mode in ("blocking", "async"):
+        x = np.arange(count, dtype=np.float32) + r * 1000.0
+        out = np.full(count, -1.0, np.float32)
+        got = comm.sendrecv(x, (r + 1) % n, out, (r - 1) % n,
+                            async_op=mode == "async")
+        if mode == "async":
+            got = got.result()
+        want = np.arange(count, dtype=np.float32) + ((r - 1) % n) * 1000.0
+        if got is not out or not np.array_equal(out, want):
+            problems.append(f"{mode}: got {out[:4]}..., want {want[:4]}...")
+    comm.close()
+    return {"problems": problems}
+
+
+SCENARIOS = {"reductions": reductions, "moves": moves, "exchange": exchange}

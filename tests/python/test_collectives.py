@@ -59,3 +59,11 @@ def test_matrix_over_tcp(ranks, part):
     reports = ranks.run(part, 2, env={"MCL_TRANSPORT": "tcp"},
                         args={"large": 10000}, timeout=240)
     _check_matrix(reports, part, 2, "tcp")
+
+
+@pytest.mark.parametrize("nranks", [2, 3])
+def test_sendrecv_exchanges_around_the_ring_beyond_the_buffers(ranks, nranks):
+    for rank, report in enumerate(ranks.run("exchange", nranks,
+                                            env={"MCL_TIMEOUT": "20"},
+                                            timeout=120)):
+        assert not report["problems"], (rank, report["problems"])

@@ -93,7 +93,7 @@ class FakeConnection : public transport::Connection {
   bool peerAlive() const override { return alive; }
   const char* linkName() const override { return "fake"; }
   bool choosesSlotStores(size_t) const override { return out_->streamed(); }
-  bool streamNextSlot() override { return true; }
+  bool streamNextSlot(bool) override { return true; }
 
   bool alive = true;
 

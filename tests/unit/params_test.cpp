@@ -78,9 +78,10 @@ TEST_F(ParamsTest, EveryParameterIsNamedDocumentedAndDefaulted) {
     EXPECT_STREQ(v.source, "default") << p.name;
     EXPECT_EQ(v.text, p.defaultValue) << p.name;
   }
-  for (const char* used : {"MCL_TIMEOUT", "MCL_TRANSPORT", "MCL_SHM_SLOT_BYTES",
-                           "MCL_SHM_SLOTS", "MCL_SPIN_US", "MCL_YIELD_US",
-                           "MCL_DEBUG", "MCL_DEBUG_SUBSYS", "MCL_DEBUG_FILE"})
+  for (const char* used :
+       {"MCL_TIMEOUT", "MCL_TRANSPORT", "MCL_SHM_SLOT_BYTES", "MCL_SHM_SLOTS",
+        "MCL_SHM_RING_STORES", "MCL_SPIN_US", "MCL_YIELD_US", "MCL_DEBUG",
+        "MCL_DEBUG_SUBSYS", "MCL_DEBUG_FILE"})
     EXPECT_EQ(names.count(used), 1u) << used << " is read but not registered";
 }
 
@@ -249,6 +250,16 @@ TEST_F(ParamsTest, ShmRingSizesAreChecked) {
   unsetenv("MCL_SHM_SLOT_BYTES");
   set("MCL_SHM_SLOTS", "1");
   expectInvalid([] { loadSettings(nullptr); }, "MCL_SHM_SLOTS");
+}
+
+TEST_F(ParamsTest, ShmRingStoresAreNamed) {
+  EXPECT_EQ(loadSettings(nullptr).shm.ringStores,
+            transport::shm::RingStores::Auto);
+  set("MCL_SHM_RING_STORES", "stream");
+  EXPECT_EQ(loadSettings(nullptr).shm.ringStores,
+            transport::shm::RingStores::Streaming);
+  set("MCL_SHM_RING_STORES", "fastest");
+  expectInvalid([] { loadSettings(nullptr); }, "MCL_SHM_RING_STORES");
 }
 
 TEST_F(ParamsTest, WaitBudgetsAreValidatedUpFront) {

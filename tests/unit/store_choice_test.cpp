@@ -40,9 +40,30 @@ TEST(StoreChoiceTest, StreamingModeAlwaysStreams) {
 
 TEST(StoreChoiceTest, MeasuresPlainThenStreamingFirst) {
   StoreChoice c;
+  // Each kind's first write warms up (page faults) and does not count.
+  EXPECT_FALSE(c.streamNext());
+  c.record(false, kPiece, nanoseconds(1000));
   EXPECT_FALSE(c.streamNext());
   c.record(false, kPiece, nanoseconds(1000));
   EXPECT_TRUE(c.streamNext());
+}
+
+TEST(StoreChoiceTest, AFirstWriteThatPaidPageFaultsIsNotTheEstimate) {
+  StoreChoice c;  // far: streaming is cheaper ...
+  c.record(false, kPiece, nanoseconds(6000));
+  c.record(false, kPiece, nanoseconds(6000));
+  // ... but its first write faulted in fresh pages: 1000x.
+  c.record(true, kPiece, nanoseconds(1800 * 1000));
+  EXPECT_GE(streamedOf(c, 64, 6000, 1800), 64 - 64 / 32 - 2);
+}
+
+TEST(StoreChoiceTest, AClockThatDidNotTickDoesNotWinForever) {
+  StoreChoice c;
+  streamedOf(c, 4, 2000, 3000);
+  c.record(true, kPiece, nanoseconds(0));
+  // Streaming costs 1.5x from now on: a zero once must not keep it.
+  streamedOf(c, 320, 2000, 3000);
+  EXPECT_LE(streamedOf(c, 320, 2000, 3000), 320 / 32 + 1);
 }
 
 TEST(StoreChoiceTest, FarCoresStreamExceptWhenExploring) {

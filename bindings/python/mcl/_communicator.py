@@ -220,7 +220,9 @@ class Communicator:
     def send(self, x: Array, peer: int, *, dtype: Optional[str] = None,
              async_op: bool = False) -> Optional[Work]:
         """Sends x to rank `peer`; it matches that peer's recv of the same
-        size, in order."""
+        size, in order. Two ranks that both send to each other before they
+        receive wait on each other once a message outgrows the link's
+        buffers (512 KiB on shared memory): exchange with sendrecv."""
         dtype = dtype_name(dtype)
         work = self._native.send(x, peer, dtype, async_op)
         return self._finish(work, None)
@@ -231,6 +233,18 @@ class Communicator:
         dtype = dtype_name(dtype)
         work = self._native.recv(out, peer, dtype,
                                  async_op)
+        return self._finish(work, out)
+
+    def sendrecv(self, x: Array, dest: int, out: Array, source: int, *,
+                 dtype: Optional[str] = None,
+                 async_op: bool = False) -> Result:
+        """Sends x to rank `dest` and receives from rank `source` into
+        `out`, both at once (MPI_Sendrecv): the way to exchange with
+        neighbours. A send and a recv called one after the other wait on
+        each other once a message outgrows the link's buffers (512 KiB on
+        shared memory), when both sides send first."""
+        dtype = dtype_name(dtype)
+        work = self._native.sendrecv(x, dest, out, source, dtype, async_op)
         return self._finish(work, out)
 
     # -- lifetime ----------------------------------------------------------

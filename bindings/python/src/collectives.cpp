@@ -228,6 +228,43 @@ py::object recv(Communicator& c, py::handle outObj, py::handle peerObj,
       async);
 }
 
+// Both at once, in one group: a rank that sends to and receives from its
+// neighbours (a ring exchange) cannot wait on a peer that waits on it,
+// whatever the sizes.
+py::object sendRecv(Communicator& c, py::handle xObj, py::handle destObj,
+                    py::handle outObj, py::handle sourceObj, const Dtype& dtype,
+                    bool async) {
+  const int dest = rankArgument(destObj, c.size(), "dest");
+  const int source = rankArgument(sourceObj, c.size(), "source");
+  BufferView x = BufferView::acquire(xObj, Access::Read, "x", dtype);
+  BufferView out = BufferView::acquire(outObj, Access::Write, "out", dtype);
+  const void* sendData = x.data();
+  const size_t sendBytes = x.bytes();
+  void* recvData = out.data();
+  const size_t recvBytes = out.bytes();
+  std::vector<BufferView> buffers;
+  buffers.push_back(std::move(x));
+  buffers.push_back(std::move(out));
+  return c.run(
+      "sendrecv", std::move(buffers),
+      [=](mclComm_t h) {
+        mclResult_t rc = mclGroupStart();
+        if (rc != mclSuccess) return rc;
+        const mclResult_t sent =
+            mclSend(sendData, sendBytes, mclUint8, dest, h, nullptr);
+        const mclResult_t received =
+            sent != mclSuccess
+                ? sent
+                : mclRecv(recvData, recvBytes, mclUint8, source, h, nullptr);
+        // The group must close even after a refusal (it runs what it holds).
+        rc = mclGroupEnd();
+        return sent != mclSuccess       ? sent
+               : received != mclSuccess ? received
+                                        : rc;
+      },
+      async);
+}
+
 mclFunc_t funcFromName(const std::string& name) {
   static constexpr std::array<std::pair<const char*, mclFunc_t>, 6> kFuncs = {
       {{"all_reduce", mclFuncAllReduce},
@@ -298,6 +335,7 @@ void registerCommunicator(py::module_& m) {
       .def("barrier", &barrier)
       .def("send", &send)
       .def("recv", &recv)
+      .def("sendrecv", &sendRecv)
       .def("split",
            [](Communicator& c, py::handle color, py::handle key) {
              return c.split(intArgument(color, "color"),

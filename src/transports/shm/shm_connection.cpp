@@ -26,7 +26,8 @@ ShmConnection::ShmConnection(int peerRank, int peerPid, RingView outbound,
       out_(outbound),
       peerHeader_(peerHeader),
       in_(inbound),
-      stores_(stores) {}
+      folds_(stores),
+      copies_(stores) {}
 
 std::span<std::byte> ShmConnection::acquireSend(size_t maxBytes) {
   if (sendIndex_ - cachedConsumed_ >= out_.slotCount) {

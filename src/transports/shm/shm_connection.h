@@ -23,12 +23,14 @@ class ShmConnection final : public Connection {
   bool peerAlive() const override;
   const char* linkName() const override { return "shm"; }
   bool choosesSlotStores(size_t bytes) const override {
-    return stores_.chooses(bytes);
+    return copies_.chooses(bytes);
   }
-  bool streamNextSlot() override { return stores_.streamNext(); }
-  void recordSlotStore(bool streamed, size_t bytes,
+  bool streamNextSlot(bool fold) override {
+    return (fold ? folds_ : copies_).streamNext();
+  }
+  void recordSlotStore(bool fold, bool streamed, size_t bytes,
                        std::chrono::nanoseconds took) override {
-    stores_.record(streamed, bytes, took);
+    (fold ? folds_ : copies_).record(streamed, bytes, took);
   }
 
  private:
@@ -41,7 +43,10 @@ class ShmConnection final : public Connection {
   RingView in_;
   uint64_t recvIndex_ = 0;
   uint32_t recvOffset_ = 0;
-  StoreChoice stores_;
+  // Folds and copies apart: their costs differ (a ring all-reduce sends
+  // folds, then copies, on the same connection).
+  StoreChoice folds_;
+  StoreChoice copies_;
 };
 
 // Rings the doorbell of the segment's owner if it sleeps. Called after

@@ -1,5 +1,7 @@
 #include "transports/shm/store_choice.h"
 
+#include <algorithm>
+
 #include "base/error.h"
 
 namespace mcl::transport::shm {
@@ -28,10 +30,6 @@ RingStores ringStoresNamed(const std::string& name) {
               name.c_str());
 }
 
-bool StoreChoice::chooses(size_t bytes) const {
-  return mode_ != RingStores::Plain && bytes >= kMinBytes;
-}
-
 bool StoreChoice::streamNext() {
   if (mode_ == RingStores::Streaming) return true;
   if (nsPerKiB_[0] < 0) return false;
@@ -43,8 +41,12 @@ bool StoreChoice::streamNext() {
 
 void StoreChoice::record(bool streamed, size_t bytes,
                          std::chrono::nanoseconds took) {
-  double cost = double(took.count()) * 1024.0 / double(bytes);
-  double& recent = nsPerKiB_[streamed ? 1 : 0];
+  const int kind = streamed ? 1 : 0;
+  if (seen_[kind]++ == 0 || bytes == 0) return;
+  // At least 1 ns per KiB: a clock that did not tick must not become an
+  // estimate nothing can beat.
+  double cost = std::max(1.0, double(took.count()) * 1024.0 / double(bytes));
+  double& recent = nsPerKiB_[kind];
   if (recent < 0) {
     recent = cost;
     return;

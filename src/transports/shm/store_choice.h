@@ -27,20 +27,33 @@ class StoreChoice {
   explicit StoreChoice(RingStores mode = RingStores::Auto) : mode_(mode) {}
 
   // Whether a write of `bytes` is chosen (and timed): small pieces are
-  // latency, and non-temporal stores would send them to memory.
-  bool chooses(size_t bytes) const;
+  // latency, and non-temporal stores would send them to memory. Only
+  // x86-64 builds have a non-temporal copy (elsewhere it is memcpy): there
+  // auto never chooses.
+  bool chooses(size_t bytes) const {
+    return bytes >= kMinBytes && mode_ != RingStores::Plain &&
+           (kHaveStreamingStores || mode_ == RingStores::Streaming);
+  }
   // true: write the next piece with non-temporal stores.
   bool streamNext();
   // What the write cost.
   void record(bool streamed, size_t bytes, std::chrono::nanoseconds took);
 
   static constexpr size_t kMinBytes = 16 * 1024;
+#if defined(__x86_64__)
+  static constexpr bool kHaveStreamingStores = true;
+#else
+  static constexpr bool kHaveStreamingStores = false;
+#endif
 
  private:
   RingStores mode_;
   // Recent cost of each kind (0: plain, 1: streaming) in ns per KiB;
   // negative until measured.
   double nsPerKiB_[2] = {-1.0, -1.0};
+  // Writes of each kind seen: the first pays for warming up (page faults
+  // on fresh ring pages) and is not counted.
+  uint32_t seen_[2] = {0, 0};
   uint32_t writes_ = 0;
 };
 
