@@ -80,6 +80,15 @@ def peer_never_calls(ctx):
     return report
 
 
+def _all_reduce_waiting(comm, wait):
+    """An all-reduce that waits for peers: as one blocking call, or (wait
+    "work") as async work whose wait() blocks."""
+    if wait == "work":
+        comm.all_reduce(np.ones(64), async_op=True).wait()
+    else:
+        comm.all_reduce(np.ones(64))
+
+
 def abort_from_thread(ctx):
     """Rank 0 waits in an all-reduce (args["wait"]: "blocking" or "work",
     an async Work's wait()) that the others never join; another thread
@@ -91,10 +100,7 @@ def abort_from_thread(ctx):
     aborter.start()
     start = time.monotonic()
     try:
-        if ctx.args["wait"] == "work":
-            comm.all_reduce(np.ones(64), async_op=True).wait()
-        else:
-            comm.all_reduce(np.ones(64))
+        _all_reduce_waiting(comm, ctx.args["wait"])
         report = {"error": None}
     except Exception as exc:  # noqa: BLE001 (the test judges it)
         report = {"error": describe_error(exc)}
@@ -117,10 +123,7 @@ def interrupted(ctx):
     touch(ctx.path("blocked"))
     start = time.monotonic()
     try:
-        if ctx.args["wait"] == "work":
-            comm.all_reduce(np.ones(64), async_op=True).wait()
-        else:
-            comm.all_reduce(np.ones(64))
+        _all_reduce_waiting(comm, ctx.args["wait"])
     except KeyboardInterrupt:
         ctx.report({
             "interrupted": True, "elapsed": time.monotonic() - start,

@@ -115,11 +115,14 @@ def test_init_without_the_other_ranks_times_out(ranks):
     assert 1.5 <= report["elapsed"] < 2 + SLACK, report
 
 
-def test_ctrl_c_interrupts_init(ranks):
-    group = ranks.start("lonely_init", 1, args={"timeout": 60})
+def _interrupt_lone_rank(ranks, scenario, settle, **kwargs):
+    """Starts a one-rank scenario, sends SIGINT `settle` seconds after it
+    wrote "blocked", and checks it died of it promptly, with
+    KeyboardInterrupt. Returns its outcome."""
+    group = ranks.start(scenario, 1, **kwargs)
     try:
         assert wait_for_file(f"{group.workdir}/blocked", timeout=60)
-        time.sleep(2.0)  # well inside init by now
+        time.sleep(settle)
         sent = time.monotonic()
         group.signal(0, signal.SIGINT)
         code = group.wait_for(0, timeout=60)
@@ -129,25 +132,20 @@ def test_ctrl_c_interrupts_init(ranks):
     assert code == -signal.SIGINT, outcome.describe()
     assert took < 5, f"exited {took:.1f} s after SIGINT"
     assert "KeyboardInterrupt" in outcome.stderr, outcome.describe()
+    return outcome
+
+
+def test_ctrl_c_interrupts_init(ranks):
+    # 2 s: well inside init by then.
+    outcome = _interrupt_lone_rank(ranks, "lonely_init", 2.0,
+                                   args={"timeout": 60})
     assert outcome.report["interrupted"] is True
 
 
 def test_ctrl_c_still_interrupts_system_calls_after_mcl_ran(ranks):
     """mcl's SIGINT handler must keep Python's flags: without SA_RESTART a
     blocked read returns EINTR and Python raises KeyboardInterrupt."""
-    group = ranks.start("read_after_a_call", 1)
-    try:
-        assert wait_for_file(f"{group.workdir}/blocked", timeout=60)
-        time.sleep(0.5)  # inside the read by now
-        sent = time.monotonic()
-        group.signal(0, signal.SIGINT)
-        code = group.wait_for(0, timeout=30)
-        took = time.monotonic() - sent
-    finally:
-        outcome, = group.collect(timeout=60)
-    assert code == -signal.SIGINT, outcome.describe()
-    assert took < 5, f"exited {took:.1f} s after SIGINT"
-    assert "KeyboardInterrupt" in outcome.stderr, outcome.describe()
+    _interrupt_lone_rank(ranks, "read_after_a_call", 0.5)
 
 
 def test_ctrl_c_with_a_handler_of_its_own_keeps_the_communicator(ranks):
