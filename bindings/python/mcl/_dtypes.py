@@ -13,9 +13,6 @@ _NUMPY_NAMES = {
 _ML_DTYPES_NAMES = {"bfloat16": "bfloat16", "float8_e4m3": "float8_e4m3fn",
                     "float8_e5m2": "float8_e5m2"}
 
-REDUCE_OPS = ("sum", "prod", "max", "min", "avg")
-
-
 def numpy_dtype(name):
     """The NumPy dtype for mcl's type `name`, or None when NumPy (with
     ml_dtypes, if installed) has none."""

@@ -159,9 +159,6 @@ BufferView BufferView::fromDlpack(py::handle object, const char* argument) {
 }
 
 void registerBufferViews(py::module_& m) {
-  py::class_<ElementType>(m, "ElementType")
-      .def_readonly("name", &ElementType::name)
-      .def_readonly("itemsize", &ElementType::itemsize);
   struct Description {
     std::string typeName;
     size_t itemsize;

@@ -301,7 +301,6 @@ std::optional<int> timeoutArgument(py::handle t) {
 }
 
 void registerCommunicator(py::module_& m) {
-  py::class_<ConfigArgs>(m, "ConfigArgs");
   auto a = [](const char* n) { return py::arg(n); };
   py::class_<Communicator, std::shared_ptr<Communicator>>(m, "Comm")
       .def_static(
