@@ -74,6 +74,7 @@ struct mclComm {
 
   std::vector<mcl::Step> steps;  // reused so a call allocates nothing
   uint64_t nextSequence = 0;
+  uint64_t checkedCalls = 0;  // collectives compared under MCL_CHECK
 
   // Which communicator this is, in messages: "comm <name> rank r/n".
   // Built once (rank, size and name never change after init): every call

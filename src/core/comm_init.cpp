@@ -223,6 +223,7 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
       paramInt("MCL_ZERO_COPY_MIN_BYTES", 0, int64_t{1} << 50);
   mine.algorithms = describeForced(comm->settings.forced) +
                     (comm->settings.tuneProbe ? " (MCL_TUNE_PROBE=1)" : "") +
+                    (comm->settings.checkCalls ? " (MCL_CHECK=1)" : "") +
                     " (zero-copy from " + std::to_string(zeroCopyMin) + " B)";
   if (!plan.rdmaPeers.empty()) {
     comm->rdma = openRdmaDevice(*comm);
@@ -258,8 +259,8 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
     if (all[r].algorithms != mine.algorithms)
       throw error(mclInvalidUsage,
                   "%s: rank %zu forces algorithms \"%s\", this rank \"%s\": "
-                  "set MCL_ALGO, MCL_TUNE_PROBE and MCL_ZERO_COPY_MIN_BYTES "
-                  "alike on every rank",
+                  "set MCL_ALGO, MCL_TUNE_PROBE, MCL_ZERO_COPY_MIN_BYTES and "
+                  "MCL_CHECK alike on every rank",
                   comm->label().c_str(), r, all[r].algorithms.c_str(),
                   mine.algorithms.c_str());
   // Every rank builds the same cluster from the same data, so a bad

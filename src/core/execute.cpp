@@ -8,6 +8,7 @@
 #include "algorithms/executor.h"
 #include "algorithms/tiny_allreduce.h"
 #include "base/error.h"
+#include "core/call_check.h"
 
 namespace mcl {
 
@@ -58,6 +59,43 @@ void runOne(mclComm& comm, const OpArgs& op) {
   runLanes({&lane, 1});
 }
 
+// MCL_CHECK: the ranks all-gather the fingerprint of `op` through the
+// rings and compare; throws on a mismatch, before op moves a byte.
+void compareCall(mclComm& comm, const OpArgs& op, uint32_t indexInGroup,
+                 uint32_t groupSize) {
+  const CallFingerprint mine =
+      fingerprintOf(op, comm.checkedCalls++, indexInGroup, groupSize);
+  std::vector<CallFingerprint> all(static_cast<size_t>(comm.nranks));
+  OpArgs gather;
+  gather.kind = OpKind::AllGather;
+  gather.sendbuff = &mine;
+  gather.recvbuff = all.data();
+  gather.count = sizeof(mine);
+  gather.type = mclUint8;
+  gather.ringsOnly = true;
+  runOne(comm, gather);
+  comm.steps.clear();
+  comm.context.staging.clear();
+  comm.context.tasks.clear();
+  compareFingerprints(all, comm.label());
+}
+
+// MCL_CHECK, for the collectives of a batch in call order: each is the
+// index-th of its communicator's collectives in the batch.
+void compareCalls(const std::vector<PendingOp>& ops) {
+  std::map<mclComm*, uint32_t> perComm;
+  for (const auto& op : ops)
+    if (op.comm->settings.checkCalls && !isPointToPoint(op.args.kind) &&
+        op.comm->nranks > 1)
+      ++perComm[op.comm];
+  std::map<mclComm*, uint32_t> seen;
+  for (const auto& op : ops) {
+    auto total = perComm.find(op.comm);
+    if (total == perComm.end() || isPointToPoint(op.args.kind)) continue;
+    compareCall(*op.comm, op.args, seen[op.comm]++, total->second);
+  }
+}
+
 struct LaneRange {
   mclComm* comm;
   size_t begin;
@@ -72,6 +110,7 @@ void runBatch(std::vector<PendingOp>& ops, std::vector<mclComm*>& comms) {
     c->context.staging.clear();
     c->context.tasks.clear();
   }
+  compareCalls(ops);
   if (ops.size() == 1) return runOne(*ops[0].comm, ops[0].args);
   // Point-to-point: one lane per (comm, peer, direction), in call order
   // within the lane, as NCCL matches sends and receives.
@@ -138,6 +177,8 @@ void executeNow(mclComm& comm, const OpArgs& op) {
     comm.steps.clear();
     if (!comm.context.staging.empty()) comm.context.staging.clear();
     if (!comm.context.tasks.empty()) comm.context.tasks.clear();
+    if (comm.settings.checkCalls && comm.nranks > 1 && !isPointToPoint(op.kind))
+      compareCall(comm, op, 0, 1);
     runOne(comm, op);
   } catch (...) {
     Error e = asError(std::current_exception());

@@ -59,6 +59,11 @@ constexpr ParamDef kParams[] = {
      "1: measure the tuner's hop latency and bandwidth (in the caches and "
      "past them) with a few short collectives at init instead of using the "
      "defaults for the link kind; folding rates keep their defaults."},
+    {"MCL_CHECK", "0",
+     "1: before each collective the ranks compare the call (collective, "
+     "type, op, count, root, place in a group); a mismatch fails on every "
+     "rank, naming both calls. Costs a small all-gather per collective. "
+     "Every rank must say the same."},
     {"MCL_SPIN_US", "auto",
      "Microseconds a waiting rank spins before yielding the CPU; auto spins "
      "less when ranks outnumber cores."},

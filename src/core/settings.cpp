@@ -101,6 +101,7 @@ CommSettings loadSettings(const mclConfig_t* config) {
                    : paramValue("MCL_ALGO").text;
   s.forced = parseAlgorithmSpec(s.algoSpec);
   s.tuneProbe = paramInt("MCL_TUNE_PROBE", 0, 1) == 1;
+  s.checkCalls = paramInt("MCL_CHECK", 0, 1) == 1;
   // Validate now rather than at first use.
   waitPolicyFor(s, 1);
   return s;

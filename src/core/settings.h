@@ -29,6 +29,7 @@ struct CommSettings {
   std::string algoSpec;           // MCL_ALGO as given
   ForcedAlgorithms forced{};      // MCL_ALGO parsed
   bool tuneProbe = false;         // MCL_TUNE_PROBE=1
+  bool checkCalls = false;        // MCL_CHECK=1
 };
 
 // Throws mclInvalidArgument naming the field or variable.
