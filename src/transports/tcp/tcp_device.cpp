@@ -21,6 +21,26 @@ std::string joinNames(const std::set<std::string>& names) {
   return s;
 }
 
+// Connects over one link. A peer's listener is up before its address is
+// published, so "no route" means the path is not there yet: a cable just
+// plugged back in, whose neighbour entry failed while it was out. Those are
+// retried until the deadline; anything else fails at once.
+platform::Socket connectOverLink(const platform::SocketAddress& local,
+                                 const platform::SocketAddress& remote,
+                                 platform::Deadline deadline) {
+  while (true) {
+    try {
+      return platform::connectTcpFrom(local, remote, deadline);
+    } catch (const std::system_error& e) {
+      const int code = e.code().value();
+      if ((code != EHOSTUNREACH && code != ENETUNREACH) ||
+          platform::Clock::now() + std::chrono::milliseconds(50) >= deadline)
+        throw;
+      usleep(50 * 1000);
+    }
+  }
+}
+
 // Sleeps in poll() on every socket of the device, plus a pipe for abort.
 class TcpWaker final : public Waker {
  public:
@@ -180,8 +200,8 @@ void TcpDevice::connectPeers(
         for (uint32_t s = 0; s < stripes; ++s) {
           platform::Socket sock;
           try {
-            sock = platform::connectTcpFrom(links[l].local.address,
-                                            links[l].remote.address, deadline);
+            sock = connectOverLink(links[l].local.address,
+                                   links[l].remote.address, deadline);
             clientHandshake(sock.fd(), secret_, commId_,
                             StreamKey{rank_, c, l, s}, deadline);
           } catch (const Error&) {
