@@ -8,13 +8,15 @@
 //
 // Environment, besides the MCL_* of the job:
 //   FAULT_PLAN      kill_before | kill_during | kill_after | stop | cable |
-//                   root_init | abort_thread
+//                   root_init | abort_thread; serve: no fault (a few calls
+//                   once past FAULT_GATE, then destroy)
 //   FAULT_VICTIM    the rank the fault hits (the driver signals it for stop)
 //   FAULT_SURVIVORS comma-separated ranks that build the second communicator
 //   FAULT_REJOIN    host:port where the first survivor runs its rendezvous
 //   FAULT_CALLS     all-reduces before the victim's exit in kill_after
-//   FAULT_GATE      a file to wait for (30 s at most) before rebuilding:
-//                   the driver creates it once the cable is back
+//   FAULT_GATE      a file to wait for (30 s at most) before rebuilding
+//                   (the driver creates it once the cable is back) or
+//                   serving
 #include <dirent.h>
 #include <mcl/mcl.h>
 #include <signal.h>
@@ -159,16 +161,39 @@ void playVictim(const std::string& plan, mclComm_t comm, int rank, int nranks) {
   pause();
 }
 
+// Waits up to 30 s for the file FAULT_GATE names (true at once without).
+bool passGate() {
+  const std::string gate = env("FAULT_GATE");
+  for (int i = 0; !gate.empty() && access(gate.c_str(), F_OK) != 0; ++i) {
+    if (i == 3000) return false;
+    usleep(10 * 1000);
+  }
+  return true;
+}
+
+// plan "serve" (the security tests): no fault; once past the gate, a few
+// checked all-reduces and an orderly destroy.
+void serve(mclComm_t comm, int rank, int nranks, Report& report) {
+  if (!passGate()) report.text("error", "no " + env("FAULT_GATE"));
+  std::vector<float> in(kCount), out(kCount);
+  std::string wrong;
+  const int calls = atoi(env("FAULT_CALLS", "3").c_str());
+  for (int i = 0; i < calls && wrong.empty(); ++i)
+    if (checkedAllReduce(comm, rank, nranks, in, out, wrong) != mclSuccess) {
+      report.text("error", mclGetLastError(comm));
+      break;
+    }
+  if (!wrong.empty()) report.text("wrong_result", wrong);
+  if (mclCommDestroy(comm) != mclSuccess)
+    report.text("error", mclGetLastError(nullptr));
+}
+
 // The survivors' second communicator: the first survivor runs the
 // rendezvous at FAULT_REJOIN, ranks are the order in FAULT_SURVIVORS.
 void rebuild(int oldRank, Report& report) {
-  const std::string gate = env("FAULT_GATE");
-  for (int i = 0; !gate.empty() && access(gate.c_str(), F_OK) != 0; ++i) {
-    if (i == 3000) {
-      report.text("rebuild_error", "no " + gate + " after 30 s");
-      return;
-    }
-    usleep(10 * 1000);
+  if (!passGate()) {
+    report.text("rebuild_error", "no " + env("FAULT_GATE") + " after 30 s");
+    return;
   }
   std::vector<int> survivors;
   std::stringstream list(env("FAULT_SURVIVORS"));
@@ -232,6 +257,11 @@ int main() {
     int nranks = 0;
     mclCommCount(comm, &nranks);
     say("READY");
+    if (plan == "serve") {
+      serve(comm, rank, nranks, report);
+      report.print();
+      return 0;
+    }
     if (rank == victim) playVictim(plan, comm, rank, nranks);
 
     std::atomic<double> abortedAt{0};
