@@ -86,6 +86,17 @@ size_t openDescriptors() {
   return n;
 }
 
+// Threads of this process (Linux; elsewhere 0, not compared).
+size_t threadCount() {
+  size_t n = 0;
+  if (DIR* d = opendir("/proc/self/task")) {
+    while (dirent* e = readdir(d))
+      if (e->d_name[0] != '.') ++n;
+    closedir(d);
+  }
+  return n;
+}
+
 // mcl's shared-memory segments still mapped (Linux: /proc/self/maps;
 // elsewhere not counted).
 int mappedSegments() {
@@ -244,6 +255,7 @@ int main() {
   mclGetLastError(nullptr);
   const size_t fdsBefore = openDescriptors();
   report.number("fds_before", static_cast<double>(fdsBefore));
+  report.number("threads_before", static_cast<double>(threadCount()));
 
   say("INIT");
   mclComm_t comm = nullptr;
@@ -308,6 +320,7 @@ int main() {
     }
   }
   report.number("fds_after_abort", static_cast<double>(openDescriptors()));
+  report.number("threads_after_abort", static_cast<double>(threadCount()));
   report.number("mapped_segments", mappedSegments());
   if (!env("FAULT_SURVIVORS").empty()) rebuild(rank, report);
   report.print();

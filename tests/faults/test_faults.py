@@ -10,8 +10,8 @@ mclCommAbort from another thread while the job waits on a stopped peer.
 
 Every surviving rank must: return an error naming the peer (or the link)
 within MCL_TIMEOUT plus SLACK of the fault, report it through
-mclCommGetAsyncError, hold no more descriptors or mapped segments after
-mclCommAbort than before init, and build a new communicator with the other
+mclCommGetAsyncError, hold no more descriptors, threads or mapped segments
+after mclCommAbort than before init, and build a new communicator with the other
 survivors that computes right.
 
 Needs FAULT_RANK, the path of mcl-fault-rank (CTest sets it)."""
@@ -227,6 +227,7 @@ def check_survivor(job, rank, r, struck, timeout):
             assert f"rank {job.victim}" in r["error"] or (
                 job.plan == "cable" and "rank " in r["error"]), out
     assert r["fds_after_abort"] == r["fds_before"], out
+    assert r["threads_after_abort"] == r["threads_before"], out
     assert r["mapped_segments"] == 0, out
     assert "rebuild_error" not in r, out
     assert r["fds_after_rebuild"] == r["fds_before"], out
@@ -263,6 +264,10 @@ def run_case(hosts, transport, plan):
         results = job.results()
         if struck is None:  # rdma port: 1.5 s after the ranks' init
             struck = min(r["error_at"] for r in results.values())
+        # For people (pytest -s): how long each survivor took to fail.
+        print(f"\n{transport} {plan}: " + ", ".join(
+            f"rank {k} {v['error_at'] - struck:.2f} s"
+            for k, v in sorted(results.items())))
         for rank, r in results.items():
             try:
                 check_survivor(job, rank, r, struck, timeout)
