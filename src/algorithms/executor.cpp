@@ -94,12 +94,12 @@ std::string describeWait(const Lane& lane) {
 }
 
 [[noreturn]] void throwPeerGone(const AlgoContext& ctx, const Step& s, int peer,
-                                const char* link) {
+                                const transport::Connection& link) {
   throw error(mclRemoteError,
-              "rank %d: peer rank %d is gone (its process exited) during %s "
+              "rank %d: peer rank %d is gone (%s) during %s "
               "#%llu; link %s",
-              ctx.rank, peer, opKindName(s.kind),
-              static_cast<unsigned long long>(s.sequence), link);
+              ctx.rank, peer, link.peerGoneReason().c_str(), opKindName(s.kind),
+              static_cast<unsigned long long>(s.sequence), link.linkName());
 }
 
 void checkAbortAndPeers(std::span<Lane> lanes) {
@@ -114,7 +114,7 @@ void checkAbortAndPeers(std::span<Lane> lanes) {
       for (const Step& s : lane.steps)
         if (s.sendTo != nullptr && !s.sendTo->drained() &&
             !s.sendTo->peerAlive())
-          throwPeerGone(ctx, s, s.sendPeer, s.sendTo->linkName());
+          throwPeerGone(ctx, s, s.sendPeer, *s.sendTo);
       continue;
     }
     const Step& s = waitedOn(lane.steps[lane.next]);
@@ -123,10 +123,10 @@ void checkAbortAndPeers(std::span<Lane> lanes) {
     // published before the exit is seen.
     if (s.recvFrom != nullptr && !s.recvFrom->peerAlive() &&
         s.recvFrom->peekRecv().empty())
-      throwPeerGone(ctx, s, s.recvPeer, s.recvFrom->linkName());
+      throwPeerGone(ctx, s, s.recvPeer, *s.recvFrom);
     if (s.sendTo != nullptr && !s.sendTo->peerAlive() &&
         s.sendTo->acquireSend(1).empty())
-      throwPeerGone(ctx, s, s.sendPeer, s.sendTo->linkName());
+      throwPeerGone(ctx, s, s.sendPeer, *s.sendTo);
   }
 }
 

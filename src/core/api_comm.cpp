@@ -78,6 +78,12 @@ void closeComm(mclComm_t handle, bool abort) {
                        comm->label().c_str());
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+  // Peers still waiting on this rank learn why it left (a failure already
+  // told them).
+  if (comm->stickyError() == mclSuccess)
+    comm->tellPeers(comm->label() + (abort ? " aborted the communicator "
+                                             "(mclCommAbort)"
+                                           : " destroyed the communicator"));
   delete comm;
 }
 

@@ -14,14 +14,31 @@ const std::string& mclComm::label() const {
   return label_;
 }
 
-void mclComm::fail(mclResult_t code, const std::string& message) {
-  if (code == mclSuccess || code == mclInvalidArgument) return;
+bool mclComm::fail(mclResult_t code, const std::string& message) {
+  if (code == mclSuccess || code == mclInvalidArgument) return false;
   std::lock_guard<std::mutex> lock(stickyMutex_);
-  if (sticky_.load() != mclSuccess) return;
+  if (sticky_.load() != mclSuccess) return false;
   stickyMessage_ = message;
   sticky_.store(code, std::memory_order_release);
   MCL_LOG(Warn, mcl::kLogColl, "%s: communicator failed: %s", label().c_str(),
           message.c_str());
+  return true;
+}
+
+void mclComm::tellPeers(const std::string& reason) noexcept {
+  for (auto* list : {&connections, &p2pConnections})
+    for (auto& connection : *list) {
+      if (connection == nullptr) continue;
+      try {
+        connection->sayFarewell(reason);
+      } catch (...) {
+        // Best effort: the peer then sees the connection close instead.
+      }
+    }
+}
+
+void mclComm::failAndTellPeers(mclResult_t code, const std::string& message) {
+  if (fail(code, message)) tellPeers(label() + " gave up: " + message);
 }
 
 std::string mclComm::stickyMessage() const {

@@ -82,8 +82,15 @@ struct mclComm {
   const std::string& label() const;
 
   // The sticky error: set once, by the first failure that is not
-  // mclInvalidArgument.
-  void fail(mclResult_t code, const std::string& message);
+  // mclInvalidArgument. True when this call set it.
+  bool fail(mclResult_t code, const std::string& message);
+  // Tells every peer why this rank stops (Connection::sayFarewell), so one
+  // waiting on it fails at once naming the first failure. Only by the
+  // thread that holds the communicator's turn, or when no call is inside.
+  void tellPeers(const std::string& reason) noexcept;
+  // fail(), then tellPeers() when this failure is the first; with the
+  // turn held.
+  void failAndTellPeers(mclResult_t code, const std::string& message);
   mclResult_t stickyError() const {
     return static_cast<mclResult_t>(sticky_.load(std::memory_order_acquire));
   }

@@ -182,7 +182,7 @@ void executeNow(mclComm& comm, const OpArgs& op) {
     runOne(comm, op);
   } catch (...) {
     Error e = asError(std::current_exception());
-    comm.fail(e.code(), e.what());
+    comm.failAndTellPeers(e.code(), e.what());
     comm.finishTurn();
     throw e;
   }
@@ -201,7 +201,7 @@ void execute(Batch& batch) {
     runBatch(batch.ops, comms);
   } catch (...) {
     Error e = asError(std::current_exception());
-    for (mclComm* c : comms) c->fail(e.code(), e.what());
+    for (mclComm* c : comms) c->failAndTellPeers(e.code(), e.what());
     for (size_t i = 0; i < waited; ++i) batch.tickets[i].first->finishTurn();
     // Turns not yet reached are passed on when they come up.
     for (size_t i = waited; i < batch.tickets.size(); ++i)

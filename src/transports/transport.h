@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 
 namespace mcl::transport {
 
@@ -29,8 +30,18 @@ class Connection {
   // Consumes the first bytes of what peekRecv returned.
   virtual void releaseRecv(size_t bytes) = 0;
 
-  // False once the peer is known to be gone (process exited).
+  // False once the peer is known to be gone (process exited) or said
+  // farewell.
   virtual bool peerAlive() const = 0;
+  // Why the peer is gone, for messages: the reason it gave in its farewell,
+  // else what the transport can tell ("its process exited").
+  virtual std::string peerGoneReason() const { return "its process exited"; }
+  // Best effort and never blocking: tells the peer why this rank stops
+  // using the connection (its communicator failed, was aborted or
+  // destroyed), so a peer still waiting on it fails at once with the first
+  // failure's reason instead of "gone" or a timeout. Transports that cannot
+  // say it do nothing.
+  virtual void sayFarewell(const std::string& reason) { (void)reason; }
 
   // Sends straight from the caller's memory (no copy into the transport's
   // buffer), for transports that gain from it: up to `bytes`, returning how

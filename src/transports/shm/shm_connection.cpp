@@ -1,6 +1,7 @@
 #include "transports/shm/shm_connection.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "base/error.h"
 #include "platform/host_identity.h"
@@ -68,8 +69,32 @@ void ShmConnection::releaseRecv(size_t bytes) {
   notifyOwner(peerHeader_);
 }
 
+// The peer's farewell sits in the control of the ring we produce into
+// (the peer consumes it); ours in the ring we consume from.
 bool ShmConnection::peerAlive() const {
-  return platform::processAlive(peerPid_);
+  return out_.control->farewell.load(std::memory_order_acquire) == 0 &&
+         platform::processAlive(peerPid_);
+}
+
+std::string ShmConnection::peerGoneReason() const {
+  if (out_.control->farewell.load(std::memory_order_acquire) == 0)
+    return "its process exited";
+  // The peer wrote the text once, before the flag, and never again; the
+  // last byte is ours to terminate whatever it holds.
+  char text[kFarewellBytes];
+  memcpy(text, out_.control->farewellText, sizeof(text));
+  text[sizeof(text) - 1] = '\0';
+  return text;
+}
+
+void ShmConnection::sayFarewell(const std::string& reason) {
+  RingControl* control = in_.control;
+  if (control->farewell.load(std::memory_order_relaxed) != 0) return;
+  const size_t n = std::min(reason.size(), kFarewellBytes - 1);
+  memcpy(control->farewellText, reason.data(), n);
+  control->farewellText[n] = '\0';
+  control->farewell.store(1, std::memory_order_release);
+  notifyOwner(peerHeader_);  // it may sleep waiting on us
 }
 
 }  // namespace mcl::transport::shm

@@ -21,6 +21,8 @@ class ShmConnection final : public Connection {
   std::span<const std::byte> peekRecv() override;
   void releaseRecv(size_t bytes) override;
   bool peerAlive() const override;
+  std::string peerGoneReason() const override;
+  void sayFarewell(const std::string& reason) override;
   const char* linkName() const override { return "shm"; }
   bool choosesSlotStores(size_t bytes) const override {
     return copies_.chooses(bytes);

@@ -33,9 +33,16 @@ struct alignas(kCacheLine) SegmentHeader {
   alignas(kCacheLine) std::atomic<uint32_t> sleeping;
 };
 
+constexpr size_t kFarewellBytes = 256;
+
 // Written by the consumer only.
 struct alignas(kCacheLine) RingControl {
   std::atomic<uint64_t> consumed;  // slots released so far
+  // The consumer's farewell to the producer (Connection::sayFarewell): the
+  // text (NUL-terminated) first, then the flag, so a producer that sees
+  // the flag reads the whole text.
+  alignas(kCacheLine) std::atomic<uint32_t> farewell;
+  char farewellText[kFarewellBytes];
 };
 
 struct SlotHeader {

@@ -19,9 +19,16 @@ constexpr int kSendFlags = MSG_NOSIGNAL;
 constexpr int kSendFlags = 0;  // SO_NOSIGPIPE is set on the socket
 #endif
 
-constexpr size_t kHeaderBytes = 8;
+constexpr size_t kHeaderBytes = sizeof(PieceHeader);
+static_assert(kHeaderBytes == 8);
 
 }  // namespace
+
+bool pieceHeaderExpected(const PieceHeader& header, uint64_t piece,
+                         uint32_t slotBytes) {
+  return header.piece == static_cast<uint32_t>(piece) && header.length != 0 &&
+         header.length <= slotBytes;
+}
 
 TcpConnection::TcpConnection(int peerRank,
                              std::vector<platform::Socket> sockets,
@@ -70,6 +77,39 @@ bool TcpConnection::peerAlive() const {
   return !(next.closed && recvDone_[recvConsumed_ % shape_.slots] == 0);
 }
 
+std::string TcpConnection::peerGoneReason() const {
+  if (!peerFarewell_.empty()) return peerFarewell_;
+  return "it closed the connection without a word: its process exited, or "
+         "a failure cut it";
+}
+
+void TcpConnection::sayFarewell(const std::string& reason) {
+  if (saidFarewell_ || broken_) return;
+  saidFarewell_ = true;
+  std::array<char, kHeaderBytes + kFarewellTextBytes> frame{};
+  const PieceHeader header{kFarewellLength, 0};
+  memcpy(frame.data(), &header, kHeaderBytes);
+  memcpy(frame.data() + kHeaderBytes, reason.data(),
+         std::min(reason.size(), kFarewellTextBytes - 1));
+  for (Stripe& s : stripes_) {
+    // A socket in the middle of a piece cannot take it: the peer sees that
+    // one close instead. The sockets do not block; what does not fit in
+    // the socket's buffer is dropped.
+    if (s.sendOffset != 0) continue;
+    if (send(s.socket.fd(), frame.data(), frame.size(), kSendFlags) < 0) {
+      // Best effort: the peer may be gone already.
+    }
+  }
+}
+
+void TcpConnection::takeFarewell(Stripe& s) {
+  const size_t got = std::min(s.recvOffset - kHeaderBytes, kFarewellTextBytes);
+  peerFarewell_.assign(farewellText_.data(),
+                       strnlen(farewellText_.data(), got));
+  if (peerFarewell_.empty()) peerFarewell_ = "it said farewell";
+  s.closed = true;
+}
+
 bool TcpConnection::wantsRead(size_t i) const {
   const Stripe& s = stripes_[i];
   return !s.closed && s.recvPiece < recvConsumed_ + shape_.slots;
@@ -80,6 +120,7 @@ bool TcpConnection::wantsWrite(size_t i) const {
 }
 
 void TcpConnection::pushStripe(Stripe& s) {
+  if (saidFarewell_) return;
   const auto stride = static_cast<uint64_t>(stripes_.size());
   while (s.sendPiece < sendCommitted_) {
     const size_t slot = s.sendPiece % shape_.slots;
@@ -87,7 +128,7 @@ void TcpConnection::pushStripe(Stripe& s) {
     std::byte* payload = sendExternal_[slot] != nullptr
                              ? const_cast<std::byte*>(sendExternal_[slot])
                              : sendSlot(s.sendPiece);
-    Header header{length, static_cast<uint32_t>(s.sendPiece)};
+    PieceHeader header{length, static_cast<uint32_t>(s.sendPiece)};
     iovec iov[2];
     int count = 0;
     if (s.sendOffset < kHeaderBytes) {
@@ -124,6 +165,10 @@ void TcpConnection::pullStripe(Stripe& s) {
     if (s.recvOffset < kHeaderBytes) {
       target = reinterpret_cast<char*>(&s.recvHeader) + s.recvOffset;
       want = kHeaderBytes - s.recvOffset;
+    } else if (s.farewell) {
+      size_t done = s.recvOffset - kHeaderBytes;
+      target = farewellText_.data() + done;
+      want = kFarewellTextBytes - done;
     } else {
       size_t done = s.recvOffset - kHeaderBytes;
       target = reinterpret_cast<char*>(recvSlot(s.recvPiece)) + done;
@@ -133,6 +178,7 @@ void TcpConnection::pullStripe(Stripe& s) {
     if (n == 0) {
       // Not an error yet: the peer may have sent all we need before it
       // closed. peerAlive() turns false, and a wait on it fails.
+      if (s.farewell) takeFarewell(s);  // what of the text came
       s.closed = true;
       return;
     }
@@ -142,12 +188,21 @@ void TcpConnection::pullStripe(Stripe& s) {
       fail("the connection broke while receiving", errno);
     }
     s.recvOffset += static_cast<size_t>(n);
-    if (s.recvOffset == kHeaderBytes) {
-      const Header& h = s.recvHeader;
-      if (h.piece != static_cast<uint32_t>(s.recvPiece) || h.length == 0 ||
-          h.length > shape_.slotBytes)
-        fail("the byte stream is out of step (corrupt header)", 0);
+    if (s.recvOffset == kHeaderBytes &&
+        s.recvHeader.length == kFarewellLength) {
+      s.farewell = true;
+      continue;
     }
+    if (s.farewell) {
+      if (s.recvOffset == kHeaderBytes + kFarewellTextBytes) {
+        takeFarewell(s);
+        return;
+      }
+      continue;
+    }
+    if (s.recvOffset == kHeaderBytes &&
+        !pieceHeaderExpected(s.recvHeader, s.recvPiece, shape_.slotBytes))
+      fail("the byte stream is out of step (corrupt header)", 0);
     if (s.recvOffset < kHeaderBytes ||
         s.recvOffset < kHeaderBytes + s.recvHeader.length)
       continue;

@@ -6,6 +6,7 @@
 // the operation in progress (busy-polling while an operation runs).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -20,6 +21,24 @@ struct TcpSlots {
   uint32_t slotBytes = 128 * 1024;
 };
 
+// The 8 bytes before each piece on a socket, in host byte order (both ends
+// run the same build on little-endian CPUs).
+struct PieceHeader {
+  uint32_t length;
+  uint32_t piece;  // the low 32 bits of the piece's index
+};
+// Whether a header read from a socket announces the piece that socket must
+// carry next, with a length that fills at most one slot; anything else
+// means the byte stream is out of step.
+bool pieceHeaderExpected(const PieceHeader& header, uint64_t piece,
+                         uint32_t slotBytes);
+
+// In place of a piece header: a farewell (Connection::sayFarewell), then
+// kFarewellTextBytes of NUL-padded text, and nothing more on that socket.
+// No piece is ever that long.
+constexpr uint32_t kFarewellLength = 0xffffffffu;
+constexpr size_t kFarewellTextBytes = 248;
+
 class TcpConnection final : public Connection {
  public:
   // sockets: connected, non-blocking, in stripe order (both sides agree).
@@ -31,6 +50,8 @@ class TcpConnection final : public Connection {
   std::span<const std::byte> peekRecv() override;
   void releaseRecv(size_t bytes) override;
   bool peerAlive() const override;
+  std::string peerGoneReason() const override;
+  void sayFarewell(const std::string& reason) override;
   const char* linkName() const override { return link_.c_str(); }
   size_t sendFrom(const std::byte* data, size_t bytes) override;
   bool sendsFromCallerMemory() const override { return true; }
@@ -46,10 +67,6 @@ class TcpConnection final : public Connection {
   bool wantsRead(size_t i) const;
 
  private:
-  struct Header {
-    uint32_t length;
-    uint32_t piece;
-  };
   struct Stripe {
     platform::Socket socket;
     // Sending: the piece being written and how much of header+payload went.
@@ -57,15 +74,18 @@ class TcpConnection final : public Connection {
     size_t sendOffset = 0;
     // Receiving: the piece being read, its header, and bytes read so far.
     uint64_t recvPiece;
-    Header recvHeader{};
+    PieceHeader recvHeader{};
     size_t recvOffset = 0;
-    bool closed = false;  // the peer closed its end
+    bool farewell = false;  // the header read announced a farewell
+    bool closed = false;    // the peer closed its end or said farewell
   };
 
   std::byte* sendSlot(uint64_t piece) const;
   std::byte* recvSlot(uint64_t piece) const;
   void pushStripe(Stripe& s);
   void pullStripe(Stripe& s);
+  // The stripe's farewell is in (or the peer closed during it).
+  void takeFarewell(Stripe& s);
   [[noreturn]] void fail(const char* what, int err);
 
   int peerRank_;
@@ -87,6 +107,9 @@ class TcpConnection final : public Connection {
   uint32_t recvOffset_ = 0;           // within the current piece
   bool broken_ = false;
   uint64_t bytesWritten_ = 0;
+  bool saidFarewell_ = false;  // nothing more may be sent
+  std::array<char, kFarewellTextBytes> farewellText_{};
+  std::string peerFarewell_;  // the reason the peer gave, once in
 };
 
 }  // namespace mcl::transport::tcp

@@ -1,0 +1,90 @@
+// A rank that gives up on a communicator tells its peers why: one whose
+// communicator failed (here: its own, shorter timeout ran out) or that
+// aborted it. Peers waiting on it then fail at once with that reason, not
+// after their own timeout, and not with a bare "rank r is gone" that
+// hides the first failure. Over shared memory and TCP.
+#include <gtest/gtest.h>
+#include <mcl/mcl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "expect_error.h"
+#include "multiprocess.h"
+
+namespace mcl::test {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+mclComm_t initWithTimeout(RankContext& ctx, const char* transport,
+                          int timeoutSeconds) {
+  setenv("MCL_TRANSPORT", transport, 1);
+  return initComm(ctx, timeoutSeconds);
+}
+
+class Farewell : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(Farewell, AbortedRankEndsItsPeersWaitAtOnce) {
+  const char* transport = GetParam();
+  ASSERT_TRUE(runRanks(3, [&](RankContext& ctx) {
+    mclComm_t comm = initWithTimeout(ctx, transport, 60);
+    if (comm == nullptr) return;
+    if (ctx.rank() == 0) {
+      usleep(300 * 1000);
+      ctx.ok(mclCommAbort(comm), "mclCommAbort");
+      return;
+    }
+    std::vector<float> data(1 << 16, 1.0f);
+    const auto start = Clock::now();
+    expectError(ctx,
+                mclAllReduce(data.data(), data.data(), data.size(), mclFloat32,
+                             mclSum, comm, nullptr),
+                mclRemoteError, "all-reduce with an aborted rank 0",
+                {"peer rank 0", "aborted the communicator (mclCommAbort)"});
+    if (secondsSince(start) > 5)
+      ctx.fail("took %.1f s (the timeout is 60 s)", secondsSince(start));
+    mclCommAbort(comm);
+  }));
+}
+
+TEST_P(Farewell, FailedRankTellsItsPeersTheFirstFailure) {
+  const char* transport = GetParam();
+  ASSERT_TRUE(runRanks(3, [&](RankContext& ctx) {
+    // Rank 0 gives up after 1 s without progress; the others would wait 60.
+    mclComm_t comm = initWithTimeout(ctx, transport, ctx.rank() == 0 ? 1 : 60);
+    if (comm == nullptr) return;
+    std::vector<float> data(1 << 16, 1.0f);
+    if (ctx.rank() == 0) {
+      expectError(ctx,
+                  mclAllReduce(data.data(), data.data(), data.size(),
+                               mclFloat32, mclSum, comm, nullptr),
+                  mclTimeout, "rank 0's all-reduce", {"MCL_TIMEOUT"});
+      usleep(3000 * 1000);  // alive, its communicator failed, not closed
+      mclCommAbort(comm);
+      return;
+    }
+    usleep(2000 * 1000);  // come after rank 0 gave up
+    const auto start = Clock::now();
+    expectError(ctx,
+                mclAllReduce(data.data(), data.data(), data.size(), mclFloat32,
+                             mclSum, comm, nullptr),
+                mclRemoteError, "all-reduce after rank 0 gave up",
+                {"peer rank 0", "gave up", "no progress for 1 s"});
+    if (secondsSince(start) > 2)
+      ctx.fail("took %.1f s (the timeout is 60 s)", secondsSince(start));
+    mclCommAbort(comm);
+  }));
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, Farewell, ::testing::Values("shm", "tcp"));
+
+}  // namespace
+}  // namespace mcl::test
