@@ -265,8 +265,9 @@ def run_case(hosts, transport, plan):
         if struck is None:  # rdma port: 1.5 s after the ranks' init
             struck = min(r["error_at"] for r in results.values())
         # For people (pytest -s): how long each survivor took to fail.
+        # abort_thread: from the abort on; else from the fault.
         print(f"\n{transport} {plan}: " + ", ".join(
-            f"rank {k} {v['error_at'] - struck:.2f} s"
+            f"rank {k} {v['error_at'] - v.get('aborted_at', struck):.3f} s"
             for k, v in sorted(results.items())))
         for rank, r in results.items():
             try:
