@@ -7,7 +7,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-20}
-targets=(topology_json system_profiler networksetup)
+# One per parser of outside input; tests/fuzz/CMakeLists.txt builds the same.
+targets=(topology_json system_profiler networksetup thunderbolt_sysfs
+  bootstrap_messages tcp_wire shm_wire rdma_wire unique_id algo_spec
+  socket_ifname)
 
 if ! command -v clang++ >/dev/null; then
   echo "fuzz: clang++ not found (apt-get install clang, or scripts/install-deps.sh)" >&2

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <set>
 #include <string_view>
 
@@ -59,7 +60,9 @@ double speedOf(const SysfsSnapshot& s, const std::string& entry,
     }
   }
   std::string_view unit = trim(text.substr(i));
-  if (!digits || unit != "Gb/s") {
+  // Hundreds of digits add up to infinity, which the inventory's JSON
+  // cannot carry to the other ranks.
+  if (!digits || unit != "Gb/s" || !std::isfinite(value)) {
     throw error(mclInvalidArgument,
                 "%s: %s/%s should read like \"40.0 Gb/s\", not \"%.*s\"", kKind,
                 entry.c_str(), file, static_cast<int>(text.size()),

@@ -4,7 +4,8 @@
 // comm_init.cpp sizes them. Each round fills the windows of the ring; if
 // that capacity counted a frame the sender cannot use (the credit kept for
 // credit-only frames) or a step that does not end on a frame boundary, the
-// ring would wait on itself: the test would time out.
+// ring would wait on itself: the test would time out. Also how a
+// connection takes a malformed frame.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 
 #include "algorithms/collectives.h"
 #include "algorithms/executor.h"
+#include "base/error.h"
 #include "emu_rdma_options.h"
 #include "transports/rdma/rdma_device.h"
 
@@ -103,6 +105,30 @@ TEST(RdmaRing, RoundsSizedFromTheCapacityNeverDeadlock) {
       expectRingAllReduceCompletes({frameBytes, depth}, cycle++);
       if (HasFailure()) return;
     }
+}
+
+// Every piece holds bytes; a data frame without any could never be read,
+// and its connection would wait behind it until the timeout instead of
+// failing at once.
+TEST(RdmaRing, ADataFrameWithoutDataIsMalformed) {
+  EmuRing ring({4096, 8}, 100);
+  Connection& toMac1 = *ring.connections[0][0];
+  Connection& fromMac0 = *ring.connections[1][0];
+  ASSERT_FALSE(toMac1.acquireSend(64).empty());
+  toMac1.commitSend(0);  // what no mcl sender does: a peer gone wrong
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  try {
+    while (std::chrono::steady_clock::now() < deadline) {
+      ASSERT_TRUE(fromMac0.peekRecv().empty());
+      toMac1.progress();
+    }
+    ADD_FAILURE() << "the empty data frame was never refused";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), mclRemoteError) << e.what();
+    EXPECT_NE(std::string(e.what()).find("without data"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

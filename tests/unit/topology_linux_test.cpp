@@ -87,5 +87,15 @@ TEST(ThunderboltSysfsTest, SpeedNeedsItsUnit) {
   }
 }
 
+// Enough digits overflow to infinity, which inventoryToJson writes as null:
+// the other ranks could not read this host's inventory.
+TEST(ThunderboltSysfsTest, SpeedMustBeFinite) {
+  SysfsSnapshot snap = {{"0-1/uevent", "DEVTYPE=thunderbolt_xdomain"},
+                        {"0-1/unique_id", "u"},
+                        {"0-1/rx_speed", std::string(400, '9') + " Gb/s"}};
+  expectInvalid([&] { parseThunderboltSysfs(snap); }, "400 digits",
+                {"0-1/rx_speed"});
+}
+
 }  // namespace
 }  // namespace mcl::topology

@@ -148,6 +148,9 @@ void RdmaConnection::handleReceive(uint32_t wire, const Completion& c) {
     postReceive(wire, slot);
     return;
   }
+  // Every piece holds bytes (Connection::commitSend): an empty one would
+  // never be read, and the stream would stall behind it until the timeout.
+  if (h->bytes == 0) fail(wire, "a data frame without data");
   WireState& s = state_[wire];
   if (h->seq != s.nextRecvSeq)
     fail(wire, "frame " + std::to_string(s.nextRecvSeq) + " was lost (frame " +

@@ -178,32 +178,28 @@ void RdmaDevice::createWires(const std::map<int, WirePlan>& plan) {
 }
 
 std::vector<uint8_t> RdmaDevice::addresses() const {
+  std::vector<WireAddress> wires;
+  for (const PendingWire& p : wires_)
+    wires.push_back({static_cast<uint32_t>(p.peer), p.channel, p.index,
+                     p.wire.qp->address()});
+  return encodeAddresses(wires);
+}
+
+std::vector<uint8_t> encodeAddresses(const std::vector<WireAddress>& wires) {
   WireWriter out;
-  out.u32(static_cast<uint32_t>(wires_.size()));
-  for (const PendingWire& p : wires_) {
-    QpAddress a = p.wire.qp->address();
-    out.u32(static_cast<uint32_t>(p.peer));
-    out.u32(p.channel);
-    out.u32(p.index);
-    out.raw(a.gid.data(), a.gid.size());
-    out.u32(a.qpn);
-    out.u32(a.psn);
-    out.u32(a.lid);
-    out.u32(a.mtu);
+  out.u32(static_cast<uint32_t>(wires.size()));
+  for (const WireAddress& w : wires) {
+    out.u32(w.target);
+    out.u32(w.channel);
+    out.u32(w.index);
+    out.raw(w.address.gid.data(), w.address.gid.size());
+    out.u32(w.address.qpn);
+    out.u32(w.address.psn);
+    out.u32(w.address.lid);
+    out.u32(w.address.mtu);
   }
   return out.take();
 }
-
-namespace {
-
-// One queue pair of a rank's addresses(): which peer, channel and cable it
-// is for, and how to reach it.
-struct WireAddress {
-  uint32_t target = 0;
-  uint32_t channel = 0;
-  uint32_t index = 0;
-  QpAddress address;
-};
 
 std::vector<WireAddress> decodeAddresses(const std::vector<uint8_t>& bytes) {
   WireReader in(bytes.data(), bytes.size(), "rdma addresses");
@@ -228,8 +224,6 @@ std::vector<WireAddress> decodeAddresses(const std::vector<uint8_t>& bytes) {
   }
   return wires;
 }
-
-}  // namespace
 
 int RdmaDevice::fewestWiresPerPair(
     const std::vector<std::vector<uint8_t>>& all) {

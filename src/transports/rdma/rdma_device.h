@@ -31,6 +31,19 @@ using WirePlan = std::vector<std::pair<std::string, std::string>>;
 
 constexpr uint32_t kRdmaChannels = 2;  // collective, point-to-point
 
+// One queue pair of a rank's addresses(): which peer, channel and cable it
+// is for, and how to reach it.
+struct WireAddress {
+  uint32_t target = 0;
+  uint32_t channel = 0;
+  uint32_t index = 0;
+  QpAddress address;
+};
+// The wire form of addresses(), which travels over the bootstrap; decoding
+// throws mclRemoteError for bytes that are not one.
+std::vector<uint8_t> encodeAddresses(const std::vector<WireAddress>& wires);
+std::vector<WireAddress> decodeAddresses(const std::vector<uint8_t>& bytes);
+
 class RdmaDevice {
  public:
   RdmaDevice(int rank, const RdmaOptions& options);

@@ -44,6 +44,19 @@ class ShmWaker final : public Waker {
 
 }  // namespace
 
+bool segmentLayoutValid(const void* segment, size_t bytes, uint32_t rings) {
+  if (bytes < sizeof(SegmentHeader)) return false;
+  const auto* header = static_cast<const SegmentHeader*>(segment);
+  if (header->magic != kSegmentMagic || header->rings != rings ||
+      header->slots == 0 || header->slotBytes == 0 ||
+      header->slotBytes % 64 != 0 ||
+      header->ringStride != ringBytes(header->slots, header->slotBytes))
+    return false;
+  // Divided rather than multiplied out: rings * ringStride can wrap around
+  // 64 bits (2^30 slots of 4 GiB) and make a tiny segment look big enough.
+  return (bytes - sizeof(SegmentHeader)) / header->ringStride >= header->rings;
+}
+
 ShmDevice::ShmDevice(int rank, std::vector<int> localRanks,
                      std::string segmentName, const ShmOptions& options)
     : rank_(rank),
@@ -127,13 +140,9 @@ void ShmDevice::mapPeer(int peerRank, const std::string& peerSegment,
                 rank_, peerRank, peerSegment.c_str(), e.what());
   }
   auto* header = static_cast<SegmentHeader*>(peer.segment.data());
-  if (peer.segment.size() < sizeof(SegmentHeader) ||
-      header->magic != kSegmentMagic ||
-      header->rings != localRanks_.size() * kChannels || header->slots == 0 ||
-      header->slotBytes == 0 || header->slotBytes % 64 != 0 ||
-      header->ringStride != ringBytes(header->slots, header->slotBytes) ||
-      peer.segment.size() <
-          segmentBytes(header->rings, header->slots, header->slotBytes))
+  if (!segmentLayoutValid(
+          peer.segment.data(), peer.segment.size(),
+          static_cast<uint32_t>(localRanks_.size()) * kChannels))
     throw error(mclRemoteError,
                 "rank %d: rank %d's shared-memory segment %s has an "
                 "unexpected layout (mixed mcl versions?)",

@@ -14,6 +14,11 @@
 
 namespace mcl::transport::shm {
 
+// Whether `bytes` of a peer's mapped segment hold the layout this build
+// makes, with `rings` rings that all fit: what a peer wrote there is outside
+// input (another mcl version, or damage), checked before any ring is used.
+bool segmentLayoutValid(const void* segment, size_t bytes, uint32_t rings);
+
 struct ShmOptions {
   uint32_t slots = 8;
   uint32_t slotBytes = 64 * 1024;

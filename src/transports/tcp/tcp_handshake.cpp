@@ -35,13 +35,18 @@ void clientHandshake(int fd, const Secret& secret, uint64_t commId,
   if (!macEqual(answer, serverMac(secret, server, client)))
     throw error(mclRemoteError,
                 "the TCP peer does not know this communicator's secret");
+  std::vector<uint8_t> hello = encodeHello(commId, key);
+  platform::sendAll(fd, hello.data(), hello.size(), deadline);
+}
+
+std::vector<uint8_t> encodeHello(uint64_t commId, const StreamKey& key) {
   WireWriter w;
   w.u64(commId);
   w.i32(key.rank);
   w.u32(key.channel);
   w.u32(key.link);
   w.u32(key.stripe);
-  platform::sendAll(fd, w.bytes().data(), w.bytes().size(), deadline);
+  return w.take();
 }
 
 bool decodeHello(const uint8_t* bytes, uint64_t commId, StreamKey* key) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "base/auth.h"
 #include "platform/socket.h"
@@ -35,7 +36,10 @@ void clientHandshake(int fd, const Secret& secret, uint64_t commId,
 // Pieces of the acceptor's side (driven by TcpListener's poll loop).
 Mac clientMac(const Secret& secret, const Nonce& server, const Nonce& client);
 Mac serverMac(const Secret& secret, const Nonce& server, const Nonce& client);
-// Decodes the hello; false when it names another communicator.
+// The connector's last message (kHelloBytes): which communicator and which
+// stream. Decoding reads kHelloBytes; false when it names another
+// communicator.
+std::vector<uint8_t> encodeHello(uint64_t commId, const StreamKey& key);
 bool decodeHello(const uint8_t* bytes, uint64_t commId, StreamKey* key);
 
 }  // namespace mcl::transport::tcp
