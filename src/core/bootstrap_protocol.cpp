@@ -8,7 +8,6 @@ namespace mcl {
 namespace {
 
 constexpr size_t kHeaderBytes = 8;
-constexpr uint32_t kMaxRanks = 1u << 16;
 
 void putHeader(uint8_t* h, FrameType type, size_t length) {
   WireWriter w;
@@ -128,6 +127,12 @@ Hello decodeHello(const std::vector<uint8_t>& payload) {
   m.hostId = r.str(kMaxHostText);
   m.hostName = r.str(kMaxHostText);
   r.finish();
+  // The root sizes its table of ranks from the first Hello: a size no
+  // communicator can have is refused before anything is allocated for it.
+  if (m.nranks < 1 || static_cast<uint32_t>(m.nranks) > kMaxRanks ||
+      m.rank < 0 || m.rank >= m.nranks)
+    throw error(mclRemoteError, "Hello: rank %d of %d is out of range", m.rank,
+                m.nranks);
   return m;
 }
 

@@ -25,6 +25,8 @@ constexpr uint32_t kBootstrapProtocol = 1;
 constexpr uint32_t kMaxFrameBytes = 64u << 20;
 constexpr uint32_t kMaxAllGatherBytes = 1u << 20;  // per rank and round
 constexpr size_t kMaxHostText = 256;
+// The most ranks a communicator may have (what a Welcome can list).
+constexpr uint32_t kMaxRanks = 1u << 16;
 
 enum class FrameType : uint32_t {
   Challenge = 1,

@@ -172,8 +172,9 @@ LinkModel tunerLink(const mclComm& comm, const Plan& plan,
 
 std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
                                   const mclConfig_t* config, int emuMac) {
-  if (nranks < 1)
-    throw error(mclInvalidArgument, "nranks %d must be at least 1", nranks);
+  if (nranks < 1 || static_cast<uint32_t>(nranks) > kMaxRanks)
+    throw error(mclInvalidArgument, "nranks %d must be between 1 and %u",
+                nranks, kMaxRanks);
   if (rank < 0 || rank >= nranks)
     throw error(mclInvalidArgument, "rank %d is out of range [0, %d)", rank,
                 nranks);

@@ -98,7 +98,7 @@ platform::SocketAddress parseHostPort(const char* name, const char* text,
     host = host.substr(1, host.size() - 2);
   char* end = nullptr;
   long port = strtol(s.c_str() + colon + 1, &end, 10);
-  if (*end != '\0' || port < 1 || port + offset > 65535)
+  if (*end != '\0' || port < 1 || port > 65535 - offset)
     throw error(mclInvalidArgument, "%s='%s' has no valid port", name, text);
   try {
     return platform::SocketAddress::resolve(host,

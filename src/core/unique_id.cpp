@@ -90,6 +90,11 @@ UniqueIdContents decodeUniqueId(const mclUniqueId& id) {
                 "id, intact, to every rank)");
   UniqueIdContents c;
   int port = (b[6] << 8) | b[7];
+  // Nothing listens on port 0; the string form refuses it too.
+  if (port == 0)
+    throw error(mclInvalidArgument,
+                "commId is not a unique id from mclGetUniqueId (its root "
+                "port is 0)");
   if (b[5] == 4) {
     auto* v4 = reinterpret_cast<sockaddr_in*>(&c.root.storage);
     v4->sin_family = AF_INET;
@@ -108,7 +113,8 @@ UniqueIdContents decodeUniqueId(const mclUniqueId& id) {
   for (int i = 0; i < b[kMoreRootsOffset]; ++i) {
     int family = at < sizeof(id.internal) ? b[at] : 0;
     size_t need = 3 + (family == 6 ? 16 : 4);
-    if ((family != 4 && family != 6) || at + need > sizeof(id.internal))
+    if ((family != 4 && family != 6) || at + need > sizeof(id.internal) ||
+        (b[at + 1] | b[at + 2]) == 0)
       throw error(mclInvalidArgument,
                   "commId is not a unique id from mclGetUniqueId (its "
                   "address list is damaged)");

@@ -42,12 +42,6 @@ bool sameContents(const UniqueIdContents& a, const UniqueIdContents& b) {
          sameContents(a, b, a.moreRoots.size());
 }
 
-bool anyPortZero(const UniqueIdContents& c) {
-  if (c.root.port() == 0) return true;
-  return std::any_of(c.moreRoots.begin(), c.moreRoots.end(),
-                     [](const SocketAddress& a) { return a.port() == 0; });
-}
-
 void fromText(const std::string& text) {
   UniqueIdContents c;
   if (!acceptedOr(mclInvalidArgument,
@@ -73,9 +67,6 @@ void fromBytes(const uint8_t* data, size_t size) {
   std::string text = mcl::uniqueIdToString(c);
   check(text.size() + 1 <= MCL_UNIQUE_ID_STRING_BYTES,
         "the string fits MCL_UNIQUE_ID_STRING_BYTES");
-  // The string form refuses port 0, which the binary form carries (no id
-  // from mclGetUniqueId has one: its listener's port is never 0).
-  if (anyPortZero(c)) return;
   check(sameContents(mcl::uniqueIdFromString(text), c),
         "binary -> string -> binary round trip");
 }

@@ -176,8 +176,10 @@ TEST(BootstrapMessageTest, RoundTrips) {
   EXPECT_EQ(h.pid, 0xfedcba98u);
   EXPECT_EQ(h.hostId, sampleHello().hostId);
   EXPECT_EQ(h.hostName, sampleHello().hostName);
-  Hello negative;  // rank -1 survives the unsigned encoding
-  EXPECT_EQ(decodeHello(encode(negative)).rank, -1);
+  Hello last = sampleHello();  // the highest rank and size there may be
+  last.nranks = static_cast<int32_t>(kMaxRanks);
+  last.rank = last.nranks - 1;
+  EXPECT_EQ(decodeHello(encode(last)).rank, last.rank);
 
   Welcome w = decodeWelcome(encode(sampleWelcome()));
   EXPECT_EQ(w.commId, sampleWelcome().commId);
@@ -227,6 +229,18 @@ TEST(BootstrapMessageTest, FieldsOverTheirLimitsAreRemoteError) {
   h = sampleHello();
   h.hostId = std::string(kMaxHostText + 1, 'i');
   expectRemoteError([&] { decodeHello(encode(h)); }, "long host id");
+  // The root sizes its table from the first Hello's nranks.
+  for (auto [rank, nranks] : {std::pair{0, 0}, std::pair{0, -1},
+                              std::pair{0, static_cast<int>(kMaxRanks) + 1},
+                              std::pair{-1, 4}, std::pair{4, 4}}) {
+    h = sampleHello();
+    h.rank = rank;
+    h.nranks = nranks;
+    expectRemoteError(
+        [&] { decodeHello(encode(h)); },
+        "rank " + std::to_string(rank) + " of " + std::to_string(nranks),
+        "out of range");
+  }
   Failure f{mclSystemError, std::string(4097, 'm')};
   expectRemoteError([&] { decodeFailure(encode(f)); }, "long failure text");
   AllGatherMessage a;

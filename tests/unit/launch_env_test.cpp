@@ -141,6 +141,19 @@ TEST_F(LaunchEnvTest, TorchrunUsesTheNextPortAfterMasterPort) {
   EXPECT_EQ(e.id.root.port(), 29501);
 }
 
+TEST_F(LaunchEnvTest, MasterPortsThatLeaveNoNextPortAreRefused) {
+  set("RANK", "1");
+  set("WORLD_SIZE", "2");
+  set("MASTER_ADDR", "127.0.0.1");
+  // The last port has no next one; the largest long once overflowed the
+  // addition instead.
+  for (const char* port : {"65535", "9223372036854775807", "0", "-1"}) {
+    SCOPED_TRACE(port);
+    set("MASTER_PORT", port);
+    expectInvalid("has no valid port");
+  }
+}
+
 TEST_F(LaunchEnvTest, MlxLaunchCountsTheHostfile) {
   std::string path = ::testing::TempDir() + "mcl_hostfile.json";
   {

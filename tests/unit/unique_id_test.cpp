@@ -124,6 +124,11 @@ TEST(UniqueIdTest, DecodeRejectsForeignBytes) {
     bad.internal[at] = static_cast<char>(bad.internal[at] ^ 0x40);
     expectRejected(bad, "byte " + std::to_string(at) + " changed");
   }
+  // Port 0, which nothing listens on (the string form refuses it too).
+  expectRejected(encodeUniqueId(contents("10.0.0.1", 0)), "root port 0");
+  UniqueIdContents more = contents("10.0.0.1", 80);
+  more.moreRoots.push_back(platform::SocketAddress::fromNumeric("10.0.0.2", 0));
+  expectRejected(encodeUniqueId(more), "a further root on port 0");
 }
 
 // ---- string form ----

@@ -219,9 +219,13 @@ std::vector<WireAddress> decodeAddresses(const std::vector<uint8_t>& bytes) {
     in.raw(w.address.gid.data(), w.address.gid.size());
     w.address.qpn = in.u32();
     w.address.psn = in.u32();
-    w.address.lid = static_cast<uint16_t>(in.u32());
+    const uint32_t lid = in.u32();
+    if (lid > UINT16_MAX)
+      throw error(mclRemoteError, "rdma addresses: LID %u is not 16 bits", lid);
+    w.address.lid = static_cast<uint16_t>(lid);
     w.address.mtu = in.u32();
   }
+  in.finish();  // bytes past the entries: not a message this build sent
   return wires;
 }
 
