@@ -2,7 +2,7 @@
 // communicator failed (here: its own, shorter timeout ran out) or that
 // aborted it. Peers waiting on it then fail at once with that reason, not
 // after their own timeout, and not with a bare "rank r is gone" that
-// hides the first failure. Over shared memory and TCP.
+// hides the first failure. Over shared memory, TCP and (emulated) RDMA.
 #include <gtest/gtest.h>
 #include <mcl/mcl.h>
 #include <unistd.h>
@@ -27,6 +27,10 @@ double secondsSince(Clock::time_point start) {
 mclComm_t initWithTimeout(RankContext& ctx, const char* transport,
                           int timeoutSeconds) {
   setenv("MCL_TRANSPORT", transport, 1);
+  if (std::string(transport) == "rdma") {  // the emulated fabric, 3 Macs
+    setenv("MCL_RDMA_PROVIDER", "emu", 1);
+    setenv("MCL_EMU_FABRIC", MCL_FIXTURE_DIR "/rdma/ring3.json", 1);
+  }
   return initComm(ctx, timeoutSeconds);
 }
 
@@ -84,7 +88,8 @@ TEST_P(Farewell, FailedRankTellsItsPeersTheFirstFailure) {
   }));
 }
 
-INSTANTIATE_TEST_SUITE_P(Transports, Farewell, ::testing::Values("shm", "tcp"));
+INSTANTIATE_TEST_SUITE_P(Transports, Farewell,
+                         ::testing::Values("shm", "tcp", "rdma"));
 
 }  // namespace
 }  // namespace mcl::test

@@ -10,6 +10,8 @@ namespace mcl::transport::rdma {
 namespace {
 
 constexpr uint64_t kCreditOnly = UINT64_MAX;
+constexpr uint64_t kFarewell = UINT64_MAX - 1;  // payload: the reason
+constexpr size_t kFarewellTextBytes = 248;
 constexpr uint64_t kSendTag = uint64_t{1} << 63;
 
 struct FrameHeader {
@@ -148,6 +150,17 @@ void RdmaConnection::handleReceive(uint32_t wire, const Completion& c) {
     postReceive(wire, slot);
     return;
   }
+  if (h->seq == kFarewell) {
+    const char* text = reinterpret_cast<const char*>(recvFrame(wire, slot)) +
+                       kFrameHeaderBytes;
+    if (peerFarewell_.empty())
+      peerFarewell_.assign(
+          text, strnlen(text, std::min<size_t>(h->bytes, kFarewellTextBytes)));
+    if (peerFarewell_.empty()) peerFarewell_ = "it said farewell";
+    state_[wire].peerSaidFarewell = true;
+    postReceive(wire, slot);
+    return;
+  }
   // Every piece holds bytes (Connection::commitSend): an empty one would
   // never be read, and the stream would stall behind it until the timeout.
   if (h->bytes == 0) fail(wire, "a data frame without data");
@@ -227,7 +240,35 @@ bool RdmaConnection::peerAlive() const {
     if (wires_[w].context != nullptr &&
         wires_[w].context->queryPort().state != PortState::Active)
       fail(w, "the port went down (a pulled or failed cable)");
-  return true;
+  // Gone once the wire that carries the next piece has said farewell and
+  // the piece is not in: nothing comes after a farewell on a wire.
+  const auto next = static_cast<uint32_t>(nextRecvSeq_ % wires_.size());
+  return !(state_[next].peerSaidFarewell &&
+           !arrived_[nextRecvSeq_ % arrived_.size()].present);
+}
+
+std::string RdmaConnection::peerGoneReason() const {
+  return peerFarewell_.empty() ? "the connection broke" : peerFarewell_;
+}
+
+void RdmaConnection::sayFarewell(const std::string& reason) {
+  if (saidFarewell_ || broken_ || acquired_) return;
+  saidFarewell_ = true;
+  const size_t room = std::min<size_t>(shape_.frameBytes - kFrameHeaderBytes,
+                                       kFarewellTextBytes);
+  const size_t length = std::min(reason.size(), room - 1);
+  for (uint32_t w = 0; w < wires_.size(); ++w) {
+    // The credit kept for credit-only frames serves; without one (or with
+    // every send in flight) the peer hears nothing on this wire.
+    const WireState& s = state_[w];
+    if (creditsLeft(w) < 1 ||
+        s.sendsPosted - s.sendsDone >= uint64_t(shape_.depth))
+      continue;
+    std::byte* payload = sendFrame(w, s.sendsPosted) + kFrameHeaderBytes;
+    memcpy(payload, reason.data(), length);
+    payload[length] = std::byte{0};
+    post(w, kFarewell, static_cast<uint32_t>(length + 1));
+  }
 }
 
 bool RdmaConnection::drained() const {

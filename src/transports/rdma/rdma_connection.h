@@ -62,6 +62,10 @@ class RdmaConnection final : public Connection {
   // Also checks each wire's port: a cable pulled on UC gives no error, only
   // silence, so a waiting operation asks the port (and fails naming it).
   bool peerAlive() const override;
+  std::string peerGoneReason() const override;
+  // A frame of its own on every wire with a credit and a send to spare,
+  // after the wire's data (a queue pair delivers in order).
+  void sayFarewell(const std::string& reason) override;
   const char* linkName() const override { return link_.c_str(); }
   void progress() override;
   bool drained() const override;
@@ -78,7 +82,8 @@ class RdmaConnection final : public Connection {
     uint32_t framesReceived = 0;  // cumulative frames that arrived
     uint32_t dataReposted = 0;    // reposts after data frames
     uint32_t dataRepostedTold = 0;
-    uint64_t nextRecvSeq = 0;  // the sequence expected next on this wire
+    uint64_t nextRecvSeq = 0;       // the sequence expected next on this wire
+    bool peerSaidFarewell = false;  // no data comes after it on this wire
   };
   struct Arrived {
     bool present = false;
@@ -110,6 +115,8 @@ class RdmaConnection final : public Connection {
   std::vector<Arrived> arrived_;  // by sequence % (wires * depth)
   uint64_t bytesSent_ = 0;
   mutable bool broken_ = false;  // set by fail(), also from peerAlive()
+  bool saidFarewell_ = false;
+  std::string peerFarewell_;  // the reason the peer gave, once in
 };
 
 }  // namespace mcl::transport::rdma
