@@ -130,6 +130,52 @@ void checkAbortAndPeers(std::span<Lane> lanes) {
   }
 }
 
+// How long a rank that timed out listens for the farewell of the peer it
+// waited on: a tenth of the timeout, within [50 ms, 1 s].
+int64_t farewellGraceNs(int64_t timeoutNs) {
+  return std::clamp<int64_t>(timeoutNs / 10, 50'000'000, 1'000'000'000);
+}
+
+// Every peer of the lanes' communicators hears why this rank stops.
+void sayFarewells(std::span<Lane> lanes, const std::string& reason) {
+  for (const Lane& lane : lanes) {
+    const AlgoContext& ctx = *lane.context;
+    for (const auto* list : {&ctx.peers, &ctx.p2pPeers})
+      for (size_t peer = 0; peer < list->size(); ++peer)
+        if ((*list)[peer] != nullptr && static_cast<int>(peer) != ctx.rank)
+          (*list)[peer]->sayFarewell(reason);
+  }
+}
+
+// Throws `timedOut`, or what the peer this rank waited on said first. When
+// one rank stalls, the ranks that wait on it and the ranks that wait on
+// those time out within moments of each other, and which one reaches its
+// timeout first is chance: a rank that only waited on a bystander would
+// name the bystander. So the rank tells its peers why it stops (it will
+// stop either way), then listens a moment longer: a peer that gave up as
+// well names whom it waited on, and that reason is reported instead.
+[[noreturn]] void giveUp(std::span<Lane> lanes, const Error& timedOut) {
+  const AlgoContext& ctx = *lanes.front().context;
+  sayFarewells(lanes, "rank " + std::to_string(ctx.rank) + "/" +
+                          std::to_string(ctx.nranks) +
+                          " gave up: " + timedOut.what());
+  const auto end = Clock::now() + std::chrono::nanoseconds(
+                                      farewellGraceNs(ctx.timeout.count()));
+  while (Clock::now() < end) {
+    for (const Lane& lane : lanes) {
+      if (lane.stepsDone()) continue;
+      // Reading is how a network connection learns of a farewell; the
+      // bytes themselves no longer matter.
+      const Step& s = waitedOn(lane.steps[lane.next]);
+      if (s.recvFrom != nullptr) s.recvFrom->peekRecv();
+      if (s.sendTo != nullptr && s.sendTo != s.recvFrom) s.sendTo->peekRecv();
+    }
+    checkAbortAndPeers(lanes);  // throws the peer's reason
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  throw timedOut;
+}
+
 // The waker all lanes share, or null when they span communicators.
 transport::Waker* commonWaker(std::span<Lane> lanes) {
   transport::Waker* w = lanes.front().context->waker;
@@ -196,11 +242,11 @@ void runLanes(std::span<Lane> lanes) {
     }
     if (idleNs >= timeoutNs) {
       const Lane& stuck = firstStuck(lanes);
-      throw error(mclTimeout,
-                  "rank %d: %s: no progress for %.3g s (the "
-                  "timeout, MCL_TIMEOUT)",
-                  stuck.context->rank, describeWait(stuck).c_str(),
-                  static_cast<double>(timeoutNs) / 1e9);
+      giveUp(lanes, error(mclTimeout,
+                          "rank %d: %s: no progress for %.3g s (the "
+                          "timeout, MCL_TIMEOUT)",
+                          stuck.context->rank, describeWait(stuck).c_str(),
+                          static_cast<double>(timeoutNs) / 1e9));
     }
     if (idleNs < ctx.wait.spinNs + ctx.wait.yieldNs) {
       platform::yieldCpu();

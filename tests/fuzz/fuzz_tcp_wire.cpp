@@ -4,14 +4,18 @@
 //      choice of links against a fixed host, which must come out the same
 //      from both ends (they connect and accept by it)
 //   2  the 8-byte header before each piece on a socket (tcp_connection.h)
+//   3  what a broken socket still holds, scanned for the peer's farewell
+//      (farewell_scan.h): in one piece and byte by byte, the same answer
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "fuzz_check.h"
+#include "transports/tcp/farewell_scan.h"
 #include "transports/tcp/link_choice.h"
 #include "transports/tcp/tcp_connection.h"
 #include "transports/tcp/tcp_handshake.h"
@@ -136,19 +140,57 @@ void pieceHeader(const uint8_t* data, size_t size) {
           "an accepted piece header fits one slot and is the next piece");
 }
 
+// Where the reading stood (1 byte: header, payload or text, and how far),
+// the slot size (4), then the stream.
+tcp::FarewellScan scanFrom(const uint8_t* data, uint32_t slotBytes,
+                           std::span<const std::byte> partial) {
+  switch (data[0] % 3) {
+    case 0:
+      return tcp::FarewellScan::inHeader(
+          partial.first(std::min<size_t>(partial.size(), data[0] / 3 % 8)),
+          slotBytes);
+    case 1:
+      return tcp::FarewellScan::inPayload(data[0] / 3, slotBytes);
+    default:
+      return tcp::FarewellScan::inFarewell(
+          partial.first(std::min<size_t>(partial.size(), data[0] / 3)),
+          slotBytes);
+  }
+}
+
+void farewellScan(const uint8_t* data, size_t size) {
+  if (size < 5) return;
+  uint32_t slotBytes = 0;
+  memcpy(&slotBytes, data + 1, sizeof(slotBytes));
+  const auto stream = std::as_bytes(std::span(data + 5, size - 5));
+  tcp::FarewellScan whole = scanFrom(data, slotBytes, {});
+  whole.feed(stream);
+  tcp::FarewellScan bytewise = scanFrom(data, slotBytes, {});
+  for (size_t i = 0; i < stream.size() && bytewise.wantsMore(); ++i)
+    bytewise.feed(stream.subspan(i, 1));
+  check(whole.farewell() == bytewise.farewell(),
+        "the same farewell however the bytes arrive");
+  check(whole.wantsMore() == bytewise.wantsMore(), "the same end");
+  check(whole.farewell().size() <= tcp::kFarewellTextBytes,
+        "a farewell within its frame");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
-  switch (data[0] % 3) {
+  switch (data[0] % 4) {
     case 0:
       streamHello(data + 1, size - 1);
       break;
     case 1:
       endpointList(data + 1, size - 1);
       break;
-    default:
+    case 2:
       pieceHeader(data + 1, size - 1);
+      break;
+    default:
+      farewellScan(data + 1, size - 1);
       break;
   }
   return 0;

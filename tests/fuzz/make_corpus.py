@@ -121,6 +121,25 @@ def tcp():
         "<II", 4096, 5) + struct.pack(">Q", 5) + struct.pack("<I", 131072))
     write(t, "piece_header_too_long.bin", b"\2" + struct.pack(
         "<II", 131073, 5) + struct.pack(">Q", 5) + struct.pack("<I", 131072))
+    # A broken socket's rest, scanned for a farewell: where the reading
+    # stood (mode % 3: header, payload, text; mode // 3: how far), slot
+    # bytes (host order), the stream: pieces {length, piece} + payload, then
+    # the farewell header and its 248 bytes of text.
+    def piece(length, index):
+        return struct.pack("<II", length, index) + b"\x5a" * length
+
+    def farewell(reason):
+        return (struct.pack("<II", 0xffffffff, 0) +
+                reason.encode().ljust(248, b"\0"))
+
+    slot = struct.pack("<I", 64)
+    write(t, "farewell_behind_pieces.bin", b"\3" + bytes([0]) + slot +
+          piece(10, 0) + piece(64, 2) + farewell("rank 0/3 gave up"))
+    write(t, "farewell_inside_payload.bin", b"\3" + bytes([1 + 3 * 20]) +
+          slot + b"\1" * 20 + farewell("after the piece"))
+    write(t, "farewell_cut_short.bin", b"\3" + bytes([0]) + slot +
+          farewell("cut short")[:20])
+    write(t, "farewell_none.bin", b"\3" + bytes([0]) + slot + piece(3, 0))
 
 
 # ---- shared memory (transports/shm/shm_layout.h): host order ----

@@ -88,6 +88,36 @@ TEST_P(Farewell, FailedRankTellsItsPeersTheFirstFailure) {
   }));
 }
 
+// Rank 1 stalls (alive, in no call) past the timeout; ranks 0 and 2 time
+// out within moments of each other, each maybe waiting only on the other.
+// Both must name rank 1: a rank that timed out listens a moment for the
+// farewell of the rank it waited on before it blames that one.
+TEST_P(Farewell, StalledRankIsNamedByEveryRankThatWaits) {
+  const char* transport = GetParam();
+  ASSERT_TRUE(runRanks(3, [&](RankContext& ctx) {
+    mclComm_t comm = initWithTimeout(ctx, transport, 1);
+    if (comm == nullptr) return;
+    std::vector<float> data(1 << 16, 1.0f);
+    if (ctx.rank() == 1) {
+      usleep(3000 * 1000);
+      mclCommAbort(comm);
+      return;
+    }
+    // A few calls that rank 1 never joins: the two others run ahead into
+    // the next and wait on each other as well as on rank 1.
+    mclResult_t r = mclSuccess;
+    for (int i = 0; i < 3 && r == mclSuccess; ++i)
+      r = mclAllReduce(data.data(), data.data(), data.size() / 16, mclFloat32,
+                       mclSum, comm, nullptr);
+    const std::string message = mclGetLastError(comm);
+    if (r != mclTimeout && r != mclRemoteError)
+      ctx.fail("code %d: %s", static_cast<int>(r), message.c_str());
+    else if (message.find("rank 1") == std::string::npos)
+      ctx.fail("the error does not name rank 1: %s", message.c_str());
+    mclCommAbort(comm);
+  }));
+}
+
 INSTANTIATE_TEST_SUITE_P(Transports, Farewell,
                          ::testing::Values("shm", "tcp", "rdma"));
 

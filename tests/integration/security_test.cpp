@@ -152,7 +152,9 @@ TEST(Security, TheSecretIsInNoLogDumpReportOrError) {
                  ("mcl-secret-test-" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
-  const std::string port = std::to_string(30000 + getpid() % 20000);
+  // Below Linux's ephemeral range (32768 on): no outgoing connection of
+  // another test holds it.
+  const std::string port = std::to_string(20000 + getpid() % 12000);
   const std::string job = "MCL_ROOT=127.0.0.1:" + port +
                           " MCL_WORLD_SIZE=2 MCL_TIMEOUT=10 MCL_TRANSPORT=tcp "
                           "MCL_DEBUG=TRACE MCL_DEBUG_FILE=" +

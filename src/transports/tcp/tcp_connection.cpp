@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <span>
 
 #include "base/error.h"
+#include "transports/tcp/farewell_scan.h"
 
 namespace mcl::transport::tcp {
 
@@ -64,9 +66,47 @@ std::byte* TcpConnection::recvSlot(uint64_t piece) const {
 
 void TcpConnection::fail(const char* what, int err) {
   broken_ = true;
-  throw error(mclRemoteError, "tcp to rank %d over %s: %s%s%s", peerRank_,
+  // A broken socket (err set, not a stream out of step): the peer may
+  // have said why before it closed.
+  if (err != 0 && peerFarewell_.empty()) peerFarewell_ = farewellBehind();
+  const std::string said =
+      peerFarewell_.empty() ? "" : ", after it said: " + peerFarewell_;
+  throw error(mclRemoteError, "tcp to rank %d over %s: %s%s%s%s", peerRank_,
               link_.c_str(), what, err != 0 ? ": " : "",
-              err != 0 ? strerror(err) : "");
+              err != 0 ? strerror(err) : "", said.c_str());
+}
+
+std::string TcpConnection::farewellBehind() {
+  // More than any socket buffer holds: the scan ends at the buffer's end
+  // (EAGAIN) long before.
+  constexpr size_t kMostBytes = size_t{64} << 20;
+  std::vector<std::byte> chunk(64 * 1024);
+  for (Stripe& s : stripes_) {
+    if (s.closed) continue;
+    const size_t read = s.recvOffset;
+    FarewellScan scan =
+        s.farewell
+            ? FarewellScan::inFarewell(std::as_bytes(std::span(farewellText_))
+                                           .first(read - kHeaderBytes),
+                                       shape_.slotBytes)
+        : read < kHeaderBytes
+            ? FarewellScan::inHeader(
+                  std::as_bytes(std::span(&s.recvHeader, 1)).first(read),
+                  shape_.slotBytes)
+            : FarewellScan::inPayload(
+                  s.recvHeader.length - (read - kHeaderBytes),
+                  shape_.slotBytes);
+    for (size_t total = 0; scan.wantsMore() && total < kMostBytes;) {
+      ssize_t n = recv(s.socket.fd(), chunk.data(), chunk.size(), MSG_DONTWAIT);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;  // the end, nothing more yet, or the reset
+      total += static_cast<size_t>(n);
+      scan.feed(std::span(chunk).first(static_cast<size_t>(n)));
+    }
+    std::string text = scan.farewell();
+    if (!text.empty()) return text;
+  }
+  return "";
 }
 
 bool TcpConnection::peerAlive() const {

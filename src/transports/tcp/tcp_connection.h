@@ -86,7 +86,11 @@ class TcpConnection final : public Connection {
   void pullStripe(Stripe& s);
   // The stripe's farewell is in (or the peer closed during it).
   void takeFarewell(Stripe& s);
+  // Throws mclRemoteError; err (errno) 0: the stream is out of step.
   [[noreturn]] void fail(const char* what, int err);
+  // The farewell the peer sent behind what we have read, if any (see
+  // FarewellScan); reads each socket up to where it has nothing more.
+  std::string farewellBehind();
 
   int peerRank_;
   std::string link_;
