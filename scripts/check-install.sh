@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the build into a temporary prefix and checks a program links
-# against it through find_package(mcl) and through pkg-config.
+# against it through find_package(mcl) and through pkg-config; builds
+# examples/c and examples/cpp against it both ways and runs each with 2
+# ranks; checks the library's exports and SONAME.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 prefix=$(mktemp -d)
@@ -33,8 +35,51 @@ export PKG_CONFIG_PATH="$prefix/lib/pkgconfig:$prefix/lib64/pkgconfig"
 cc "$work/main.c" -o "$work/consumer-pc" $(pkg-config --cflags --libs mcl)
 LD_LIBRARY_PATH="$prefix/lib:$prefix/lib64" "$work/consumer-pc"
 
-# Only mcl* symbols are exported.
+# The examples, as a user builds them: CMake's find_package(mcl), and a
+# bare compiler command with pkg-config; each run as a job of 2 ranks.
+run_two_ranks() {
+  local program=$1 port secret pids=() status=0
+  port=$((20000 + RANDOM % 12000))
+  secret=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+  for rank in 0 1; do
+    LD_LIBRARY_PATH="$prefix/lib:$prefix/lib64" MCL_RANK=$rank \
+      MCL_WORLD_SIZE=2 MCL_ROOT="127.0.0.1:$port" MCL_SECRET="$secret" \
+      MCL_TIMEOUT=30 timeout 60 "$program" &
+    pids+=($!)
+  done
+  for pid in "${pids[@]}"; do wait "$pid" || status=1; done
+  if [ "$status" != 0 ]; then
+    echo "$program failed with 2 ranks" >&2
+    exit 1
+  fi
+}
+for lang in c cpp; do
+  flags=(-DCMAKE_C_FLAGS="-Wall -Wextra -Werror")
+  [ "$lang" = cpp ] && flags=(-DCMAKE_CXX_FLAGS="-Wall -Wextra -Wpedantic -Werror")
+  cmake -S "examples/$lang" -B "$work/example-$lang" \
+    -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release "${flags[@]}" \
+    >/dev/null
+  cmake --build "$work/example-$lang" >/dev/null
+  echo "examples/$lang, built with find_package(mcl):"
+  run_two_ranks "$work/example-$lang/allreduce"
+done
+cc -Wall -Wextra -Werror examples/c/allreduce.c -o "$work/allreduce-c-pc" \
+  $(pkg-config --cflags --libs mcl)
+echo "examples/c, built with pkg-config:"
+run_two_ranks "$work/allreduce-c-pc"
+c++ -std=c++17 -Wall -Wextra -Wpedantic -Werror examples/cpp/allreduce.cpp \
+  -o "$work/allreduce-cpp-pc" $(pkg-config --cflags --libs mcl)
+echo "examples/cpp, built with pkg-config:"
+run_two_ranks "$work/allreduce-cpp-pc"
+
+# Only mcl* symbols are exported, and the library carries its ABI version.
 lib=$(ls "$prefix"/lib*/libmcl.so.* | head -n1)
+soname=$(readelf -d "$lib" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
+if [ "$soname" != "libmcl.so.$(sed -n 's/^project(mcl VERSION \([0-9]*\).*/\1/p' CMakeLists.txt)" ]; then
+  echo "libmcl's SONAME is '$soname'" >&2
+  exit 1
+fi
+echo "SONAME $soname"
 others=$(nm -D --defined-only "$lib" | awk '{print $3}' | grep -v '^mcl' || true)
 if [ -n "$others" ]; then
   echo "libmcl exports symbols outside mcl*:" >&2

@@ -73,6 +73,10 @@ class RankContext:
 
 def main():
     scenario, report_path, args = sys.argv[1], sys.argv[2], sys.argv[3]
+    if scenario.startswith("torch_"):
+        # PyTorch takes a second or two to import: only its ranks load it.
+        import scenario_torch
+        SCENARIOS.update(scenario_torch.SCENARIOS)
     ctx = RankContext(report_path, json.loads(args))
     report = SCENARIOS[scenario](ctx)
     if report is not None:

@@ -1,0 +1,228 @@
+"""Rank side of the PyTorch backend tests (test_torch_backend.py): every
+torch.distributed operation over "mcl" against the values it must give,
+and a small model trained with DistributedDataParallel over a backend
+named by the test. The ranks meet through a FileStore in the run's work
+directory."""
+
+import time
+
+import torch
+import torch.distributed as dist
+
+from mcl.torch import BACKEND  # the import registers the backend
+
+
+class Checks:
+    """Named comparisons; the report lists each and what went wrong."""
+
+    def __init__(self):
+        self.names, self.failures = [], []
+
+    def equal(self, name, got, want):
+        self.names.append(name)
+        if got != want:
+            self.failures.append(f"{name}: got {got!r}, expected {want!r}")
+
+    def fail(self, message):
+        self.failures.append(message)
+
+    def report(self):
+        return {"checks": self.names, "failures": self.failures}
+
+
+def _init(ctx, backend, name="store"):
+    dist.init_process_group(backend, init_method="file://" + ctx.path(name),
+                            rank=ctx.rank, world_size=ctx.size)
+
+
+def _check_collectives(ctx, checks):
+    r, n = ctx.rank, ctx.size
+    ranks = torch.arange(n, dtype=torch.float32)
+
+    t = torch.full((5,), float(r + 1))
+    dist.all_reduce(t)
+    checks.equal("all_reduce sum", t.tolist(), [n * (n + 1) / 2] * 5)
+    t = torch.tensor([float(r)])
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    checks.equal("all_reduce max", t.tolist(), [n - 1.0])
+    t = torch.tensor([r + 1], dtype=torch.int64)
+    dist.all_reduce(t, op=dist.ReduceOp.PRODUCT)
+    checks.equal("all_reduce product int64", t.tolist(),
+                 [int(torch.arange(1, n + 1).prod())])
+    t = torch.tensor([float(r)], dtype=torch.float64)
+    dist.all_reduce(t, op=dist.ReduceOp.AVG)
+    checks.equal("all_reduce avg", t.tolist(), [(n - 1) / 2])
+
+    # A column of a matrix: not contiguous, written back in place.
+    m = torch.zeros(3, 2)
+    m[:, 1] = r + 1
+    dist.all_reduce(m[:, 1])
+    checks.equal("all_reduce non-contiguous", m.tolist(),
+                 [[0.0, n * (n + 1) / 2]] * 3)
+
+    outs = [torch.empty(2) for _ in range(n)]
+    dist.all_gather(outs, torch.tensor([float(r), 10.0 * r]))
+    checks.equal("all_gather", [o.tolist() for o in outs],
+                 [[float(i), 10.0 * i] for i in range(n)])
+    flat = torch.empty(n * 2)
+    dist.all_gather_into_tensor(flat, torch.tensor([float(r), -1.0]))
+    checks.equal("all_gather_into_tensor", flat.tolist(),
+                 sum(([float(i), -1.0] for i in range(n)), []))
+
+    t = torch.full((4,), float(r))
+    dist.broadcast(t, src=n - 1)
+    checks.equal("broadcast", t.tolist(), [n - 1.0] * 4)
+
+    t = torch.full((3,), float(r + 1))
+    dist.reduce(t, dst=0)
+    if r == 0:
+        checks.equal("reduce", t.tolist(), [n * (n + 1) / 2] * 3)
+
+    out = torch.empty(2)
+    dist.reduce_scatter(out, [torch.full((2,), float(r + j))
+                              for j in range(n)])
+    checks.equal("reduce_scatter", out.tolist(),
+                 [float(ranks.sum()) + n * r] * 2)
+    out = torch.empty(1)
+    dist.reduce_scatter_tensor(out, torch.arange(n, dtype=torch.float32))
+    checks.equal("reduce_scatter_tensor", out.tolist(), [float(n * r)])
+
+    x = torch.tensor([100.0 * r + j for j in range(n)])
+    out = torch.empty(n)
+    dist.all_to_all_single(out, x)
+    checks.equal("all_to_all_single", out.tolist(),
+                 [100.0 * i + r for i in range(n)])
+    # Uneven: rank r sends j + 1 rows to rank j (each row its sender).
+    x = torch.full((sum(j + 1 for j in range(n)),), float(r))
+    out = torch.empty(n * (r + 1))
+    dist.all_to_all_single(out, x, output_split_sizes=[r + 1] * n,
+                           input_split_sizes=[j + 1 for j in range(n)])
+    checks.equal("all_to_all_single uneven", out.tolist(),
+                 sum(([float(i)] * (r + 1) for i in range(n)), []))
+    outs = [torch.empty(1) for _ in range(n)]
+    dist.all_to_all(outs, [torch.tensor([10.0 * r + j]) for j in range(n)])
+    checks.equal("all_to_all", [o.item() for o in outs],
+                 [10.0 * i + r for i in range(n)])
+
+    gathered = [torch.empty(1) for _ in range(n)] if r == 0 else None
+    dist.gather(torch.tensor([float(r * r)]), gathered, dst=0)
+    if r == 0:
+        checks.equal("gather", [g.item() for g in gathered],
+                     [float(i * i) for i in range(n)])
+    out = torch.empty(2)
+    dist.scatter(out, [torch.full((2,), float(j)) for j in range(n)]
+                 if r == 0 else None, src=0)
+    checks.equal("scatter", out.tolist(), [float(r)] * 2)
+
+    # Point-to-point around the ring, blocking and with isend/irecv.
+    nxt, prev = (r + 1) % n, (r - 1) % n
+    got = torch.empty(3)
+    if r % 2 == 0:
+        dist.send(torch.full((3,), float(r)), nxt)
+        dist.recv(got, prev)
+    else:
+        dist.recv(got, prev)
+        dist.send(torch.full((3,), float(r)), nxt)
+    checks.equal("send/recv", got.tolist(), [float(prev)] * 3)
+    got = torch.empty(2)
+    works = [dist.isend(torch.full((2,), r + 0.5), nxt),
+             dist.irecv(got, prev)]
+    for w in works:
+        w.wait()
+    checks.equal("isend/irecv", got.tolist(), [prev + 0.5] * 2)
+
+    # Async handles: issued back to back, waited on later.
+    a, b = torch.ones(1 << 16), torch.full((7,), float(r))
+    wa = dist.all_reduce(a, async_op=True)
+    wb = dist.all_reduce(b, async_op=True)
+    wb.wait()
+    checks.equal("async all_reduce done in order", wa.is_completed(), True)
+    wa.wait()
+    checks.equal("async all_reduce", [a[0].item(), a[-1].item(), b[0].item()],
+                 [float(n), float(n), float(ranks.sum())])
+    fut = dist.all_reduce(torch.ones(3), async_op=True).get_future()
+    checks.equal("future", fut.wait()[0].tolist(), [float(n)] * 3)
+
+    dist.barrier()
+    if n > 2:  # a subgroup without the last rank
+        group = dist.new_group(list(range(n - 1)), backend="mcl")
+        if r < n - 1:
+            t = torch.ones(2)
+            dist.all_reduce(t, group=group)
+            checks.equal("new_group all_reduce", t.tolist(), [n - 1.0] * 2)
+
+
+def _check_refusals(ctx, checks):
+    for what, call in {
+            "tag": lambda: dist.send(torch.ones(1), (ctx.rank + 1) % ctx.size,
+                                     tag=3),
+            "band": lambda: dist.all_reduce(torch.ones(1, dtype=torch.int32),
+                                            op=dist.ReduceOp.BAND)}.items():
+        try:
+            call()
+            checks.fail(f"{what}: accepted")
+        except (ValueError, RuntimeError) as e:
+            checks.equal(f"{what} refused naming it", "mcl backend" in str(e),
+                         True)
+
+
+def collectives(ctx):
+    _init(ctx, BACKEND)
+    checks = Checks()
+    checks.equal("backend", dist.get_backend(), "mcl")
+    _check_collectives(ctx, checks)
+    _check_refusals(ctx, checks)
+    dist.barrier()
+    dist.destroy_process_group()
+    return checks.report()
+
+
+def train(ctx):
+    """A few steps of a small model under DDP over args["backend"], from
+    a fixed seed: every rank sees its own slice of one batch. Reports the
+    final weights (exact values, as hex floats)."""
+    backend = ctx.args["backend"]
+    _init(ctx, backend, "store-" + backend)
+    torch.manual_seed(1234)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.Tanh(),
+                                torch.nn.Linear(32, 4))
+    ddp = torch.nn.parallel.DistributedDataParallel(model)
+    optimizer = torch.optim.SGD(ddp.parameters(), lr=0.05)
+    data = torch.randn(64, 16)
+    target = torch.randn(64, 4)
+    rows = data.shape[0] // ctx.size
+    mine = slice(ctx.rank * rows, (ctx.rank + 1) * rows)
+    for _ in range(ctx.args.get("steps", 20)):
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(ddp(data[mine]), target[mine])
+        loss.backward()
+        optimizer.step()
+    weights = [float(v).hex() for p in model.parameters()
+               for v in p.detach().reshape(-1)]
+    dist.destroy_process_group()
+    return {"weights": weights, "loss": float(loss)}
+
+
+def bench(ctx):
+    """all_reduce through torch.distributed over args["backend"]: the
+    median time per call at each size (float32), after a warm-up."""
+    backend = ctx.args["backend"]
+    _init(ctx, backend, "store-bench-" + backend)
+    report = {}
+    for count in ctx.args["counts"]:
+        t = torch.ones(count)
+        for _ in range(5):
+            dist.all_reduce(t)
+        times = []
+        for _ in range(ctx.args.get("iterations", 50)):
+            start = time.perf_counter()
+            dist.all_reduce(t)
+            times.append(time.perf_counter() - start)
+        times.sort()
+        report[str(count * 4)] = times[len(times) // 2] * 1e6
+    dist.destroy_process_group()
+    return report
+
+
+SCENARIOS = {"torch_collectives": collectives, "torch_train": train,
+             "torch_bench": bench}
