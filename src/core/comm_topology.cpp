@@ -36,10 +36,10 @@ std::vector<std::vector<int>> ranksByHost(const mclComm& comm) {
   return hosts;
 }
 
-std::string readFile(const std::string& path) {
+std::string readFile(const std::string& var, const std::string& path) {
   std::ifstream in(path);
   if (!in)
-    throw error(mclInvalidArgument, "MCL_TOPO_FILE=%s: cannot open: %s",
+    throw error(mclInvalidArgument, "%s=%s: cannot open: %s", var.c_str(),
                 path.c_str(), strerror(errno));
   std::ostringstream text;
   text << in.rdbuf();
@@ -54,18 +54,20 @@ void checkFileFitsJob(const mclComm& comm, const topology::Cluster& file,
   for (const auto& h : file.hosts) ranks += h.ranks.size();
   if (ranks != size_t(comm.nranks))
     throw error(mclInvalidUsage,
-                "MCL_TOPO_FILE=%s describes %zu ranks, this communicator has "
+                "%s=%s describes %zu ranks, this communicator has "
                 "%d",
-                path.c_str(), ranks, comm.nranks);
+                comm.settings.topoFileVar.c_str(), path.c_str(), ranks,
+                comm.nranks);
   for (int a = 0; a < comm.nranks; ++a)
     for (int b = a + 1; b < comm.nranks; ++b) {
       bool here = comm.peers[size_t(a)].hostId == comm.peers[size_t(b)].hostId;
       bool there = file.hostOfRank(a) == file.hostOfRank(b);
       if (here != there)
         throw error(mclInvalidUsage,
-                    "MCL_TOPO_FILE=%s puts ranks %d and %d on %s, but they run "
+                    "%s=%s puts ranks %d and %d on %s, but they run "
                     "on %s (%s and %s)",
-                    path.c_str(), a, b, there ? "one host" : "two hosts",
+                    comm.settings.topoFileVar.c_str(), path.c_str(), a, b,
+                    there ? "one host" : "two hosts",
                     here ? "one host" : "two hosts",
                     comm.peers[size_t(a)].hostName.c_str(),
                     comm.peers[size_t(b)].hostName.c_str());
@@ -153,7 +155,7 @@ TopologyFileRead readTopologyFile(const mclComm& comm) {
   const std::string& path = comm.settings.topoFile;
   if (path.empty()) return read;
   try {
-    std::string text = readFile(path);
+    std::string text = readFile(comm.settings.topoFileVar, path);
     read.cluster = topology::clusterFromText(text, path);
     unsigned char digest[16];
     crypto_generichash(digest, sizeof(digest),

@@ -103,7 +103,8 @@ constexpr ParamDef kParams[] = {
      "MS after init."},
     {"MCL_TOPO_FILE", "",
      "Read the cluster (hosts, cables) from this file instead of detecting "
-     "it: mcl's own dump, an MLX device matrix or an MLX hostfile."},
+     "it: mcl's own dump, an MLX device matrix or an MLX hostfile. Unset: "
+     "MLX_IBV_DEVICES (mlx.launch's device matrix), if set."},
     {"MCL_TOPO_DETECT", "auto",
      "auto: look at interfaces and Thunderbolt ports when the job spans "
      "hosts or MCL_TOPO_DUMP_FILE is set; always: also for one host."},

@@ -87,6 +87,13 @@ CommSettings loadSettings(const mclConfig_t* config) {
   s.spin = paramValue("MCL_SPIN_US").text;
   s.yield = paramValue("MCL_YIELD_US").text;
   s.topoFile = paramValue("MCL_TOPO_FILE").text;
+  // A job mlx.launch started for JACCL names its device matrix (which
+  // Thunderbolt port reaches which rank) here: the same cabling as MLX.
+  const char* mlxDevices = getenv("MLX_IBV_DEVICES");
+  if (s.topoFile.empty() && mlxDevices != nullptr && *mlxDevices != '\0') {
+    s.topoFile = mlxDevices;
+    s.topoFileVar = "MLX_IBV_DEVICES";
+  }
   s.topoDumpFile = paramValue("MCL_TOPO_DUMP_FILE").text;
   std::string detect = paramValue("MCL_TOPO_DETECT").text;
   if (detect != "auto" && detect != "always")

@@ -21,15 +21,16 @@ struct CommSettings {
   transport::shm::ShmOptions shm;
   transport::tcp::TcpOptions tcp;
   transport::rdma::RdmaOptions rdma;
-  std::string spin = "auto";      // MCL_SPIN_US
-  std::string yield = "auto";     // MCL_YIELD_US
-  std::string topoFile;           // MCL_TOPO_FILE
-  std::string topoDumpFile;       // MCL_TOPO_DUMP_FILE
-  bool topoDetectAlways = false;  // MCL_TOPO_DETECT=always
-  std::string algoSpec;           // MCL_ALGO as given
-  ForcedAlgorithms forced{};      // MCL_ALGO parsed
-  bool tuneProbe = false;         // MCL_TUNE_PROBE=1
-  bool checkCalls = false;        // MCL_CHECK=1
+  std::string spin = "auto";   // MCL_SPIN_US
+  std::string yield = "auto";  // MCL_YIELD_US
+  std::string topoFile;        // MCL_TOPO_FILE, else MLX_IBV_DEVICES
+  std::string topoFileVar = "MCL_TOPO_FILE";  // which of the two it came from
+  std::string topoDumpFile;                   // MCL_TOPO_DUMP_FILE
+  bool topoDetectAlways = false;              // MCL_TOPO_DETECT=always
+  std::string algoSpec;                       // MCL_ALGO as given
+  ForcedAlgorithms forced{};                  // MCL_ALGO parsed
+  bool tuneProbe = false;                     // MCL_TUNE_PROBE=1
+  bool checkCalls = false;                    // MCL_CHECK=1
 };
 
 // Throws mclInvalidArgument naming the field or variable.

@@ -8,10 +8,11 @@ Needs root (skips otherwise) and MCL_PERF (CTest sets it)."""
 
 import json
 import os
+import subprocess
 
 import pytest
 
-from jobs import PERF, SMALL, cable_root, finish, start_ranks
+from jobs import PERF, SECRET, SMALL, cable_root, finish, start_ranks
 from testbed import Testbed as Cluster
 
 pytestmark = [
@@ -174,6 +175,49 @@ def test_mlx_device_matrix_as_topology_file():
         outputs = finish(start_ranks(bed, [0, 1, 2], "10.78.0.1:29732",
                                      ["allreduce", "-b", "8", "-e", "1M", "-f",
                                       "32", "-c", "1"], env))
+        for rank, (code, text) in enumerate(outputs):
+            assert code == 0, f"rank {rank}:\n{text}"
+        assert "# Out of bounds values : 0 OK" in outputs[0][1], outputs[0][1]
+
+
+def start_as_mlx_launch(bed, args, matrix, hostfile, coordinator):
+    """The ranks of a job as mlx.launch starts them for JACCL: MLX_RANK,
+    MLX_HOSTFILE, MLX_IBV_DEVICES and MLX_JACCL_COORDINATOR, and no MCL_*
+    variable but the secret, which mcl requires for a rendezvous other
+    hosts can reach."""
+    procs = []
+    for rank in range(3):
+        env = {"MLX_RANK": str(rank), "MLX_HOSTFILE": str(hostfile),
+               "MLX_IBV_DEVICES": matrix,
+               "MLX_JACCL_COORDINATOR": coordinator,
+               "MCL_SECRET": SECRET, "MCL_TIMEOUT": "20"}
+        procs.append(bed.exec(rank, [PERF] + args, env=env,
+                              stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True))
+    return procs
+
+
+def test_mlx_launch_environment_gives_mlxs_job_and_cabling(tmp_path):
+    # The variables alone: the ranks, their number (the hostfile's
+    # entries), the rendezvous (the coordinator's port + 1) and the cables
+    # (the device matrix) are those of the MLX job.
+    matrix = os.path.abspath(os.path.join(FIXTURES, "device_matrix",
+                                          "doubled_pair.json"))
+    hostfile = tmp_path / "hostfile.json"
+    hostfile.write_text(json.dumps([[f"10.78.0.{h + 1}:5000"]
+                                    for h in range(3)]))
+    with Cluster(matrix, name="mcl-topo-mlxenv", lan=True) as bed:
+        outs = finish(start_as_mlx_launch(bed, ["topo"], matrix, hostfile,
+                                          "10.78.0.1:29740"))
+        for rank, (code, out) in enumerate(outs):
+            assert code == 0, f"rank {rank}:\n{out}"
+        out = outs[0][1]
+        assert f"shape ring (file {matrix})" in out, out
+        assert "0 <-> 1   tcp  cable: en2>en4 + en5>en2\n" in out, out
+        assert "1 <-> 2   tcp  cable: en3>en4\n" in out, out
+        outputs = finish(start_as_mlx_launch(
+            bed, ["allreduce", "-b", "8", "-e", "1M", "-f", "32", "-c", "1"],
+            matrix, hostfile, "10.78.0.1:29742"))
         for rank, (code, text) in enumerate(outputs):
             assert code == 0, f"rank {rank}:\n{text}"
         assert "# Out of bounds values : 0 OK" in outputs[0][1], outputs[0][1]
