@@ -132,23 +132,29 @@ bool waitAll(std::vector<Child>& children) {
 
 int launchLocalRanks(int nranks, bool bindCores,
                      const std::function<int(int, const mclUniqueId&)>& body) {
-  mclUniqueId id{};
-  const mclResult_t r = mclGetUniqueId(&id);
-  if (r != mclSuccess) {
-    const char* last = mclGetLastError(nullptr);
-    const std::string detail = last ? last : "";
-    std::fprintf(stderr, "mcl-perf: launcher: mclGetUniqueId failed: %s (%s)\n",
-                 mclGetErrorString(r), detail.c_str());
+  // The ranks are forked before the rendezvous thread starts and read the
+  // id from a pipe: a fork while another thread is inside the allocator
+  // gives the child a lock nobody releases (the sanitizers' allocators take
+  // no fork handlers), and the rank hangs.
+  int idPipe[2];
+  if (pipe(idPipe) != 0) {
+    std::fprintf(stderr, "mcl-perf: launcher: pipe failed: %s\n",
+                 std::strerror(errno));
     return kExitFailure;
   }
-
   std::fflush(stdout);
   std::fflush(stderr);
   std::vector<Child> children;
   for (int rank = 0; rank < nranks; ++rank) {
     const pid_t pid = fork();
     if (pid == 0) {
+      close(idPipe[1]);
       if (bindCores) bindToCore(rank);
+      mclUniqueId id{};
+      // End of file: the launcher failed to make the id and said why.
+      if (read(idPipe[0], &id, sizeof(id)) != static_cast<ssize_t>(sizeof(id)))
+        exitNow(kExitFailure);
+      close(idPipe[0]);
       exitNow(body(rank, id));
     }
     if (pid < 0) {
@@ -162,6 +168,26 @@ int launchLocalRanks(int nranks, bool bindCores,
     c.pid = pid;
     children.push_back(c);
   }
+  close(idPipe[0]);
+
+  mclUniqueId id{};
+  const mclResult_t r = mclGetUniqueId(&id);
+  if (r != mclSuccess) {
+    const char* last = mclGetLastError(nullptr);
+    const std::string detail = last ? last : "";
+    std::fprintf(stderr, "mcl-perf: launcher: mclGetUniqueId failed: %s (%s)\n",
+                 mclGetErrorString(r), detail.c_str());
+    close(idPipe[1]);
+    for (const Child& c : children) waitpid(c.pid, nullptr, 0);
+    return kExitFailure;
+  }
+  // One id per rank; an id is far smaller than PIPE_BUF, so each write is
+  // whole.
+  for (int rank = 0; rank < nranks; ++rank)
+    if (write(idPipe[1], &id, sizeof(id)) != static_cast<ssize_t>(sizeof(id)))
+      std::fprintf(stderr, "mcl-perf: launcher: cannot hand rank %d the id\n",
+                   rank);
+  close(idPipe[1]);
   installSignalHandlers();
 
   const bool ok = waitAll(children);

@@ -1,7 +1,8 @@
-// -np N: create one unique id (its rendezvous runs in this process), fork N
-// ranks, wait for them. When a rank dies by a signal or exits non-zero, the
-// others get a grace period to finish, then are terminated; each failure is
-// reported as "rank K died with signal S" or "rank K exited with status X".
+// -np N: fork N ranks, create one unique id (its rendezvous runs in this
+// process) and hand it to them, wait for them. When a rank dies by a signal
+// or exits non-zero, the others get a grace period to finish, then are
+// terminated; each failure is reported as "rank K died with signal S" or
+// "rank K exited with status X".
 #pragma once
 
 #include <mcl/mcl.h>

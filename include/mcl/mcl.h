@@ -38,6 +38,16 @@ extern "C" {
 #define MCL_API __attribute__((visibility("default")))
 #endif
 
+/* In C++ the enums below are as wide as int (a fixed underlying type), as
+ * they are in C: a caller may pass any int, and mcl must be able to hold a
+ * value it rejects, or an op of mclRedOpCreatePreMulSum, without it being
+ * out of the enum's range (undefined behaviour in C++). */
+#ifdef __cplusplus
+#define MCL_ENUM_INT_ : int
+#else
+#define MCL_ENUM_INT_
+#endif
+
 /* Result codes keep NCCL's numbers. X(name, value, description). */
 #define MCL_RESULT_MAP(X)                                                   \
   X(Success, 0, "no error")                                                 \
@@ -51,7 +61,7 @@ extern "C" {
   X(InProgress, 7, "operation in progress")                                 \
   X(Timeout, 8, "timed out (a peer stopped answering within the timeout)")
 
-typedef enum {
+typedef enum MCL_ENUM_INT_ {
 #define MCL_RESULT_ENUM_(name, value, text) mcl##name = value,
   MCL_RESULT_MAP(MCL_RESULT_ENUM_)
 #undef MCL_RESULT_ENUM_
@@ -59,7 +69,7 @@ typedef enum {
 } mclResult_t;
 
 /* Data types keep NCCL's values. Half and 8-bit floats reduce in fp32. */
-typedef enum {
+typedef enum MCL_ENUM_INT_ {
   mclInt8 = 0,
   mclChar = 0,
   mclUint8 = 1,
@@ -80,7 +90,7 @@ typedef enum {
   mclNumTypes = 12
 } mclDataType_t;
 
-typedef enum {
+typedef enum MCL_ENUM_INT_ {
   mclSum = 0,
   mclProd = 1,
   mclMax = 2,
@@ -95,13 +105,13 @@ typedef enum {
 /* Where mclRedOpCreatePreMulSum finds its scalar: read from *scalar each
  * time an operation with the op runs (keep it alive and set until then), or
  * copied when the op is created. */
-typedef enum {
+typedef enum MCL_ENUM_INT_ {
   mclScalarDevice = 0,
   mclScalarHostImmediate = 1
 } mclScalarResidence_t;
 
 /* The collectives that have a choice of algorithms. */
-typedef enum {
+typedef enum MCL_ENUM_INT_ {
   mclFuncAllReduce = 0,
   mclFuncAllGather = 1,
   mclFuncBroadcast = 2,

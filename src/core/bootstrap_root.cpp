@@ -41,11 +41,14 @@ constexpr auto kSendWindow = std::chrono::seconds(5);
 constexpr auto kGiveUpMargin = std::chrono::milliseconds(300);
 constexpr int kPollMs = 20;
 
+// The registries below are never destroyed: root threads are detached and
+// may still run while the process exits and runs static destructors.
+
 // A process forked after mclGetUniqueId (the usual way to start local
 // ranks) must not keep the root's port open: its copy of the listening
 // socket would accept connections nobody serves. Children close them.
-std::mutex rootFdsMutex;
-std::set<int> rootFds;
+std::mutex& rootFdsMutex = *new std::mutex;
+std::set<int>& rootFds = *new std::set<int>;
 
 void registerRootFd(int fd) {
   static std::once_flag once;
@@ -70,9 +73,10 @@ void unregisterRootFd(int fd) {
 // a rank in the root's own process waits for its root before init returns,
 // or a fast rank 0 could exit (taking the detached root thread with it)
 // before the root has sent the last message to every other rank.
-std::mutex rootsMutex;
-std::condition_variable rootsChanged;
-std::map<uint64_t, bool> rootFinished;  // commId -> finished
+std::mutex& rootsMutex = *new std::mutex;
+std::condition_variable& rootsChanged = *new std::condition_variable;
+std::map<uint64_t, bool>& rootFinished =
+    *new std::map<uint64_t, bool>;  // commId -> finished
 
 void setRootState(uint64_t commId, bool finished) {
   static std::once_flag once;

@@ -2,7 +2,8 @@
 // size (0, 1, odd, larger than a ring slot and than a whole ring) x in-place
 // and out-of-place x 1..4 ranks (8 ranks on a reduced matrix), each element
 // checked bit for bit against the reference; then a reduced matrix over
-// TCP, threads, every forced algorithm, and the emulated RDMA fabric.
+// TCP, threads (shared memory and TCP), every forced algorithm, and the
+// emulated RDMA fabric.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -303,6 +304,28 @@ std::vector<MatrixCase> threadCases() {
   return cases;
 }
 
+// Ranks as threads over TCP (loopback): every rank's listener thread and
+// both ends of every socket in one process.
+class CollectiveMatrixTcpThreads : public ::testing::TestWithParam<MatrixCase> {
+};
+
+TEST_P(CollectiveMatrixTcpThreads, MatchesReferenceExactly) {
+  MatrixCase c = GetParam();
+  EXPECT_TRUE(runRankThreads(c.nranks, [&](RankContext& ctx) {
+    mclConfig_t config = MCL_CONFIG_INITIALIZER;
+    config.timeoutSeconds = 60;
+    config.transport = "tcp";
+    mclComm_t comm = nullptr;
+    if (!ctx.ok(mclCommInitRankConfig(&comm, ctx.nranks(), ctx.id(), ctx.rank(),
+                                      &config),
+                "mclCommInitRankConfig"))
+      return;
+    CaseRunner runner(ctx, comm);
+    runCases(ctx, runner, c.coll, reducedMatrix());
+    ctx.ok(mclCommDestroy(comm), "mclCommDestroy");
+  }));
+}
+
 std::string caseName(const ::testing::TestParamInfo<MatrixCase>& caseInfo) {
   return std::string(collName(caseInfo.param.coll)) + "_" +
          std::to_string(caseInfo.param.nranks) + "ranks";
@@ -479,8 +502,15 @@ struct ZeroCopyCase {
   int plainRank;  // its buffers come from malloc; -1: none
 };
 
+// MCL_ZERO_COPY_MIN_BYTES=1 while the ranks run, set before they start:
+// ranks that are threads must not change the environment others read.
+class EveryCallZeroCopy {
+ public:
+  EveryCallZeroCopy() { setenv("MCL_ZERO_COPY_MIN_BYTES", "1", 1); }
+  ~EveryCallZeroCopy() { unsetenv("MCL_ZERO_COPY_MIN_BYTES"); }
+};
+
 void runZeroCopyMatrix(RankContext& ctx, const ZeroCopyCase& c) {
-  setenv("MCL_ZERO_COPY_MIN_BYTES", "1", 1);
   useSharedBuffers(ctx.rank() != c.plainRank);
   mclComm_t comm = initComm(ctx);
   if (comm == nullptr) return;
@@ -510,6 +540,7 @@ class CollectiveMatrixZeroCopy : public ::testing::TestWithParam<ZeroCopyCase> {
 
 TEST_P(CollectiveMatrixZeroCopy, MatchesReferenceExactly) {
   ZeroCopyCase c = GetParam();
+  EveryCallZeroCopy everyCall;
   EXPECT_TRUE(
       runRanks(c.nranks, [&](RankContext& ctx) { runZeroCopyMatrix(ctx, c); }));
 }
@@ -520,6 +551,7 @@ class CollectiveMatrixZeroCopyThreads
 
 TEST_P(CollectiveMatrixZeroCopyThreads, MatchesReferenceExactly) {
   ZeroCopyCase c = GetParam();
+  EveryCallZeroCopy everyCall;
   EXPECT_TRUE(runRankThreads(
       c.nranks, [&](RankContext& ctx) { runZeroCopyMatrix(ctx, c); }));
 }
@@ -561,6 +593,9 @@ INSTANTIATE_TEST_SUITE_P(Tcp, CollectiveMatrixTcp,
                          ::testing::ValuesIn(tcpCases()), caseName);
 
 INSTANTIATE_TEST_SUITE_P(ShmThreads, CollectiveMatrixThreads,
+                         ::testing::ValuesIn(threadCases()), caseName);
+
+INSTANTIATE_TEST_SUITE_P(TcpThreads, CollectiveMatrixTcpThreads,
                          ::testing::ValuesIn(threadCases()), caseName);
 
 INSTANTIATE_TEST_SUITE_P(

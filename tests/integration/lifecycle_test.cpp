@@ -1,22 +1,19 @@
 // A communicator's life: queries, barrier, finalize and destroy (which wait
 // for queued work), abort from another thread, a peer that dies mid-call,
-// and many init/destroy cycles that leak no descriptors, threads or shared
-// memory.
-#include <dirent.h>
+// and 1000 init/destroy cycles per transport that leak no descriptors,
+// threads, shared memory or heap.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "expect_error.h"
+#include "init_destroy_cycles.h"
 #include "multiprocess.h"
-#include "process_census.h"
 
 namespace mcl::test {
 namespace {
@@ -279,60 +276,28 @@ TEST(Lifecycle, ExitedPeerIsReportedThroughTheStream) {
 }
 
 #if defined(__linux__)  // reads /proc and /dev/shm
-// 20 communicators built and freed in turn in the same processes: no file
-// descriptor, thread, mapping or /dev/shm segment may outlive them.
-#endif
+// 1000 communicators over shared memory and over TCP, built and freed in
+// turn in the same two processes: no descriptor, thread, mapping, /dev/shm
+// segment or (sanitized builds) memory may outlive them. The emulated RDMA
+// fabric's are in rdma_lifecycle_test.cpp.
+class ThousandInitDestroyCycles : public ::testing::TestWithParam<const char*> {
+};
 
-TEST(Lifecycle, ManyInitDestroyCyclesLeakNothing) {
-  constexpr int kCycles = 20;
-  std::set<std::string> shmBefore = listDir("/dev/shm", "mcl-");
-  size_t fdsBefore = countEntries("/proc/self/fd");
-  std::vector<mclUniqueId> ids(kCycles);
-  for (auto& id : ids) ASSERT_EQ(mclGetUniqueId(&id), mclSuccess);
-  auto body = [&](RankContext& ctx) {
-    ProcessCensus first;
-    mclConfig_t config = MCL_CONFIG_INITIALIZER;
-    config.timeoutSeconds = kTimeout;
-    for (int i = 0; i < kCycles && !ctx.failed(); ++i) {
-      mclComm_t comm = nullptr;
-      if (!ctx.ok(mclCommInitRankConfig(&comm, 2, ids[static_cast<size_t>(i)],
-                                        ctx.rank(), &config),
-                  "init"))
-        return;
-      expectAllReduceWorks(ctx, comm, "a fresh init");
-      if (mappedSegments() == 0) ctx.fail("no mcl segment mapped while live");
-      ctx.ok(mclCommDestroy(comm), "mclCommDestroy");
-      if (mappedSegments() != 0)
-        ctx.fail("cycle %d: %d mcl segments still mapped after destroy", i,
-                 mappedSegments());
-      // The first cycle may set up process-wide state.
-      if (i == 0) first = ProcessCensus::take();
-    }
-    std::string change = first.changeTo(ProcessCensus::take());
-    if (!change.empty())
-      ctx.fail("from the first cycle to the last: %s", change.c_str());
-  };
-  EXPECT_TRUE(runRanksWithId(2, ids[0], body, kBound));
-  // Segments of other jobs on this machine come and go: only one that stays
-  // is a leak.
-  std::set<std::string> leaked;
-  for (const auto& name : listDir("/dev/shm", "mcl-"))
-    if (shmBefore.count(name) == 0) leaked.insert(name);
-  if (!leaked.empty()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
-    std::set<std::string> now = listDir("/dev/shm", "mcl-");
-    for (auto it = leaked.begin(); it != leaked.end();)
-      it = now.count(*it) ? std::next(it) : leaked.erase(it);
-  }
-  for (const auto& name : leaked) ADD_FAILURE() << "leaked /dev/shm/" << name;
-  // Each id's rendezvous root closes its socket once its communicator is
-  // built.
-  auto deadline = Clock::now() + std::chrono::seconds(2);
-  while (countEntries("/proc/self/fd") > fdsBefore && Clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  EXPECT_LE(countEntries("/proc/self/fd"), fdsBefore)
-      << "rendezvous roots kept sockets open";
+TEST_P(ThousandInitDestroyCycles, LeakNothing) {
+  const std::string transport = GetParam();
+  InitDestroyCycles run;
+  run.setup = [transport] { setenv("MCL_TRANSPORT", transport.c_str(), 1); };
+  run.mapsSegments = transport == "shm";
+  run.timeoutSeconds = kTimeout;
+  expectInitDestroyCyclesLeakNothing(run);
 }
+
+INSTANTIATE_TEST_SUITE_P(Lifecycle, ThousandInitDestroyCycles,
+                         ::testing::Values("shm", "tcp"),
+                         [](const ::testing::TestParamInfo<const char*>& i) {
+                           return std::string(i.param);
+                         });
+#endif
 
 }  // namespace
 }  // namespace mcl::test

@@ -39,8 +39,11 @@ class RankContext {
 
 using RankBody = std::function<void(RankContext&)>;
 
-// Creates a unique id, forks nranks children running body, waits up to
-// bound. Passes when every rank finished without failures.
+// Forks nranks children running body, creates a unique id (its rendezvous
+// root runs in this process) and hands it to them, waits up to bound.
+// Passes when every rank finished without failures. In a LeakSanitizer
+// build each rank checks for leaks before it exits (unless it was forked
+// while other threads ran here, as runRanksWithId's ranks mostly are).
 ::testing::AssertionResult runRanks(
     int nranks, const RankBody& body,
     std::chrono::seconds bound = std::chrono::seconds(120));

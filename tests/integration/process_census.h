@@ -22,7 +22,14 @@ inline std::set<std::string> listDir(const char* dir, const char* prefix) {
   return names;
 }
 
-inline size_t countEntries(const char* dir) { return listDir(dir, "").size(); }
+// Entries but "." and "..": descriptors of /proc/self/fd, threads of
+// /proc/self/task.
+inline size_t countEntries(const char* dir) {
+  size_t n = 0;
+  for (const auto& name : listDir(dir, ""))
+    if (name != "." && name != "..") ++n;
+  return n;
+}
 
 // Descriptors and threads of this process at one moment.
 struct ProcessCensus {

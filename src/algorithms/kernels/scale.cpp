@@ -1,5 +1,6 @@
 #include "algorithms/kernels/scale.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -12,33 +13,48 @@ namespace mcl::kernels {
 
 namespace {
 
+// Elements are read and written through memcpy: the caller's buffer may be
+// at any address (the C API takes misaligned pointers), and reading it
+// through a misaligned T* is undefined; the compiler makes plain unaligned
+// loads and stores of these.
 template <typename T>
-void scaleNative(void* dstRaw, const void* srcRaw, size_t count,
+T loadAt(const void* base, size_t i) {
+  T v;
+  std::memcpy(&v, static_cast<const std::byte*>(base) + i * sizeof(T),
+              sizeof(T));
+  return v;
+}
+
+template <typename T>
+void storeAt(void* base, size_t i, T v) {
+  std::memcpy(static_cast<std::byte*>(base) + i * sizeof(T), &v, sizeof(T));
+}
+
+template <typename T>
+void scaleNative(void* dst, const void* src, size_t count,
                  const void* scalarRaw) {
   T s;
   std::memcpy(&s, scalarRaw, sizeof(T));
-  const T* src = static_cast<const T*>(srcRaw);
-  T* dst = static_cast<T*>(dstRaw);
   if constexpr (std::is_integral_v<T>) {
     // Through the unsigned type: wraps instead of overflowing.
     using U = std::make_unsigned_t<T>;
     for (size_t i = 0; i < count; ++i)
-      dst[i] = static_cast<T>(
-          static_cast<U>(static_cast<U>(src[i]) * static_cast<U>(s)));
+      storeAt(dst, i,
+              static_cast<T>(static_cast<U>(static_cast<U>(loadAt<T>(src, i)) *
+                                            static_cast<U>(s))));
   } else {
-    for (size_t i = 0; i < count; ++i) dst[i] = src[i] * s;
+    for (size_t i = 0; i < count; ++i) storeAt(dst, i, loadAt<T>(src, i) * s);
   }
 }
 
 template <typename S, float (*Widen)(S), S (*Narrow)(float)>
-void scaleNarrow(void* dstRaw, const void* srcRaw, size_t count,
+void scaleNarrow(void* dst, const void* src, size_t count,
                  const void* scalarRaw) {
   S bits;
   std::memcpy(&bits, scalarRaw, sizeof(S));
   const float s = Widen(bits);
-  const S* src = static_cast<const S*>(srcRaw);
-  S* dst = static_cast<S*>(dstRaw);
-  for (size_t i = 0; i < count; ++i) dst[i] = Narrow(Widen(src[i]) * s);
+  for (size_t i = 0; i < count; ++i)
+    storeAt(dst, i, Narrow(Widen(loadAt<S>(src, i)) * s));
 }
 
 }  // namespace

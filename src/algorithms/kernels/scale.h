@@ -13,7 +13,7 @@
 namespace mcl::kernels {
 
 // dst[i] = src[i] * scalar, where scalar points to one element of `type`.
-// dst may be src.
+// dst may be src; neither needs to be aligned to the element size.
 void scale(void* dst, const void* src, size_t count, mclDataType_t type,
            const void* scalar);
 
