@@ -224,5 +224,24 @@ def bench(ctx):
     return report
 
 
+def stalled_peer(ctx):
+    """Rank 1 joins no call; rank 0's all_reduce must fail within the
+    group's timeout (3 s) with mcl's message naming rank 1."""
+    import datetime
+    dist.init_process_group(BACKEND, init_method="file://" + ctx.path("s"),
+                            rank=ctx.rank, world_size=ctx.size,
+                            timeout=datetime.timedelta(seconds=3))
+    if ctx.rank == 1:
+        time.sleep(6)
+        return {}
+    start = time.monotonic()
+    try:
+        dist.all_reduce(torch.ones(4))
+        return {"error": None}
+    except Exception as e:  # noqa: BLE001 (what the caller sees)
+        return {"error": str(e), "type": type(e).__name__,
+                "seconds": time.monotonic() - start}
+
+
 SCENARIOS = {"torch_collectives": collectives, "torch_train": train,
-             "torch_bench": bench}
+             "torch_bench": bench, "torch_stalled_peer": stalled_peer}

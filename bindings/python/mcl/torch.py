@@ -21,9 +21,12 @@ timeout becomes the communicator's.
 
 from __future__ import annotations
 
+import atexit
 import datetime
 import queue
+import sys
 import threading
+import weakref
 from typing import Any, Callable, List, Optional
 
 try:
@@ -114,14 +117,69 @@ class _Pending:
         future.set_result(self.outputs)
 
 
+def _asked_from_python() -> bool:
+    """Whether torch.distributed's Python functions asked for the
+    operation (rather than C++: DDP's reducer, parameter checks): they wait
+    on the work handle from Python."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__") == __name__:
+        frame = frame.f_back
+    return frame is not None and frame.f_globals.get(
+        "__name__") == "torch.distributed.distributed_c10d"
+
+
+class _Work(_c10d.Work):
+    """The work handle Python callers get. c10d's handle for a future
+    (what C++ callers get: they call no Python method) returns from wait()
+    as if the operation had succeeded when it failed; this one raises the
+    operation's error, as a backend's handle must."""
+
+    def __init__(self, inner, future: Future) -> None:
+        super().__init__()
+        self._inner = inner
+        self._future = future
+
+    def wait(self, timeout: datetime.timedelta = datetime.timedelta(0)
+             ) -> bool:
+        # The communicator's timeout bounds the operation already.
+        self._future.wait()  # raises the operation's error
+        return True
+
+    def is_completed(self) -> bool:
+        return self._future.done()
+
+    def is_success(self) -> bool:
+        return self._inner.is_success()
+
+    def exception(self):
+        return self._inner.exception()
+
+    def result(self) -> List[Any]:
+        return self._future.wait()
+
+    def get_future(self) -> Future:
+        return self._future
+
+    def source_rank(self) -> int:
+        return self._inner.source_rank()
+
+
 class _Completer:
     """Completes the futures of operations still running: one thread per
-    process group waits on them in issue order (the order they finish)."""
+    process group waits on them in issue order (the order they finish).
+
+    The thread ends at interpreter exit (atexit), before Python stops its
+    daemon threads: one stopped inside PyTorch, between fulfilling a future
+    and taking the GIL back, unwinds through C++ that may not be unwound,
+    and the process aborts."""
+
+    _all: "weakref.WeakSet[_Completer]" = weakref.WeakSet()
 
     def __init__(self) -> None:
-        self._queue: "queue.Queue[tuple]" = queue.Queue()
+        self._queue: "queue.Queue[Optional[tuple]]" = queue.Queue()
         self._thread: Optional[threading.Thread] = None
         self._start_lock = threading.Lock()
+        _Completer._all.add(self)
 
     def watch(self, pending: _Pending, future: Future) -> None:
         with self._start_lock:
@@ -131,10 +189,28 @@ class _Completer:
                 self._thread.start()
         self._queue.put((pending, future))
 
+    def stop(self) -> None:
+        """Lets queued operations finish (each bounded by the
+        communicator's timeout), then ends the thread."""
+        with self._start_lock:
+            thread, self._thread = self._thread, None
+        if thread is not None:
+            self._queue.put(None)
+            thread.join()
+
     def _run(self) -> None:
         while True:
-            pending, future = self._queue.get()
+            item = self._queue.get()
+            if item is None:
+                return
+            pending, future = item
             pending.settle(future)
+
+
+@atexit.register
+def _stop_completers() -> None:
+    for completer in list(_Completer._all):
+        completer.stop()
 
 
 # PyTorch 2 wraps a backend object (c10d's Backend) in its process group;
@@ -157,7 +233,7 @@ class ProcessGroupMCL(_BASE):
         else:
             unique_id = store.get(_STORE_KEY).decode()
         self.comm = mcl.init(rank, size, unique_id, timeout=seconds,
-                             name=f"torch rank {rank}/{size}")
+                             name="torch")
         self._completer = _Completer()
 
     def getBackendName(self) -> str:
@@ -178,7 +254,8 @@ class ProcessGroupMCL(_BASE):
             self._completer.watch(pending, future)
         else:
             pending.settle(future)
-        return _c10d._create_work_from_future(future)
+        work = _c10d._create_work_from_future(future)
+        return _Work(work, future) if _asked_from_python() else work
 
     def allreduce(self, tensors, opts=None):
         op = _op_name(opts.reduceOp) if opts is not None else "sum"
