@@ -92,14 +92,16 @@ class _Contiguous:
 
 
 class _Pending:
-    """An operation of the process group that mcl runs in the background:
-    mcl's work handles (in issue order; the last done means all are), the
+    """An operation of the process group: mcl's work handles when it runs
+    in the background (in issue order; the last done means all are), the
     future's value, and what to do once they are done (copies into the
     caller's tensors)."""
 
     def __init__(self, natives, outputs: List[Any],
                  after: Optional[Callable[[], None]]) -> None:
-        self.natives = [w for w in natives if w is not None]
+        # What mcl's calls returned: work handles, or (operations that ran
+        # on the calling thread) their outputs.
+        self.natives = [w for w in natives if isinstance(w, mcl.Work)]
         self.outputs = outputs
         self.after = after
 
@@ -117,15 +119,37 @@ class _Pending:
         future.set_result(self.outputs)
 
 
-def _asked_from_python() -> bool:
-    """Whether torch.distributed's Python functions asked for the
-    operation (rather than C++: DDP's reducer, parameter checks): they wait
-    on the work handle from Python."""
+def _torch_caller():
+    """The frame of torch.distributed's Python function that asked for the
+    operation, or None when C++ did (DDP's reducer, its parameter checks)
+    or the program called the process group itself."""
     frame = sys._getframe(1)
     while frame is not None and frame.f_globals.get("__name__") == __name__:
         frame = frame.f_back
-    return frame is not None and frame.f_globals.get(
-        "__name__") == "torch.distributed.distributed_c10d"
+    if frame is not None and frame.f_globals.get(
+            "__name__") == "torch.distributed.distributed_c10d":
+        return frame
+    return None
+
+
+def _asked_from_python() -> bool:
+    """Whether the caller waits on the work handle from Python."""
+    return _torch_caller() is not None
+
+
+def _in_background() -> bool:
+    """Whether mcl runs the operation on its background thread. Not when
+    torch.distributed's function that asked for it was called with
+    async_op=False: it waits for the operation at once, so running it on
+    the calling thread saves the hand-overs between threads (each a
+    wake-up of tens of microseconds). Likewise send and recv, which always
+    wait."""
+    frame = _torch_caller()
+    if frame is None:
+        return True
+    if frame.f_code.co_name in ("send", "recv"):  # they wait, and say so
+        return False
+    return frame.f_locals.get("async_op") is not False
 
 
 class _Work(_c10d.Work):
@@ -261,14 +285,15 @@ class ProcessGroupMCL(_BASE):
         op = _op_name(opts.reduceOp) if opts is not None else "sum"
         t = _Contiguous(_one(tensors, "all_reduce"))
         native = self.comm.all_reduce(t.buffer, op, out=t.buffer,
-                                      async_op=True)
+                                      async_op=_in_background())
         return self._work(native, tensors, t.finish)
 
     def allreduce_coalesced(self, tensors, opts=None):
         op = _op_name(opts.reduceOp) if opts is not None else "sum"
         flat = torch.cat([_cpu(t, "all_reduce_coalesced").reshape(-1)
                           for t in tensors])
-        native = self.comm.all_reduce(flat, op, out=flat, async_op=True)
+        native = self.comm.all_reduce(flat, op, out=flat,
+                                      async_op=_in_background())
 
         def unpack():
             offset = 0
@@ -281,14 +306,14 @@ class ProcessGroupMCL(_BASE):
     def broadcast(self, tensors, opts):
         t = _Contiguous(_one(tensors, "broadcast"))
         native = self.comm.broadcast(t.buffer, root=opts.rootRank,
-                                     out=t.buffer, async_op=True)
+                                     out=t.buffer, async_op=_in_background())
         return self._work(native, tensors, t.finish)
 
     def reduce(self, tensors, opts):
         t = _Contiguous(_one(tensors, "reduce"))
         native = self.comm.reduce(t.buffer, root=opts.rootRank,
                                   op=_op_name(opts.reduceOp), out=t.buffer,
-                                  async_op=True)
+                                  async_op=_in_background())
         return self._work(native, tensors, t.finish)
 
     def allgather(self, output_tensors, input_tensors, opts=None):
@@ -296,7 +321,7 @@ class ProcessGroupMCL(_BASE):
         outputs = output_tensors[0]
         self._check_count(outputs, "all_gather's output list")
         flat = torch.empty((self.size(),) + tuple(x.shape), dtype=x.dtype)
-        native = self.comm.all_gather(x, out=flat, async_op=True)
+        native = self.comm.all_gather(x, out=flat, async_op=_in_background())
 
         def unpack():
             for i, out in enumerate(outputs):
@@ -307,7 +332,7 @@ class ProcessGroupMCL(_BASE):
         out = _Contiguous(_cpu(output, "all_gather_into_tensor"))
         native = self.comm.all_gather(
             _cpu(input, "all_gather_into_tensor").contiguous(),
-            out=out.buffer, async_op=True)
+            out=out.buffer, async_op=_in_background())
         return self._work(native, [output], out.finish)
 
     def reduce_scatter(self, output_tensors, input_tensors, opts=None):
@@ -317,7 +342,7 @@ class ProcessGroupMCL(_BASE):
         self._check_count(inputs, "reduce_scatter's input list")
         flat = torch.stack([t.reshape(out.target.shape) for t in inputs])
         native = self.comm.reduce_scatter(flat, op, out=out.buffer,
-                                          async_op=True)
+                                          async_op=_in_background())
         return self._work(native, output_tensors, out.finish)
 
     def _reduce_scatter_base(self, output, input, opts=None):
@@ -325,7 +350,7 @@ class ProcessGroupMCL(_BASE):
         out = _Contiguous(_cpu(output, "reduce_scatter_tensor"))
         native = self.comm.reduce_scatter(
             _cpu(input, "reduce_scatter_tensor").contiguous(), op,
-            out=out.buffer, async_op=True)
+            out=out.buffer, async_op=_in_background())
         return self._work(native, [output], out.finish)
 
     def alltoall_base(self, output, input, output_split_sizes,
@@ -333,7 +358,8 @@ class ProcessGroupMCL(_BASE):
         out = _Contiguous(_cpu(output, "all_to_all_single"))
         x = _cpu(input, "all_to_all_single").contiguous()
         if not output_split_sizes and not input_split_sizes:
-            native = self.comm.all_to_all(x, out=out.buffer, async_op=True)
+            native = self.comm.all_to_all(x, out=out.buffer,
+                                          async_op=_in_background())
             return self._work(native, [output], out.finish)
         sends = self._split_rows(x, input_split_sizes)
         receives = self._split_rows(out.buffer, output_split_sizes)
@@ -356,12 +382,15 @@ class ProcessGroupMCL(_BASE):
         x = _one(input_tensors, "gather").contiguous()
         root = opts.rootRank
         if self.rank() != root:
-            return self._work(self.comm.send(x, root, async_op=True), [])
+            native = self.comm.send(x, root, async_op=_in_background())
+            return self._work(native, [])
         outputs = output_tensors[0]
         self._check_count(outputs, "gather's output list")
         targets = [_Contiguous(t) for t in outputs]
+        background = _in_background()
         natives = [None if i == root else self.comm.recv(
-            t.buffer, i, async_op=True) for i, t in enumerate(targets)]
+            t.buffer, i, async_op=background)
+            for i, t in enumerate(targets)]
         targets[root].buffer.copy_(x.view_as(targets[root].buffer))
         return self._after_all(natives, output_tensors, targets)
 
@@ -369,29 +398,34 @@ class ProcessGroupMCL(_BASE):
         out = _Contiguous(_one(output_tensors, "scatter"))
         root = opts.rootRank
         if self.rank() != root:
-            native = self.comm.recv(out.buffer, root, async_op=True)
+            native = self.comm.recv(out.buffer, root,
+                                    async_op=_in_background())
             return self._work(native, output_tensors, out.finish)
         inputs = input_tensors[0]
         self._check_count(inputs, "scatter's input list")
+        background = _in_background()
         natives = [None if i == root else self.comm.send(
-            t.contiguous(), i, async_op=True) for i, t in enumerate(inputs)]
+            t.contiguous(), i, async_op=background)
+            for i, t in enumerate(inputs)]
         out.buffer.copy_(inputs[root].reshape(out.buffer.shape))
         return self._after_all(natives, output_tensors, [out])
 
     def barrier(self, opts=None):
-        return self._work(self.comm.barrier(async_op=True), [])
+        return self._work(self.comm.barrier(async_op=_in_background()), [])
 
     # -- point-to-point ----------------------------------------------------
 
     def send(self, tensors, dst_rank, tag=0):
         self._check_tag(tag)
         x = _one(tensors, "send").contiguous()
-        return self._work(self.comm.send(x, dst_rank, async_op=True), tensors)
+        native = self.comm.send(x, dst_rank, async_op=_in_background())
+        return self._work(native, tensors)
 
     def recv(self, tensors, src_rank, tag=0):
         self._check_tag(tag)
         out = _Contiguous(_one(tensors, "recv"))
-        native = self.comm.recv(out.buffer, src_rank, async_op=True)
+        native = self.comm.recv(out.buffer, src_rank,
+                                async_op=_in_background())
         return self._work(native, tensors, out.finish)
 
     def recv_anysource(self, tensors, tag=0):
@@ -439,7 +473,8 @@ class ProcessGroupMCL(_BASE):
         for k in range(1, n):
             dest, source = (r + k) % n, (r - k) % n
             natives.append(self.comm.sendrecv(
-                sends[dest], dest, receives[source], source, async_op=True))
+                sends[dest], dest, receives[source], source,
+                async_op=_in_background()))
         return self._after_all(natives, outputs, [], finish)
 
     def _after_all(self, natives, outputs, targets, finish=None):
