@@ -97,6 +97,22 @@ comm = mcl.init(0, 1, mcl.UniqueId())
 assert (comm.all_reduce(numpy.arange(4.0)) == numpy.arange(4.0)).all()
 comm.close()
 print("python package", mcl.__version__, "imports from", mcl.__file__)
+try:
+    import torch
+    import torch.distributed as dist
+except ImportError:
+    print("no PyTorch here: mcl.torch not tried")
+else:
+    import tempfile, os
+    import mcl.torch
+    with tempfile.TemporaryDirectory() as tmp:
+        dist.init_process_group("mcl", rank=0, world_size=1,
+                                init_method="file://" + os.path.join(tmp, "s"))
+        t = torch.arange(4.0)
+        dist.all_reduce(t)
+        assert t.tolist() == [0.0, 1.0, 2.0, 3.0], t
+        dist.destroy_process_group()
+    print("mcl.torch: the installed backend runs torch.distributed")
 PY
 elif grep -q '^MCL_BUILD_PYTHON:STRING=ON' build/CMakeCache.txt; then
   echo "the Python package was not installed" >&2

@@ -8,9 +8,10 @@ Everything torch.distributed does with a process group then runs on mcl:
 all_reduce, all_gather (and all_gather_into_tensor), broadcast, reduce,
 reduce_scatter (and reduce_scatter_tensor), all_to_all (even and uneven
 splits), gather, scatter, send, recv, barrier, DistributedDataParallel.
-Every operation runs in the background in issue order and returns a work
-handle (``async_op=True`` hands it to the caller); ``get_future()`` gives
-DDP its future. Tensors must be on the CPU. Sends and receives between two
+Operations run in issue order: those asked for with ``async_op=True``, and
+DDP's, in the background (the work handle's ``wait()`` raises the
+operation's error, ``get_future()`` gives DDP its future); blocking calls
+on the calling thread. Tensors must be on the CPU. Sends and receives between two
 ranks match in the order they are issued: tags other than 0 are refused.
 
 The ranks meet through torch's store: rank 0 makes the mcl unique id and
@@ -269,9 +270,11 @@ class ProcessGroupMCL(_BASE):
         return self._works([native], outputs, after)
 
     def _works(self, natives, outputs, after=None):
-        """c10d's work handle for an operation of mcl's work handles
-        `natives`: it waits on a future that the completer thread fulfils
-        (PyTorch 1.x calls no Python method of a work handle)."""
+        """The work handle of an operation: mcl's work handles `natives`
+        (or, when it ran on the calling thread, its outputs). Its future is
+        fulfilled by the completer thread, or at once. C++ callers get
+        c10d's handle for the future (PyTorch 1.x calls no Python method of
+        a handle), Python callers one whose wait() raises errors."""
         future = Future()
         pending = _Pending(natives, outputs, after)
         if pending.natives:
