@@ -143,6 +143,21 @@ def _check_collectives(ctx, checks):
     fut = dist.all_reduce(torch.ones(3), async_op=True).get_future()
     checks.equal("future", fut.wait()[0].tolist(), [float(n)] * 3)
 
+    # The object collectives: pickles as uint8 tensors, sizes first.
+    objects = [None] * n
+    dist.all_gather_object(objects, {"rank": r, "name": "x" * r})
+    checks.equal("all_gather_object", objects,
+                 [{"rank": i, "name": "x" * i} for i in range(n)])
+    payload = [("from", r), list(range(r + 3))]
+    dist.broadcast_object_list(payload, src=1)
+    checks.equal("broadcast_object_list", payload,
+                 [("from", 1), list(range(4))])
+
+    # bfloat16 sums in mcl's own type.
+    t = torch.full((8,), 1.5, dtype=torch.bfloat16)
+    dist.all_reduce(t)
+    checks.equal("all_reduce bfloat16", t.float().tolist(), [1.5 * n] * 8)
+
     dist.barrier()
     if n > 2:  # a subgroup without the last rank
         group = dist.new_group(list(range(n - 1)), backend="mcl")

@@ -20,8 +20,9 @@ def test_every_operation_gives_the_right_values(ranks, nranks):
         "all_gather_into_tensor", "broadcast", "reduce_scatter",
         "reduce_scatter_tensor", "all_to_all_single",
         "all_to_all_single uneven", "all_to_all", "scatter", "send/recv",
-        "isend/irecv", "async all_reduce", "future", "tag refused naming it",
-        "band refused naming it"}
+        "isend/irecv", "async all_reduce", "future", "all_gather_object",
+        "broadcast_object_list", "all_reduce bfloat16",
+        "tag refused naming it", "band refused naming it"}
     at_root = {"reduce", "gather"}
     for rank, report in enumerate(reports):
         assert report["failures"] == [], f"rank {rank}: {report['failures']}"
