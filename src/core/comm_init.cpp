@@ -19,6 +19,7 @@
 #include "core/comm_memory.h"
 #include "core/comm_rdma.h"
 #include "core/comm_topology.h"
+#include "core/init_details.h"
 #include "core/params.h"
 #include "core/tune_probe.h"
 #include "core/unique_id.h"
@@ -83,61 +84,6 @@ Plan planTransports(const mclComm& comm) {
     if (p.hostId != peers.front().hostId && transport != "rdma")
       plan.anyTcp = true;  // under rdma, hosts talk over their cables
   return plan;
-}
-
-// What ranks tell each other in the first all-gather.
-struct TransportDetails {
-  uint64_t shmCapacity = 0;
-  uint64_t tcpCapacity = 0;
-  uint32_t tcpSockets = 0;    // per link; both ends must agree
-  uint32_t tcpSlotBytes = 0;  // likewise
-  std::string segment;
-  std::vector<uint8_t> endpoints;
-  std::string inventory;   // JSON from each host's lowest rank, else empty
-  std::string topoFile;    // TopologyFileRead::status
-  std::string transport;   // MCL_TRANSPORT: every rank must agree
-  std::string algorithms;  // MCL_ALGO, as forced: likewise
-  uint32_t rdmaFrameBytes = 0;
-  uint32_t rdmaDepth = 0;
-  uint32_t cores = 0;  // online CPUs: the tuner asks if hosts are crowded
-};
-
-std::vector<uint8_t> encode(const TransportDetails& d) {
-  WireWriter w;
-  w.u64(d.shmCapacity);
-  w.u64(d.tcpCapacity);
-  w.u32(d.tcpSockets);
-  w.u32(d.tcpSlotBytes);
-  w.str(d.segment);
-  w.blob(d.endpoints.data(), d.endpoints.size());
-  w.str(d.inventory);
-  w.str(d.topoFile);
-  w.str(d.transport);
-  w.str(d.algorithms);
-  w.u32(d.rdmaFrameBytes);
-  w.u32(d.rdmaDepth);
-  w.u32(d.cores);
-  return w.take();
-}
-
-TransportDetails decodeDetails(const std::vector<uint8_t>& bytes) {
-  WireReader r(bytes.data(), bytes.size(), "transport details");
-  TransportDetails d;
-  d.shmCapacity = r.u64();
-  d.tcpCapacity = r.u64();
-  d.tcpSockets = r.u32();
-  d.tcpSlotBytes = r.u32();
-  d.segment = r.str(64);
-  d.endpoints = r.blob(64 * 1024);
-  d.inventory = r.str(1 << 20);
-  d.topoFile = r.str(4096);
-  d.transport = r.str(64);
-  d.algorithms = r.str(1024);
-  d.rdmaFrameBytes = r.u32();
-  d.rdmaDepth = r.u32();
-  d.cores = r.u32();
-  r.finish();
-  return d;
 }
 
 }  // namespace
@@ -241,7 +187,7 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
     mine.endpoints = transport::tcp::encodeEndpoints(comm->tcp->endpoints());
   }
   std::vector<TransportDetails> all;
-  for (const auto& bytes : bootstrap.allGather(encode(mine)))
+  for (const auto& bytes : bootstrap.allGather(encodeDetails(mine)))
     all.push_back(decodeDetails(bytes));
   // Ranks that disagree on the transport would not even agree on how many
   // rounds init takes.

@@ -392,6 +392,28 @@ def env_specs():
         write(t, name + ".txt", spec)
 
 
+# ---- init's first all-gather (core/init_details.h): big-endian ----
+
+
+def details(segment="mcl-123-4", endpoints=b"", inventory="", topo="",
+            transport="auto", algorithms=""):
+    return (struct.pack(">QQII", 4 << 20, 2 << 20, 2, 131072) +
+            text(segment) + u32(len(endpoints)) + endpoints + text(inventory) +
+            text(topo) + text(transport) + text(algorithms) +
+            struct.pack(">III", 4096, 32, 8))
+
+
+def init_details():
+    t = "init_details"
+    write(t, "single_host.bin", details())
+    write(t, "with_endpoints_and_inventory.bin", details(
+        endpoints=endpoints(endpoint("en2", "10.0.1.2", 5001, 30)),
+        inventory='{"host":"mac1","cores":10}', topo="digest 00ff",
+        transport="tcp", algorithms="allreduce:ring"))
+    write(t, "truncated.bin", details()[:20])
+    write(t, "trailing_byte.bin", details() + b"\0")
+
+
 if __name__ == "__main__":
     bootstrap()
     tcp()
@@ -400,3 +422,4 @@ if __name__ == "__main__":
     sysfs()
     unique_id()
     env_specs()
+    init_details()
