@@ -1,7 +1,9 @@
 #include "cluster_verdict.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
+#include <string>
 #include <utility>
 
 #include "text_format.h"

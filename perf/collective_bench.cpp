@@ -1,5 +1,9 @@
 #include "collective_bench.h"
 
+#include <cstddef>
+#include <optional>
+#include <string_view>
+
 namespace mcl::perf {
 
 namespace {

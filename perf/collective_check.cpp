@@ -1,5 +1,8 @@
 #include "collective_check.h"
 
+#include <cstddef>
+#include <cstdint>
+
 #include "data_check.h"
 #include "dtype.h"
 

@@ -4,6 +4,7 @@
 #include <sched.h>
 #endif
 
+#include <cstddef>
 #include <vector>
 
 namespace mcl::perf {

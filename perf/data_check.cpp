@@ -1,6 +1,9 @@
 #include "data_check.h"
 
 #include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
 
 #include "dtype.h"
 #include "float_conv.h"

@@ -1,5 +1,11 @@
 #include "dtype.h"
 
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
 namespace mcl::perf {
 
 namespace {

@@ -1,5 +1,7 @@
 #include "join.h"
 
+#include <cstddef>
+
 #include "mcl_error.h"
 
 namespace mcl::perf {

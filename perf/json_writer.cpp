@@ -1,8 +1,11 @@
 #include "json_writer.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
+#include <string_view>
 
 namespace mcl::perf {
 

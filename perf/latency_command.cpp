@@ -1,6 +1,8 @@
 #include "latency_command.h"
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include <algorithm>
 #include <cstdio>

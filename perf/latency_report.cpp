@@ -1,7 +1,12 @@
 #include "latency_report.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <cstdio>
 #include <map>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "json_writer.h"
 #include "run_metadata.h"
@@ -89,9 +94,10 @@ void printSummary(const LatencyTable& table, std::FILE* out) {
       separator = ", ";
     }
     for (const auto& [t, name] : ratioColumns(table)) {
-      const double ratio = medianOverPairs(
-          table, bytes,
-          [&, t = t](const LatencyRow& r) { return medianRatio(r, ref, t); });
+      const double ratio =
+          medianOverPairs(table, bytes, [&, column = t](const LatencyRow& r) {
+            return medianRatio(r, ref, column);
+          });
       if (ratio > 0) std::fprintf(out, "; %s %.2fx", name.c_str(), ratio);
     }
     std::fprintf(out, "\n");

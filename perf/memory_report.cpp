@@ -3,6 +3,8 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <string>
 
 #include "mcl_error.h"
 #include "text_format.h"

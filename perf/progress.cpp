@@ -3,7 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <string>
+#include <utility>
 
 namespace mcl::perf {
 

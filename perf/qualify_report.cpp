@@ -1,6 +1,10 @@
 #include "qualify_report.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <cstdio>
+#include <string>
+#include <vector>
 
 #include "json_writer.h"
 #include "run_metadata.h"

@@ -1,6 +1,10 @@
 #include "qualify_verdict.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "text_format.h"
 

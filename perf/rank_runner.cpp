@@ -2,7 +2,10 @@
 
 #include <unistd.h>
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <utility>
 
 #include <algorithm>
 #include <array>

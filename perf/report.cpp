@@ -2,7 +2,10 @@
 
 #include <mcl/mcl.h>
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
 
 #include <algorithm>
 #include <cstdio>

@@ -7,6 +7,10 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "redact.h"
 

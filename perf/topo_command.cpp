@@ -1,6 +1,7 @@
 #include "topo_command.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>

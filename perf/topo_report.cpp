@@ -1,6 +1,11 @@
 #include "topo_report.h"
 
+#include <cctype>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
 #include <map>
+#include <string>
 #include <utility>
 
 namespace mcl::perf {

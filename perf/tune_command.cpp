@@ -1,6 +1,7 @@
 #include "tune_command.h"
 
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include <cstdio>
 #include <string>

@@ -7,7 +7,9 @@
 #include <mcl/mcl.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 

@@ -1,6 +1,10 @@
 #include "algorithms/algorithm_table.h"
 
 #include <cctype>
+#include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
 
 #include "algorithms/collectives.h"
 #include "base/error.h"

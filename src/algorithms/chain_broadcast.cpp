@@ -1,6 +1,9 @@
 // Broadcast down a pipelined chain root -> root+1 -> ... : every rank starts
 // forwarding a piece as soon as it arrives.
 #include "algorithms/collectives.h"
+
+#include <cstddef>
+#include <vector>
 #include "algorithms/schedules/ring.h"
 #include "algorithms/step_builder.h"
 

@@ -2,6 +2,9 @@
 // folds its input into the running result as pieces pass by; the order is
 // fixed, so results are reproducible.
 #include "algorithms/collectives.h"
+
+#include <cstddef>
+#include <vector>
 #include "algorithms/schedules/ring.h"
 #include "algorithms/step_builder.h"
 

@@ -1,6 +1,8 @@
 #include "algorithms/collectives.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <vector>
 
 #include "algorithms/algorithm_table.h"
 #include "algorithms/kernels/scale.h"

@@ -2,6 +2,7 @@
 // MCL_ALGO forces or the tuner picks (algorithm_table.h lists them).
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 #include "algorithms/algorithm.h"

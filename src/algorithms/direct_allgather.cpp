@@ -2,6 +2,10 @@
 // in rounds that fit the buffers between two ranks (a rank sends a round to
 // all before it receives one from each).
 #include "algorithms/collectives.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <vector>
 #include "algorithms/ring_phases.h"
 #include "algorithms/step_builder.h"
 

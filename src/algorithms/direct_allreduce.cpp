@@ -5,6 +5,10 @@
 // go in rounds that fit the buffers between two ranks (each rank sends a
 // round to all before it receives).
 #include "algorithms/collectives.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <vector>
 #include "algorithms/ring_phases.h"
 #include "algorithms/step_builder.h"
 

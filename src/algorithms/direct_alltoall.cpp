@@ -3,6 +3,10 @@
 // to all before it receives one from each). In place, the input is copied
 // aside first, since received blocks overwrite it.
 #include "algorithms/collectives.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <vector>
 #include "algorithms/ring_phases.h"
 #include "algorithms/step_builder.h"
 

@@ -3,6 +3,10 @@
 // order: a fixed order, so results are reproducible. In rounds that fit the
 // buffers between two ranks.
 #include "algorithms/collectives.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <vector>
 #include "algorithms/ring_phases.h"
 #include "algorithms/step_builder.h"
 

@@ -1,7 +1,11 @@
 #include "algorithms/executor.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <span>
 #include <string>
 #include <thread>
 

@@ -5,6 +5,7 @@
 // (measured since the last progress) and checks for abort and dead peers.
 #pragma once
 
+#include <cstddef>
 #include <span>
 
 #include "algorithms/context.h"

@@ -6,6 +6,10 @@
 // reduced on one rank in a fixed order and then copied: results are
 // bitwise identical on every rank and run.
 #include "algorithms/collectives.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <vector>
 #include "algorithms/ring_phases.h"
 #include "algorithms/schedules/halving_doubling.h"
 #include "algorithms/schedules/ring.h"

@@ -1,5 +1,7 @@
 // Send and receive: one step each, streamed through the peer's connection.
 #include "algorithms/collectives.h"
+
+#include <vector>
 #include "algorithms/step_builder.h"
 
 namespace mcl {

@@ -1,6 +1,10 @@
 // All-gather as a ring: each rank's block travels n-1 hops, in rounds small
 // enough for the rings.
 #include "algorithms/collectives.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <vector>
 #include "algorithms/ring_phases.h"
 
 namespace mcl {

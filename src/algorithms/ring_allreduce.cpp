@@ -8,6 +8,10 @@
 // its block's owner, the same order on every run: results are bitwise
 // reproducible.
 #include "algorithms/collectives.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <vector>
 #include "algorithms/ring_phases.h"
 
 namespace mcl {

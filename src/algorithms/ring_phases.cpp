@@ -1,5 +1,7 @@
 #include "algorithms/ring_phases.h"
 
+#include <cstddef>
+
 namespace mcl {
 
 using schedules::Block;

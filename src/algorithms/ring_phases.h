@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 
 #include "algorithms/schedules/ring.h"
 #include "algorithms/step_builder.h"

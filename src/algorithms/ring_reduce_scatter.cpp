@@ -1,6 +1,10 @@
 // Reduce-scatter as a ring: block i of every rank's input ends, reduced, in
 // rank i's output; in rounds small enough for the rings.
 #include "algorithms/collectives.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <vector>
 #include "algorithms/ring_phases.h"
 
 namespace mcl {

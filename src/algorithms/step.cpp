@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstring>
+#include <span>
 
 #include "algorithms/kernels/reduce.h"
 #include "algorithms/kernels/stream_copy.h"

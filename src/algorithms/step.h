@@ -8,6 +8,7 @@
 #include <mcl/mcl.h>
 
 #include <cstddef>
+#include <cstdint>
 
 #include "algorithms/op.h"
 #include "transports/transport.h"

@@ -1,5 +1,8 @@
 #include "algorithms/step_builder.h"
 
+#include <cstddef>
+#include <vector>
+
 #include "algorithms/kernels/types.h"
 
 namespace mcl {

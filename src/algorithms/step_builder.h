@@ -2,6 +2,7 @@
 // algorithm file reads like its schedule.
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 #include "algorithms/context.h"

@@ -1,6 +1,10 @@
 #include "algorithms/tiny_allreduce.h"
 
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
+#include <span>
+#include <vector>
 
 #include "algorithms/algorithm_table.h"
 #include "algorithms/collectives.h"

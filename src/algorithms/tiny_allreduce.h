@@ -7,6 +7,7 @@
 // which wait as every call waits (spin, yield, sleep; timeout; abort).
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 #include "algorithms/context.h"

@@ -9,6 +9,10 @@
 // reduced at one place in a fixed order and then copied: results are
 // bitwise identical on every rank and run.
 #include "algorithms/collectives.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <vector>
 #include "algorithms/ring_phases.h"
 #include "algorithms/schedules/ring.h"
 #include "algorithms/schedules/tree.h"

@@ -2,6 +2,10 @@
 // chunks: a rank forwards each chunk to its children as soon as it has it,
 // so chunks stream down log2(n) levels at once.
 #include "algorithms/collectives.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <vector>
 #include "algorithms/ring_phases.h"
 #include "algorithms/schedules/tree.h"
 #include "algorithms/step_builder.h"

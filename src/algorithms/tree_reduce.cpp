@@ -6,6 +6,10 @@
 // chunk-sized scratch buffer (the steps of a lane run in order, so one
 // chunk's scratch is free again before the next chunk needs it).
 #include "algorithms/collectives.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <vector>
 #include "algorithms/ring_phases.h"
 #include "algorithms/schedules/tree.h"
 #include "algorithms/step_builder.h"

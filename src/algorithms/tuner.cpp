@@ -1,7 +1,10 @@
 #include "algorithms/tuner.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <string_view>
 

@@ -1,7 +1,13 @@
 #include "algorithms/zero_copy.h"
 
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
+#include <exception>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "algorithms/algorithm_table.h"
 #include "algorithms/collectives.h"

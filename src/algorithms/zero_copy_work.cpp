@@ -1,7 +1,9 @@
 #include "algorithms/zero_copy_work.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
+#include <vector>
 
 #include "algorithms/kernels/reduce.h"
 #include "algorithms/kernels/stream_copy.h"

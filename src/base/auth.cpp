@@ -1,6 +1,8 @@
 #include "base/auth.h"
 
 #include <sodium.h>
+#include <cstdint>
+#include <string_view>
 
 #include "base/error.h"
 

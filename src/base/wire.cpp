@@ -1,6 +1,9 @@
 #include "base/wire.h"
 
+#include <cstdint>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "base/error.h"
 

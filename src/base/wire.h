@@ -3,8 +3,10 @@
 // come from the network and may come from a stranger).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mcl {

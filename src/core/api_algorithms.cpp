@@ -1,5 +1,6 @@
 // The API of the algorithm table and the tuner: names, the choice for a
 // call, and the model's predictions.
+#include <cstddef>
 #include <string>
 
 #include "algorithms/algorithm_table.h"

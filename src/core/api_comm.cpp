@@ -1,7 +1,10 @@
 // Communicator lifetime: init, finalize, destroy, abort, and queries.
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "base/log.h"
 #include "core/api_guard.h"

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <mcl/mcl.h>
+#include <exception>
 
 #include "base/error.h"
 

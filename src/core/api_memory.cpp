@@ -1,5 +1,7 @@
 // mclMemAlloc / mclMemFree and mclCommRegister / mclCommDeregister.
 #include "core/api_guard.h"
+
+#include <cstddef>
 #include "core/handle_registry.h"
 #include "core/shared_allocations.h"
 

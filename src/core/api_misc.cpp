@@ -1,5 +1,6 @@
 // Version, error strings, unique ids.
 #include <cstring>
+#include <string>
 
 #include "base/log.h"
 #include "core/api_guard.h"

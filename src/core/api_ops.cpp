@@ -1,6 +1,8 @@
 // Collectives and point-to-point: validate, then run now, queue on a stream,
 // or add to the open group.
 #include "core/api_guard.h"
+
+#include <cstddef>
 #include "core/group.h"
 #include "core/handle_registry.h"
 #include "core/op_validation.h"

@@ -1,6 +1,8 @@
 // The API of the parameter registry (core/params.h): what `mcl-perf params`
 // lists.
 #include "core/api_guard.h"
+
+#include <cstddef>
 #include "core/params.h"
 
 using mcl::apiCall;

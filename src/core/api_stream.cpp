@@ -1,5 +1,7 @@
 // Streams: create, synchronize, query, destroy.
 #include "core/api_guard.h"
+
+#include <string>
 #include "core/handle_registry.h"
 #include "core/stream.h"
 

@@ -1,8 +1,16 @@
 #include "core/bootstrap_client.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <string>
 #include <system_error>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "base/error.h"
 #include "base/log.h"

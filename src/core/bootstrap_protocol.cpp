@@ -1,5 +1,11 @@
 #include "core/bootstrap_protocol.h"
 
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
 #include "base/error.h"
 #include "base/wire.h"
 

@@ -12,6 +12,7 @@
 //   root -> ranks  Failure   {result code, message} when init fails
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -6,11 +6,19 @@
 #include <unistd.h>
 
 #include <sys/socket.h>
+#include <algorithm>
+#include <chrono>
 #include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
 #include <map>
 #include <mutex>
 #include <set>
+#include <stdexcept>
+#include <string>
 #include <system_error>
+#include <utility>
 
 #include <cerrno>
 #include <memory>

@@ -6,6 +6,8 @@
 
 #include "transports/transport.h"
 
+#include <cstdint>
+
 namespace mcl {
 
 class BothWakers final : public transport::Waker {

@@ -1,6 +1,9 @@
 #include "core/call_check.h"
 
+#include <cstdint>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "algorithms/kernels/types.h"
 #include "base/error.h"

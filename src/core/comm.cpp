@@ -1,5 +1,11 @@
 #include "core/comm.h"
 
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <string>
+
 #include "base/error.h"
 #include "base/log.h"
 

@@ -4,8 +4,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cinttypes>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
 #include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "algorithms/algorithm_table.h"
 #include "algorithms/tuner.h"

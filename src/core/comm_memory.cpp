@@ -1,5 +1,7 @@
 #include "core/comm_memory.h"
 
+#include <cstdint>
+
 #include "base/error.h"
 #include "core/comm.h"
 #include "transports/shm/shm_layout.h"

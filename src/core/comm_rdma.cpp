@@ -2,7 +2,13 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <vector>
 
 #include "base/error.h"
 #include "base/log.h"

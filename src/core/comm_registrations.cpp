@@ -1,5 +1,11 @@
 #include "core/comm_registrations.h"
 
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+
 #include "base/error.h"
 #include "base/log.h"
 #include "core/shared_allocations.h"

@@ -1,9 +1,14 @@
 #include "core/comm_topology.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <exception>
 #include <fstream>
+#include <map>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include <sodium.h>
 

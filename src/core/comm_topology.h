@@ -4,6 +4,7 @@
 // 0 logs the findings and writes MCL_TOPO_DUMP_FILE.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>

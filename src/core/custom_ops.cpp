@@ -1,6 +1,8 @@
 #include "core/custom_ops.h"
 
 #include <cstring>
+#include <mutex>
+#include <string>
 
 #include "algorithms/kernels/types.h"
 #include "base/error.h"

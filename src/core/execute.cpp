@@ -1,8 +1,15 @@
 #include "core/execute.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
 #include <map>
 #include <mutex>
+#include <span>
+#include <tuple>
+#include <vector>
 
 #include "algorithms/collectives.h"
 #include "algorithms/executor.h"

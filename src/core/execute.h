@@ -8,6 +8,7 @@
 // as failed (sticky) and is rethrown.
 #pragma once
 
+#include <cstdint>
 #include <utility>
 #include <vector>
 

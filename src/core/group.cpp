@@ -1,5 +1,11 @@
 #include "core/group.h"
 
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "base/error.h"
 #include "core/handle_registry.h"
 #include "core/stream.h"

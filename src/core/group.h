@@ -5,6 +5,8 @@
 
 #include "core/execute.h"
 
+#include <string>
+
 namespace mcl {
 
 bool inGroup();

@@ -1,6 +1,9 @@
 #include "core/handle_registry.h"
 
+#include <atomic>
+#include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 
 #include "base/error.h"

@@ -1,5 +1,8 @@
 #include "core/init_details.h"
 
+#include <cstdint>
+#include <vector>
+
 #include "base/wire.h"
 
 namespace mcl {

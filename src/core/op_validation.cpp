@@ -1,5 +1,6 @@
 #include "core/op_validation.h"
 
+#include <cstddef>
 #include <cstdint>
 
 #include "algorithms/kernels/types.h"

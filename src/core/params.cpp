@@ -1,9 +1,11 @@
 #include "core/params.h"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <span>
 
 #include "base/error.h"
 #include "base/log.h"

@@ -1,6 +1,12 @@
 #include "core/peer_segments.h"
 
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
+#include <exception>
+#include <string>
+#include <utility>
 
 #include "base/error.h"
 #include "core/shared_allocations.h"

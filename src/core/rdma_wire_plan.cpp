@@ -1,5 +1,10 @@
 #include "core/rdma_wire_plan.h"
 
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
 #include "base/error.h"
 
 namespace mcl {

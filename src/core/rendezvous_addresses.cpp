@@ -1,6 +1,8 @@
 #include "core/rendezvous_addresses.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <vector>
 
 #include "base/error.h"
 #include "core/params.h"

@@ -1,7 +1,10 @@
 #include "core/settings.h"
 
 #include <cstddef>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "algorithms/algorithm_table.h"
 #include "base/error.h"

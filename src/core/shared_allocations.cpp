@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -11,6 +13,8 @@
 #include <mutex>
 #include <random>
 #include <string>
+#include <system_error>
+#include <utility>
 
 #include "base/error.h"
 #include "platform/shared_memory.h"

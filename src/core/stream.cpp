@@ -1,5 +1,10 @@
 #include "core/stream.h"
 
+#include <exception>
+#include <mutex>
+#include <string>
+#include <utility>
+
 #include "base/error.h"
 
 mclStream::mclStream() : worker_([this] { run(); }) {}

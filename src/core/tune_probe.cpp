@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
+#include <ratio>
 #include <string_view>
 #include <vector>
 

@@ -2,7 +2,11 @@
 
 #include <netinet/in.h>
 
+#include <cstdint>
 #include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "base/error.h"
 

@@ -4,7 +4,9 @@
 #include <net/if.h>
 #include <netinet/in.h>
 
+#include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "platform/system_error.h"
 

@@ -8,7 +8,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <cstddef>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "platform/host_identity.h"
 

@@ -10,8 +10,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdint>
 #include <cstring>
+#include <stdexcept>
+#include <string>
+#include <system_error>
 #include <utility>
+#include <vector>
 
 #include "platform/system_error.h"
 

@@ -1,6 +1,7 @@
 #include "platform/system_error.h"
 
 #include <cerrno>
+#include <string>
 #include <system_error>
 
 namespace mcl::platform {

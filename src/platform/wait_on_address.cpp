@@ -1,5 +1,8 @@
 #include "platform/wait_on_address.h"
 
+#include <atomic>
+#include <cstdint>
+
 #if defined(__linux__)
 #include <linux/futex.h>
 #include <sys/syscall.h>

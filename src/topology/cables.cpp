@@ -1,8 +1,13 @@
 #include "topology/cables.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <map>
+#include <string>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "base/error.h"
 

@@ -1,9 +1,13 @@
 #include "topology/cluster.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <map>
 #include <set>
+#include <string>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "base/error.h"
 #include "topology/cables.h"

@@ -1,7 +1,12 @@
 #include "topology/cluster_json.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <set>
+#include <string>
+#include <string_view>
+#include <utility>
 
 #include "base/error.h"
 #include "topology/json_input.h"
@@ -172,13 +177,16 @@ void checkRanks(const Cluster& c, const std::string& path) {
 
 Cluster readNative(const json& top, const std::string& path) {
   Cluster c;
-  const json& hosts = need(top, "hosts", "top level", path);
+  // Named, not a temporary: GCC 14 takes a reference returned beside a
+  // temporary argument for one into it (-Wdangling-reference).
+  const std::string where = "top level";
+  const json& hosts = need(top, "hosts", where, path);
   if (!hosts.is_array() || hosts.empty() || hosts.size() > kMaxHosts)
     fail(path, "hosts", "should be a non-empty list");
   for (size_t i = 0; i < hosts.size(); ++i)
     c.hosts.push_back(readHost(hosts[i], i, path));
   checkRanks(c, path);
-  const json& links = need(top, "links", "top level", path);
+  const json& links = need(top, "links", where, path);
   if (!links.is_array())
     fail(path, "links",
          std::string("should be a list, not ") + jsonTypeName(links));

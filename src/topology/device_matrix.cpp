@@ -1,6 +1,10 @@
 #include "topology/device_matrix.h"
 
+#include <cstddef>
 #include <set>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "base/error.h"
 #include "topology/json_input.h"

@@ -1,8 +1,12 @@
 #include "topology/findings.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <map>
 #include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace mcl::topology {
 

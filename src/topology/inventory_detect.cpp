@@ -9,10 +9,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <string>
+#include <system_error>
+#include <vector>
 
 #include "base/error.h"
 #include "platform/host_identity.h"

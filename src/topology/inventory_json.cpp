@@ -1,6 +1,9 @@
 // Inventories travel between ranks as JSON: one format for the wire and for
 // the dump, readable when debugging, and versioned by its fields.
 #include "base/error.h"
+
+#include <cstdint>
+#include <string>
 #include "topology/inventory.h"
 #include "topology/json_input.h"
 

@@ -1,5 +1,9 @@
 #include "topology/json_input.h"
 
+#include <cstddef>
+#include <string>
+#include <string_view>
+
 #include "base/error.h"
 
 namespace mcl::topology {

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdint>
 #include <mutex>
 
 #if MCL_HAVE_HWLOC

@@ -1,5 +1,13 @@
 #include "topology/mlx_files.h"
 
+#include <algorithm>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
 #include "base/error.h"
 #include "topology/device_matrix.h"
 #include "topology/json_input.h"

@@ -1,8 +1,10 @@
 #include "topology/networksetup.h"
 
 #include <cctype>
+#include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "base/error.h"
 #include "topology/text.h"

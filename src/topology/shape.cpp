@@ -1,6 +1,9 @@
 // Naming the shape of the cabling, from the graph of hosts joined by at least
 // one cable (how many cables a pair has does not change the shape).
+#include <cstddef>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "topology/cluster.h"
 

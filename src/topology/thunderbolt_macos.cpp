@@ -1,7 +1,11 @@
 #include "topology/thunderbolt_macos.h"
 
 #include <cctype>
+#include <cstddef>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "base/error.h"
 #include "topology/json_input.h"

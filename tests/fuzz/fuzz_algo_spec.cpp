@@ -3,6 +3,7 @@
 // mclInvalidArgument; what is accepted forces only algorithms the table
 // has for that collective, and its fixed form (describeForced, which ranks
 // compare) reads back as the same choice.
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 

@@ -3,6 +3,7 @@
 // decoded or refused with mclRemoteError; what decodes encodes back to the
 // very same bytes (the encoding has one form), and no field passes its
 // bound.
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 

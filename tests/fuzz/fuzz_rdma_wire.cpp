@@ -8,6 +8,7 @@
 //      (core/rdma_wire_plan.h): both ends of a pair must list the same
 //      cables in the same order
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <deque>
@@ -16,6 +17,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/rdma_wire_plan.h"

@@ -3,6 +3,7 @@
 // what is accepted lists trimmed, non-empty names, each of which the filter
 // lets through (or, excluding, stops), and written back in the same syntax
 // it reads as the same filter.
+#include <cstddef>
 #include <cstdint>
 #include <string>
 

@@ -7,6 +7,7 @@
 //   3  what a broken socket still holds, scanned for the peer's farewell
 //      (farewell_scan.h): in one piece and byte by byte, the same answer
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <span>

@@ -8,6 +8,7 @@
 // the documented bounds and survive the inventory's JSON, which carries it
 // to the other ranks.
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>

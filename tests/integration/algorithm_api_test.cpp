@@ -3,6 +3,7 @@
 // is the cheapest), bad arguments, `mcl-perf tune` and `--algo`.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <sstream>

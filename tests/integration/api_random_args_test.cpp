@@ -11,7 +11,9 @@
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
+#include <iostream>
 #include <random>
 #include <string>
 #include <vector>

@@ -3,9 +3,12 @@
 // mclInvalidArgument the communicator still computes an all-reduce.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <climits>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <utility>
 #include <vector>
 

@@ -5,9 +5,13 @@
 // still works afterwards.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "expect_error.h"
 #include "multiprocess.h"

@@ -5,7 +5,10 @@
 // MCL_CHECK itself fail at init.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdlib>
+#include <functional>
+#include <initializer_list>
 #include <numeric>
 #include <string>
 #include <vector>

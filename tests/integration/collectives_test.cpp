@@ -6,8 +6,11 @@
 // emulated RDMA fabric.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "multiprocess.h"

@@ -6,6 +6,7 @@
 #include <mcl/mcl.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <initializer_list>
 #include <string>

@@ -4,7 +4,9 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
+#include <iterator>
 #include <set>
 #include <thread>
 

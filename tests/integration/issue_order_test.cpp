@@ -3,6 +3,8 @@
 // collectives: the cases that once exchanged the wrong bytes silently.
 #include <gtest/gtest.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "expect_error.h"

@@ -4,6 +4,7 @@
 // call, or are gone, refused with the reason.
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>

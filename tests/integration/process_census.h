@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 
+#include <cstddef>
 #include <fstream>
 #include <set>
 #include <string>

@@ -4,6 +4,7 @@
 // down to either wire of a doubled pair.
 #include <gtest/gtest.h>
 #include <mcl/mcl.h>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>

@@ -5,6 +5,8 @@
 // stream.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <thread>
 #include <vector>

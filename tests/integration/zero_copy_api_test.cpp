@@ -7,9 +7,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "expect_error.h"
@@ -25,7 +27,9 @@ double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// /dev/shm names of this process's mclMemAlloc memory (Linux).
+#if defined(__linux__)
+// /dev/shm names of this process's mclMemAlloc memory (Linux only: macOS
+// has no directory of POSIX shared-memory names).
 std::vector<std::string> myAllocationNames() {
   std::vector<std::string> names;
   const std::string prefix = "mcl-m" + std::to_string(getpid()) + "-";
@@ -35,6 +39,7 @@ std::vector<std::string> myAllocationNames() {
       names.push_back(e.path().filename().string());
   return names;
 }
+#endif
 
 TEST(MemAlloc, RefusesBadArgumentsAndFreesOnce) {
   void* p = nullptr;

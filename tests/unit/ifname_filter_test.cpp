@@ -3,6 +3,7 @@
 // prefixes, '^' to exclude, '=' for exact names, empty for everything.
 #include <gtest/gtest.h>
 
+#include <exception>
 #include <string>
 #include <vector>
 

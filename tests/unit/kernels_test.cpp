@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <ios>
 #include <limits>
 #include <map>
 #include <random>
@@ -481,8 +482,9 @@ class ReduceTest
     : public ::testing::TestWithParam<std::tuple<mclDataType_t, mclRedOp_t>> {};
 
 TEST_P(ReduceTest, MatchesReference) {
-  const auto [type, op] = GetParam();
-  onEveryKernelPath([type = type, op = op] {
+  const auto type = std::get<0>(GetParam());
+  const auto op = std::get<1>(GetParam());
+  onEveryKernelPath([type, op] {
     for (size_t count : {0, 1, 7, 1000, 4099}) {
       for (bool misaligned : {false, true}) {
         for (Aliasing aliasing : {Aliasing::kNone, Aliasing::kDstIsA,

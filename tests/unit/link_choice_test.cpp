@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <random>
 #include <string>
 #include <utility>

@@ -3,6 +3,7 @@
 // refused rather than cut or ignored.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstring>
 
 #include "base/error.h"

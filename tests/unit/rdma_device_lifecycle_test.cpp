@@ -10,10 +10,13 @@
 #if defined(__linux__)  // /proc and glibc's mallinfo2
 #include <malloc.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "emu_rdma_options.h"

@@ -7,6 +7,8 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cstddef>
+#include <string>
 #include <thread>
 
 #include "platform/host_identity.h"

@@ -4,6 +4,8 @@
 #include "transports/shm/store_choice.h"
 
 #include <gtest/gtest.h>
+#include <chrono>
+#include <cstddef>
 
 #include "base/error.h"
 

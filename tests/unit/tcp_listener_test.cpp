@@ -8,7 +8,13 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <set>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "../integration/listening_sockets.h"
 #include "base/error.h"

@@ -3,6 +3,7 @@
 // without IPv4, RDMA off, traffic that avoids a cable, one-sided cables.
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>

@@ -4,9 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <exception>
 #include <fstream>
 #include <functional>
 #include <initializer_list>
+#include <ios>
 #include <sstream>
 #include <string>
 

@@ -3,6 +3,7 @@
 // the macOS fixtures (system_profiler JSON + networksetup text).
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>

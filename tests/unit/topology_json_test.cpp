@@ -3,7 +3,10 @@
 // inventory's wire format (topology/inventory.h).
 #include <gtest/gtest.h>
 
+#include <cstddef>
+#include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "topology/cluster_json.h"

@@ -1,6 +1,8 @@
 #include "arguments.h"
 
 #include <climits>
+#include <cstddef>
+#include <string>
 
 #include "errors.h"
 

@@ -3,6 +3,9 @@
 #include <pybind11/pybind11.h>
 
 #include <algorithm>
+#include <chrono>
+#include <functional>
+#include <optional>
 
 namespace py = pybind11;
 

@@ -2,6 +2,11 @@
 
 #include <dlpack/dlpack.h>
 
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "errors.h"

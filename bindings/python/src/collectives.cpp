@@ -2,9 +2,12 @@
 // Python objects, checks that their types and sizes fit together (naming
 // the argument that does not), and hands the call to the communicator.
 #include <array>
+#include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "arguments.h"
 #include "buffer_view.h"

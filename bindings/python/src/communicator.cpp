@@ -1,8 +1,15 @@
 #include "communicator.h"
 
 #include <condition_variable>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "blocking_wait.h"
 #include "errors.h"

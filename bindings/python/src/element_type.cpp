@@ -1,7 +1,11 @@
 #include "element_type.h"
 
 #include <array>
+#include <cstdint>
 #include <cstring>
+#include <optional>
+#include <string>
+#include <utility>
 
 #include "errors.h"
 

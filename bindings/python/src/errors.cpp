@@ -1,5 +1,7 @@
 #include "errors.h"
 
+#include <exception>
+#include <string>
 #include <utility>
 
 namespace py = pybind11;

@@ -7,8 +7,10 @@
 
 #include <atomic>
 #include <cerrno>
+#include <functional>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 namespace py = pybind11;
 

@@ -1,5 +1,10 @@
 #include "op_queue.h"
 
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
 #include <utility>
 
 namespace mcl::python {

@@ -2,7 +2,11 @@
 
 #include <chrono>
 #include <cmath>
+#include <memory>
+#include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "blocking_wait.h"
 #include "communicator.h"

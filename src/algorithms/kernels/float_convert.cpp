@@ -4,6 +4,9 @@
 // reductions keep up with memory.
 #include "algorithms/kernels/float_convert.h"
 
+#include <cstddef>
+#include <cstdint>
+
 #if defined(__x86_64__)
 #include <cpuid.h>
 #include <immintrin.h>

@@ -1,5 +1,8 @@
 #include "algorithms/kernels/types.h"
 
+#include <cstddef>
+#include <string_view>
+
 namespace mcl::kernels {
 namespace {
 

@@ -1,5 +1,7 @@
 #include "algorithms/schedules/halving_doubling.h"
 
+#include <vector>
+
 namespace mcl::schedules {
 
 namespace {

@@ -1,5 +1,7 @@
 #include "algorithms/schedules/ring.h"
 
+#include <cstddef>
+
 namespace mcl::schedules {
 
 Block evenBlock(size_t count, int nranks, int index) {

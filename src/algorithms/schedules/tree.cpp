@@ -1,5 +1,7 @@
 #include "algorithms/schedules/tree.h"
 
+#include <cstddef>
+
 #include "algorithms/schedules/ring.h"
 
 namespace mcl::schedules {

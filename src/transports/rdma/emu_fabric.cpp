@@ -1,7 +1,10 @@
 #include "transports/rdma/emu_fabric.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <exception>
 #include <set>
+#include <string>
 
 #include "base/error.h"
 #include "topology/device_matrix.h"

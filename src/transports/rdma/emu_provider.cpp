@@ -3,10 +3,17 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <deque>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "base/error.h"
 #include "base/log.h"

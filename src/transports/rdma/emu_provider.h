@@ -8,7 +8,9 @@
 // MCL_EMU_FAULTS asks.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <string>
 
 #include "transports/rdma/emu_fabric.h"
 #include "transports/rdma/verbs.h"

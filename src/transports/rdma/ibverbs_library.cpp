@@ -1,10 +1,16 @@
 #include "transports/rdma/ibverbs_library.h"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <type_traits>
 #include <vector>
 
 #include "base/error.h"

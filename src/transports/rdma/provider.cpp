@@ -1,7 +1,9 @@
 #include "transports/rdma/provider.h"
 
 #include <fstream>
+#include <memory>
 #include <sstream>
+#include <utility>
 
 #include "base/error.h"
 #include "transports/rdma/emu_provider.h"

@@ -1,7 +1,13 @@
 #include "transports/rdma/rdma_connection.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "base/error.h"
 

@@ -9,8 +9,10 @@
 // that failed) shows as a gap in a wire's sequence and fails the operation.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 

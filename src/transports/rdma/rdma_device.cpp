@@ -3,7 +3,13 @@
 #include <time.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdint>
 #include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "base/error.h"
 #include "base/log.h"

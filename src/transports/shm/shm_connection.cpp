@@ -1,7 +1,12 @@
 #include "transports/shm/shm_connection.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
+#include <span>
+#include <string>
 
 #include "base/error.h"
 #include "platform/host_identity.h"

@@ -3,6 +3,12 @@
 #pragma once
 
 #include "transports/shm/shm_layout.h"
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
 #include "transports/shm/store_choice.h"
 #include "transports/transport.h"
 

@@ -1,6 +1,14 @@
 #include "transports/shm/shm_device.h"
 
+#include <atomic>
 #include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <unistd.h>
 

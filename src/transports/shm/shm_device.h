@@ -3,6 +3,8 @@
 // and the connections and waker built on them.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>

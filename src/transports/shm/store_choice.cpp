@@ -1,6 +1,10 @@
 #include "transports/shm/store_choice.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
 
 #include "base/error.h"
 

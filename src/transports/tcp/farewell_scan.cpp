@@ -1,7 +1,10 @@
 #include "transports/tcp/farewell_scan.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
+#include <span>
 
 namespace mcl::transport::tcp {
 

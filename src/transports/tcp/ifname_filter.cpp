@@ -1,5 +1,8 @@
 #include "transports/tcp/ifname_filter.h"
 
+#include <cstddef>
+#include <string>
+
 #include "base/error.h"
 
 namespace mcl::transport::tcp {

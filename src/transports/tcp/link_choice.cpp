@@ -1,6 +1,11 @@
 #include "transports/tcp/link_choice.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "base/error.h"
 #include "base/wire.h"

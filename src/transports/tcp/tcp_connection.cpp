@@ -4,9 +4,15 @@
 #include <sys/uio.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <span>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "base/error.h"
 #include "transports/tcp/farewell_scan.h"

@@ -5,7 +5,17 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
 #include <system_error>
+#include <utility>
+#include <vector>
 
 #include "base/error.h"
 #include "base/log.h"

@@ -4,10 +4,12 @@
 // connections built on them, and a waker that sleeps in poll().
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/auth.h"

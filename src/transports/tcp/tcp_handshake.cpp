@@ -1,6 +1,9 @@
 #include "transports/tcp/tcp_handshake.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <tuple>
+#include <vector>
 
 #include "base/error.h"
 #include "base/wire.h"

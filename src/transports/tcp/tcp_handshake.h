@@ -5,6 +5,7 @@
 // stranger is dropped after at most 64 bytes.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 

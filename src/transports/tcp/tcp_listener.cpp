@@ -5,9 +5,19 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
 #include <memory>
+#include <mutex>
+#include <string>
 #include <system_error>
+#include <utility>
+#include <vector>
 
 #include "base/error.h"
 #include "base/log.h"
