@@ -22,12 +22,7 @@ host_packages=(g++-aarch64-linux-gnu qemu-user cmake ninja-build pkg-config
 # Target: the libraries the unit tests link, built by Debian for arm64.
 arm64_packages=(libsodium-dev:arm64 libgtest-dev:arm64)
 
-as_root() {
-  if [ "$(id -u)" -eq 0 ]; then "$@"
-  elif command -v sudo >/dev/null; then sudo "$@"
-  else echo "cross-aarch64: need root (or sudo) to run: $*" >&2; exit 1
-  fi
-}
+source scripts/lib/as_root.sh
 
 if ! command -v dpkg-query >/dev/null; then
   echo "cross-aarch64: needs Debian/Ubuntu (dpkg multiarch, apt-get)" >&2

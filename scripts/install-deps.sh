@@ -11,15 +11,12 @@ debian_packages=(build-essential cmake ninja-build pkg-config libsodium-dev
   pybind11-dev libdlpack-dev python3-torch
   openmpi-bin libopenmpi-dev libgloo-dev)  # the peers of perf/compare
 # The cluster tests need Linux network namespaces: on macOS they skip.
-brew_packages=(cmake ninja pkg-config libsodium googletest google-benchmark
-  nlohmann-json hwloc clang-format open-mpi pybind11 dlpack numpy)
+# Homebrew formula names (homebrew/core): pkgconf provides pkg-config;
+# python@3.13 and numpy give the bindings a Python with NumPy.
+brew_packages=(cmake ninja pkgconf libsodium googletest google-benchmark
+  nlohmann-json hwloc clang-format open-mpi pybind11 dlpack python@3.13 numpy)
 
-as_root() {
-  if [ "$(id -u)" -eq 0 ]; then "$@"
-  elif command -v sudo >/dev/null; then sudo "$@"
-  else echo "install-deps: need root (or sudo) to run: $*" >&2; exit 1
-  fi
-}
+source "$(dirname "$0")/lib/as_root.sh"
 
 case "$(uname -s)" in
   Linux)
@@ -51,6 +48,18 @@ case "$(uname -s)" in
       brew list --versions "$p" >/dev/null 2>&1 || missing+=("$p")
     done
     if [ ${#missing[@]} -gt 0 ]; then brew install "${missing[@]}"; fi
+    # The bindings need a python3 with NumPy (CMake's MCL_PYTHON picks the
+    # first one): say which one it will be, or what to do.
+    python=$(brew --prefix)/bin/python3
+    if "$python" -c "import numpy" 2>/dev/null; then
+      echo "install-deps: Python bindings will use $python" \
+        "(NumPy $("$python" -c 'import numpy; print(numpy.__version__)'))"
+    else
+      echo "install-deps: $python has no NumPy, so the Python bindings" \
+        "would be skipped: brew install numpy, or make a venv" \
+        "(python3 -m venv ~/mcl-venv && ~/mcl-venv/bin/pip install numpy)" \
+        "and configure with -DMCL_PYTHON=~/mcl-venv/bin/python" >&2
+    fi
     ;;
   *)
     echo "install-deps: unsupported system $(uname -s)" >&2
