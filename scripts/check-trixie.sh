@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# Builds and tests mcl with today's compilers, in a Debian 13 (trixie) root
+# made with debootstrap (cached; needs root), warnings as errors:
+#   gcc    GCC 14 with libstdc++ (build-gcc14/): library, mcl-perf, Python
+#          bindings, every test; the unit tests run.
+#   libcxx clang 19 with LLVM libc++ 19 (build-libcxx/), the standard library
+#          Apple's toolchain ships: library, mcl-perf and every test, with
+#          GoogleTest built with libc++ too (Debian's Google Benchmark is
+#          libstdc++'s: perf/micro is left out); the unit and integration
+#          tests run. Then clang-tidy 19's misc-include-cleaner over the
+#          same sources: every standard header a file uses is included by
+#          that file (.clang-tidy-includes).
+#   scripts/check-trixie.sh [gcc|libcxx|all]   (default all)
+# MCL_CACHE_DIR: where the trixie root is kept (default /var/cache/mcl).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what=${1:-all}
+case "$what" in
+  gcc | libcxx | all) ;;
+  *)
+    echo "usage: $0 [gcc|libcxx|all]" >&2
+    exit 2
+    ;;
+esac
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null; then exec sudo -E "$0" "$@"; fi
+  echo "check-trixie: needs root (debootstrap, chroot, mounts)" >&2
+  exit 1
+fi
+source scripts/lib/as_root.sh
+as_root_apt_install debootstrap
+
+cache=${MCL_CACHE_DIR:-/var/cache/mcl}
+chroot_dir=$cache/trixie
+mirror=${MCL_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+packages=(g++ clang libc++-dev libc++abi-dev cmake ninja-build pkg-config
+  libsodium-dev libgtest-dev libgmock-dev googletest libbenchmark-dev
+  nlohmann-json3-dev libhwloc-dev libibverbs-dev python3 python3-dev
+  python3-numpy pybind11-dev libdlpack-dev ca-certificates clang-tidy)
+stamp="$chroot_dir/.mcl-packages"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "${packages[*]}" ]; then
+  if [ ! -x "$chroot_dir/usr/bin/apt-get" ]; then
+    echo "check-trixie: debootstrap trixie into $chroot_dir"
+    rm -rf "$chroot_dir"
+    debootstrap --variant=minbase trixie "$chroot_dir" "$mirror" >/dev/null
+  fi
+  chroot "$chroot_dir" apt-get update -qq
+  chroot "$chroot_dir" env DEBIAN_FRONTEND=noninteractive apt-get install \
+    -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+  echo "${packages[*]}" >"$stamp"
+fi
+
+# The tree is bound at /mcl; shared memory and /proc as on the host.
+mounted=()
+cleanup() {
+  local i
+  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do
+    umount -l "${mounted[i]}" 2>/dev/null || true
+  done
+}
+trap cleanup EXIT
+mkdir -p "$chroot_dir/mcl" "$chroot_dir/proc" "$chroot_dir/dev/shm"
+mount --bind "$(pwd)" "$chroot_dir/mcl" && mounted+=("$chroot_dir/mcl")
+mount -t proc proc "$chroot_dir/proc" && mounted+=("$chroot_dir/proc")
+mount -t tmpfs -o size=8g tmpfs "$chroot_dir/dev/shm" &&
+  mounted+=("$chroot_dir/dev/shm")
+for dev in null zero urandom random; do
+  [ -e "$chroot_dir/dev/$dev" ] || { touch "$chroot_dir/dev/$dev" &&
+    mount --bind "/dev/$dev" "$chroot_dir/dev/$dev" &&
+    mounted+=("$chroot_dir/dev/$dev"); }
+done
+
+in_trixie() {
+  chroot "$chroot_dir" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+    LANG=C.UTF-8 bash -euo pipefail -c "cd /mcl && $1"
+}
+jobs=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
+# run_tests BUILD LABELS: CTest's summary, or the failures' output at the end.
+run_tests() {
+  if in_trixie "ctest --test-dir $1 -L '$2' -j $jobs --timeout 600 \
+    --output-on-failure >$1/ctest.log 2>&1"; then
+    grep -E 'tests passed|Total Test time' "$1/ctest.log"
+  else
+    grep -B2 -A40 -E '\*\*\*Failed|\*\*\*Timeout|\*\*\*Exception' "$1/ctest.log" | tail -n 150
+    tail -n 15 "$1/ctest.log"
+    echo "check-trixie: tests failed in $1 (whole log: $1/ctest.log)" >&2
+    exit 1
+  fi
+}
+common="-G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMCL_WERROR=ON"
+
+if [ "$what" != libcxx ]; then
+  start=$SECONDS
+  echo "== trixie: $(in_trixie 'g++ --version | head -1') =="
+  in_trixie "cmake -S . -B build-gcc14 $common -DCMAKE_C_COMPILER=gcc \
+    -DCMAKE_CXX_COMPILER=g++ -DMCL_BUILD_PYTHON=ON >/dev/null &&
+    cmake --build build-gcc14 -j $jobs"
+  echo "== trixie GCC: built in $((SECONDS - start)) s =="
+  run_tests build-gcc14 unit
+  echo "== trixie GCC: built and unit-tested in $((SECONDS - start)) s =="
+fi
+
+if [ "$what" != gcc ]; then
+  start=$SECONDS
+  echo "== trixie: $(in_trixie 'clang --version | head -1') with libc++ =="
+  # C++ libraries must share the standard library of the code they link
+  # with: GoogleTest (its source ships in Debian) is built with libc++ into
+  # the build tree.
+  deps=/mcl/build-libcxx/deps
+  libcxx="-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+    -DCMAKE_CXX_FLAGS=-stdlib=libc++ -DCMAKE_EXE_LINKER_FLAGS=-stdlib=libc++ \
+    -DCMAKE_SHARED_LINKER_FLAGS=-stdlib=libc++"
+  in_trixie "[ -f $deps/.complete ] || {
+    cmake -S /usr/src/googletest -B build-libcxx/gtest -G Ninja $libcxx \
+      -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=$deps >/dev/null &&
+    cmake --build build-libcxx/gtest -j $jobs >/dev/null &&
+    cmake --install build-libcxx/gtest >/dev/null &&
+    touch $deps/.complete; }"
+  # -O1: the tests run in reasonable time, the build takes less.
+  in_trixie "cmake -S . -B build-libcxx $common $libcxx \
+    -DCMAKE_C_FLAGS_RELWITHDEBINFO='-O1 -g0' \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO='-O1 -g0' \
+    -DCMAKE_PREFIX_PATH=$deps -DCMAKE_DISABLE_FIND_PACKAGE_benchmark=ON \
+    -DMCL_BUILD_PYTHON=OFF -DMCL_BUILD_FUZZERS=ON -DMCL_FUZZ_OBJECTS_ONLY=ON \
+    -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null &&
+    cmake --build build-libcxx -j $jobs"
+  echo "== trixie libc++: built in $((SECONDS - start)) s =="
+  in_trixie "ldd build-libcxx/tests/unit/mcl-unit-tests | grep -q 'libc++.so' &&
+    ! ldd build-libcxx/tests/unit/mcl-unit-tests | grep -q 'libstdc++'" || {
+    echo "check-trixie: the libc++ build is not linked with libc++ alone" >&2
+    exit 1
+  }
+  run_tests build-libcxx 'unit|integration'
+  echo "== trixie libc++: built and tested in $((SECONDS - start)) s =="
+fi
+
+if [ "$what" != gcc ]; then
+  start=$SECONDS
+  in_trixie "scripts/lib/missing-includes.sh build-libcxx"
+  echo "== includes: checked in $((SECONDS - start)) s =="
+fi
