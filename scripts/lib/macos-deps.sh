@@ -25,6 +25,16 @@ if [ ! -f "$deps/.complete" ]; then
   command -v ninja >/dev/null && generator=(-G Ninja) || generator=()
   src=$(mktemp -d)
   rm -rf "$deps" && mkdir -p "$deps"
+  # Each step's output goes to a log, shown only when the step fails (the
+  # configure scripts' probes print errors that are no failure).
+  log=$src/build.log
+  quiet() {
+    "$@" >>"$log" 2>&1 || {
+      tail -n 40 "$log" >&2
+      echo "macos-deps: failed: $*" >&2
+      exit 1
+    }
+  }
   # Debian's source packages, without touching the system's apt sources.
   apt_dir=$src/apt
   mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
@@ -32,9 +42,9 @@ if [ ! -f "$deps/.complete" ]; then
   apt_opts=(-o "Dir::Etc::SourceList=$apt_dir/sources.list"
     -o Dir::Etc::SourceParts=/dev/null -o "Dir::State::Lists=$apt_dir/lists"
     -o "Dir::Cache=$apt_dir/cache" -o APT::Sandbox::User=root -qq)
-  apt-get "${apt_opts[@]}" update
-  (cd "$src" && apt-get "${apt_opts[@]}" source --download-only \
-    libsodium benchmark hwloc >/dev/null &&
+  quiet apt-get "${apt_opts[@]}" update
+  (cd "$src" && quiet apt-get "${apt_opts[@]}" source --download-only \
+    libsodium benchmark hwloc &&
     for t in ./*.orig.tar.*; do tar xf "$t"; done)
   sodium_src=$(echo "$src"/libsodium-*/)
   benchmark_src=$(echo "$src"/benchmark-*/)
@@ -45,13 +55,13 @@ if [ ! -f "$deps/.complete" ]; then
     -DCMAKE_INSTALL_LIBDIR=lib "${generator[@]}")
   # GoogleTest: Debian's libgtest-dev carries its source.
   [ -d /usr/src/googletest ] || as_root_apt_install googletest
-  cmake -S /usr/src/googletest -B "$src/gtest" "${cmake_deps[@]}" >/dev/null
-  cmake --build "$src/gtest" -j "$jobs" >/dev/null
-  cmake --install "$src/gtest" >/dev/null
-  cmake -S "$benchmark_src" -B "$src/benchmark" "${cmake_deps[@]}" \
-    -DBENCHMARK_ENABLE_TESTING=OFF -DBENCHMARK_ENABLE_WERROR=OFF >/dev/null
-  cmake --build "$src/benchmark" -j "$jobs" >/dev/null
-  cmake --install "$src/benchmark" >/dev/null
+  quiet cmake -S /usr/src/googletest -B "$src/gtest" "${cmake_deps[@]}"
+  quiet cmake --build "$src/gtest" -j "$jobs"
+  quiet cmake --install "$src/gtest"
+  quiet cmake -S "$benchmark_src" -B "$src/benchmark" "${cmake_deps[@]}" \
+    -DBENCHMARK_ENABLE_TESTING=OFF -DBENCHMARK_ENABLE_WERROR=OFF
+  quiet cmake --build "$src/benchmark" -j "$jobs"
+  quiet cmake --install "$src/benchmark"
   # C libraries (autotools), static: libmcl.dylib takes what it uses.
   configure=(--host=aarch64-apple-darwin --prefix="$deps" --disable-shared
     --enable-static CC="$root/cmake/toolchains/zig-macos/cc"
@@ -59,13 +69,14 @@ if [ ! -f "$deps/.complete" ]; then
     RANLIB="$root/cmake/toolchains/zig-macos/ranlib" CFLAGS=-O2)
   # Debian's libsodium source is the git tree: configure comes from autogen.
   as_root_apt_install autoconf automake libtool
-  (cd "$sodium_src" && ./autogen.sh -s >/dev/null 2>&1 && ./configure "${configure[@]}" >/dev/null &&
-    make -j "$jobs" >/dev/null && make install >/dev/null)
-  (cd "$hwloc_src" && ./configure "${configure[@]}" --disable-libxml2 \
+  (cd "$sodium_src" && quiet ./autogen.sh -s &&
+    quiet ./configure "${configure[@]}" && quiet make -j "$jobs" &&
+    quiet make install)
+  (cd "$hwloc_src" && quiet ./configure "${configure[@]}" --disable-libxml2 \
     --disable-cairo --disable-pci --disable-opencl --disable-cuda \
     --disable-nvml --disable-rsmi --disable-levelzero --disable-gl \
-    --disable-libudev --disable-plugin-dlopen --disable-io >/dev/null &&
-    make -j "$jobs" >/dev/null && make install >/dev/null)
+    --disable-libudev --disable-plugin-dlopen --disable-io &&
+    quiet make -j "$jobs" && quiet make install)
   # nlohmann/json: header-only, the same on every platform.
   mkdir -p "$deps/include" "$deps/share/cmake"
   cp -r /usr/include/nlohmann "$deps/include/"
