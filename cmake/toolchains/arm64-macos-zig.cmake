@@ -4,7 +4,7 @@
 # can run here: it proves that every source compiles, with the project's
 # warnings as errors, and that libmcl.dylib, mcl-perf and the tests link
 # against what macOS provides.
-#   MCL_ZIG=/path/to/zig cmake -S . -B build-macos \
+#   MCLBUILD_ZIG=/path/to/zig cmake -S . -B build-macos \
 #     -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/arm64-macos-zig.cmake \
 #     -DMCL_MACOS_DEPS=<prefix of the dependencies built for macOS>
 set(CMAKE_SYSTEM_NAME Darwin)
@@ -19,10 +19,11 @@ set(CMAKE_C_COMPILER ${_zig_bin}/cc)
 set(CMAKE_CXX_COMPILER ${_zig_bin}/c++)
 set(CMAKE_AR ${_zig_bin}/ar CACHE FILEPATH "")
 set(CMAKE_RANLIB ${_zig_bin}/ranlib CACHE FILEPATH "")
-# The driver reads MCL_ZIG from the environment of every compile; keep it
-# for the build steps that CMake runs later.
-if(DEFINED ENV{MCL_ZIG})
-  set(MCL_ZIG $ENV{MCL_ZIG} CACHE FILEPATH "zig executable (0.11)")
+# zig-macos/zig-driver.sh runs the zig named by MCLBUILD_ZIG: it must be in
+# the environment of the configure and of the build (check-macos.sh sets it).
+if(NOT DEFINED ENV{MCLBUILD_ZIG})
+  message(FATAL_ERROR "MCLBUILD_ZIG must name a zig 0.11 executable "
+    "(scripts/check-macos.sh fetches one)")
 endif()
 
 # Dependencies come from the macOS prefix only, never from the build

@@ -4,7 +4,7 @@
 # prints that prefix; a prefix that is complete is reused. GoogleTest from
 # the source Debian's libgtest-dev ships, Google Benchmark, libsodium and
 # hwloc from Debian's source packages (static libraries), nlohmann/json's
-# headers. Used by scripts/check-macos.sh; MCL_ZIG names zig.
+# headers. Used by scripts/check-macos.sh; MCLBUILD_ZIG names zig.
 #   scripts/lib/macos-deps.sh CACHE TOOLCHAIN_FILE
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -18,7 +18,7 @@ exec 3>&1 1>&2  # progress to stderr, the prefix alone to stdout
 # Keyed by the toolchain's files and the source versions: a change to either
 # builds them again.
 key=$( (cat "$toolchain" cmake/toolchains/zig-macos/* "$0";
-  "$MCL_ZIG" version) | sha256sum | cut -c1-12)
+  "$MCLBUILD_ZIG" version) | sha256sum | cut -c1-12)
 deps=$cache/macos-deps-$key
 if [ ! -f "$deps/.complete" ]; then
   echo "check-macos: building the dependencies for macOS into $deps"

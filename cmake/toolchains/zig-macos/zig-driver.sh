@@ -12,12 +12,12 @@
 # libSystem stubs and builds libc++ for the target.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-zig=${MCL_ZIG:?MCL_ZIG must name the zig executable}
+zig=${MCLBUILD_ZIG:?MCLBUILD_ZIG must name the zig executable}
 zlib=$("$zig" env | sed -n 's/.*"lib_dir": "\(.*\)".*/\1/p')
 shims="$here/../../../tests/macos/shim"
-# MCL_MACOS_SDK_VERBS=0: an SDK older than 26.2, without the verbs header.
+# MCLBUILD_MACOS_SDK_VERBS=0: an SDK older than 26.2, without the verbs header.
 verbs_shim=()
-if [ "${MCL_MACOS_SDK_VERBS:-1}" != 0 ]; then
+if [ "${MCLBUILD_MACOS_SDK_VERBS:-1}" != 0 ]; then
   verbs_shim=(-isystem "$here/../../../tests/macos/shim-verbs")
 fi
 tool=$1
@@ -26,7 +26,7 @@ case "$tool" in
   ar | ranlib) exec "$zig" "$tool" "$@" ;;
 esac
 
-target=${MCL_MACOS_TARGET:-14.4}
+target=${MCLBUILD_MACOS_TARGET:-14.4}
 compile=0
 for a in "$@"; do
   case "$a" in -c | -E | -S | -fsyntax-only | -M | -MM) compile=1 ;; esac
