@@ -117,7 +117,7 @@ void checkAbortAndPeers(std::span<Lane> lanes) {
       // Flushing the last bytes: fail if their receiver is gone.
       for (const Step& s : lane.steps)
         if (s.sendTo != nullptr && !s.sendTo->drained() &&
-            !s.sendTo->peerAlive())
+            !s.sendTo->peerAcceptsSends())
           throwPeerGone(ctx, s, s.sendPeer, *s.sendTo);
       continue;
     }
@@ -128,7 +128,7 @@ void checkAbortAndPeers(std::span<Lane> lanes) {
     if (s.recvFrom != nullptr && !s.recvFrom->peerAlive() &&
         s.recvFrom->peekRecv().empty())
       throwPeerGone(ctx, s, s.recvPeer, *s.recvFrom);
-    if (s.sendTo != nullptr && !s.sendTo->peerAlive() &&
+    if (s.sendTo != nullptr && !s.sendTo->peerAcceptsSends() &&
         s.sendTo->acquireSend(1).empty())
       throwPeerGone(ctx, s, s.sendPeer, *s.sendTo);
   }
@@ -168,11 +168,15 @@ void sayFarewells(std::span<Lane> lanes, const std::string& reason) {
   while (Clock::now() < end) {
     for (const Lane& lane : lanes) {
       if (lane.stepsDone()) continue;
-      // Reading is how a network connection learns of a farewell; the
-      // bytes themselves no longer matter.
+      // Reading is how a network connection learns of a farewell (the
+      // bytes themselves no longer matter), and progress how RDMA does when
+      // an unread piece is already in.
       const Step& s = waitedOn(lane.steps[lane.next]);
-      if (s.recvFrom != nullptr) s.recvFrom->peekRecv();
-      if (s.sendTo != nullptr && s.sendTo != s.recvFrom) s.sendTo->peekRecv();
+      for (transport::Connection* link : {s.recvFrom, s.sendTo}) {
+        if (link == nullptr) continue;
+        link->peekRecv();
+        link->progress();
+      }
     }
     checkAbortAndPeers(lanes);  // throws the peer's reason
     std::this_thread::sleep_for(std::chrono::milliseconds(1));

@@ -33,6 +33,10 @@ class Connection {
   // False once the peer is known to be gone (process exited) or said
   // farewell.
   virtual bool peerAlive() const = 0;
+  // False once the peer will take nothing more that this side sends: gone,
+  // or said farewell. It may differ from peerAlive(), which can stay true
+  // while a piece the peer sent before its farewell is still unread here.
+  virtual bool peerAcceptsSends() const { return peerAlive(); }
   // Why the peer is gone, for messages: the reason it gave in its farewell,
   // else what the transport can tell ("its process exited").
   virtual std::string peerGoneReason() const { return "its process exited"; }

@@ -253,6 +253,13 @@ bool RdmaConnection::peerAlive() const {
            !arrived_[nextRecvSeq_ % arrived_.size()].present);
 }
 
+bool RdmaConnection::peerAcceptsSends() const {
+  if (!peerAlive()) return false;
+  for (const WireState& s : state_)
+    if (s.peerSaidFarewell) return false;
+  return true;
+}
+
 std::string RdmaConnection::peerGoneReason() const {
   return peerFarewell_.empty() ? "the connection broke" : peerFarewell_;
 }

@@ -64,6 +64,9 @@ class RdmaConnection final : public Connection {
   // Also checks each wire's port: a cable pulled on UC gives no error, only
   // silence, so a waiting operation asks the port (and fails naming it).
   bool peerAlive() const override;
+  // False once any wire said farewell: the peer reposts no more receives,
+  // so no credit will come, even while a piece of its own is unread here.
+  bool peerAcceptsSends() const override;
   std::string peerGoneReason() const override;
   // A frame of its own on every wire with a credit and a send to spare,
   // after the wire's data (a queue pair delivers in order).
