@@ -145,7 +145,7 @@ typedef struct {
   unsigned int magic;    /* MCL_CONFIG_MAGIC */
   unsigned int version;  /* MCL_VERSION_CODE */
   int timeoutSeconds;    /* bound on every wait; <= 0 is rejected */
-  const char* transport; /* "auto" or "shm" */
+  const char* transport; /* "auto", "shm", "tcp" or "rdma" (MCL_TRANSPORT) */
   const char* commName;  /* shown in log messages */
   /* Algorithms to force, MCL_ALGO's syntax ("allreduce:tree;allgather:ring");
    * NULL: MCL_ALGO. Every rank must force the same. */

@@ -15,13 +15,13 @@
 #include <thread>
 #include <vector>
 
-#include "transports/shm/shm_device.h"
+#include "transports/shm/shm_segments.h"
 
 namespace {
 
 using mcl::transport::Connection;
 using mcl::transport::shm::kCollectiveChannel;
-using mcl::transport::shm::ShmDevice;
+using mcl::transport::shm::ShmSegments;
 
 // Spins until `bytes` have arrived on c, consuming them.
 bool receive(Connection& c, size_t bytes, const std::atomic<bool>& stop) {
@@ -53,8 +53,8 @@ void shmRoundTrip(benchmark::State& state) {
   const auto bytes = size_t(state.range(0));
   const std::string base =
       "/mcl-micro-" + std::to_string(getpid()) + "-" + std::to_string(bytes);
-  ShmDevice rank0(0, {0, 1}, base + "-0", {});
-  ShmDevice rank1(1, {0, 1}, base + "-1", {});
+  ShmSegments rank0(0, {0, 1}, base + "-0", {});
+  ShmSegments rank1(1, {0, 1}, base + "-1", {});
   rank0.mapPeer(1, rank1.segmentName(), getpid());
   rank1.mapPeer(0, rank0.segmentName(), getpid());
   rank0.unlinkOwnSegment();

@@ -17,47 +17,59 @@ constexpr AlgorithmInfo kTable[] = {
     {Collective::AllReduce, Algorithm::Ring, "ring",
      "reduce-scatter then all-gather around the ring of ranks, pipelined in "
      "rounds; bandwidth-optimal, 2(n-1) hops",
-     appendRingAllReduce},
+     appendRingAllReduce, ringAllReduceCost},
     {Collective::AllReduce, Algorithm::Tree, "tree",
      "double binary tree: two trees, each reducing half the buffer up and "
      "broadcasting it down, pipelined in chunks; log2(n) hops",
-     appendTreeAllReduce},
+     appendTreeAllReduce, treeAllReduceCost},
     {Collective::AllReduce, Algorithm::Direct, "direct",
      "one-shot: every rank sends its whole buffer to every other and folds "
      "all of them in rank order; one hop, for small buffers",
-     appendDirectAllReduce},
+     appendDirectAllReduce, directAllReduceCost},
     {Collective::AllReduce, Algorithm::HalvingDoubling, "halving_doubling",
      "recursive halving reduce-scatter then recursive doubling all-gather "
      "among a power of two of ranks (the others fold in first); 2 log2(n) "
      "hops",
-     appendHalvingDoublingAllReduce},
+     appendHalvingDoublingAllReduce, halvingDoublingAllReduceCost},
     {Collective::AllGather, Algorithm::Ring, "ring",
      "each rank's block travels the ring of ranks, pipelined in rounds",
-     appendRingAllGather},
+     appendRingAllGather, ringAllGatherCost},
     {Collective::AllGather, Algorithm::Direct, "direct",
      "every rank sends its block straight to every other",
-     appendDirectAllGather},
+     appendDirectAllGather, directAllGatherCost},
     {Collective::Broadcast, Algorithm::Chain, "chain",
-     "a pipelined chain from the root through every rank",
-     appendChainBroadcast},
+     "a pipelined chain from the root through every rank", appendChainBroadcast,
+     chainBroadcastCost},
     {Collective::Broadcast, Algorithm::Tree, "tree",
-     "a pipelined binary tree from the root; log2(n) hops",
-     appendTreeBroadcast},
+     "a pipelined binary tree from the root; log2(n) hops", appendTreeBroadcast,
+     treeBroadcastCost},
     {Collective::Reduce, Algorithm::Chain, "chain",
      "a pipelined chain through every rank, ending at the root",
-     appendChainReduce},
+     appendChainReduce, chainReduceCost},
     {Collective::Reduce, Algorithm::Tree, "tree",
-     "a pipelined binary tree toward the root; log2(n) hops", appendTreeReduce},
+     "a pipelined binary tree toward the root; log2(n) hops", appendTreeReduce,
+     treeReduceCost},
     {Collective::ReduceScatter, Algorithm::Ring, "ring",
-     "the reduce-scatter half of the ring all-reduce", appendRingReduceScatter},
+     "the reduce-scatter half of the ring all-reduce", appendRingReduceScatter,
+     ringReduceScatterCost},
     {Collective::ReduceScatter, Algorithm::Direct, "direct",
      "every rank sends each block straight to its owner, which folds them in "
      "rank order",
-     appendDirectReduceScatter},
+     appendDirectReduceScatter, directReduceScatterCost},
     {Collective::AllToAll, Algorithm::Direct, "direct",
      "every rank sends each block straight to the rank it is for, in rounds",
-     appendDirectAllToAll},
+     appendDirectAllToAll, directAllToAllCost},
 };
+
+// Every row can be run and priced: an algorithm without a cost would cost
+// nothing, and the tuner would always pick it.
+constexpr bool everyRowComplete() {
+  for (const AlgorithmInfo& a : kTable)
+    if (a.append == nullptr || a.cost == nullptr || a.name == nullptr)
+      return false;
+  return true;
+}
+static_assert(everyRowComplete(), "an algorithm lacks its steps or its cost");
 
 constexpr const char* kCollectiveNames[kCollectiveCount] = {
     "allreduce", "allgather",     "broadcast",

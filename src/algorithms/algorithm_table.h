@@ -1,7 +1,7 @@
 // Every algorithm mcl has, one table: which collective it serves, its name
-// (as MCL_ALGO and `mcl-perf --algo` take it), what it does, and the
-// function that appends its steps. Choosing among them is the tuner's job
-// (tuner.h) unless MCL_ALGO forces a choice.
+// (as MCL_ALGO and `mcl-perf --algo` take it), what it does, the function
+// that appends its steps, and its cost shape (what the tuner prices). Choosing
+// among them is the tuner's job (tuner.h) unless MCL_ALGO forces a choice.
 #pragma once
 
 #include <array>
@@ -12,6 +12,7 @@
 
 #include "algorithms/algorithm.h"
 #include "algorithms/context.h"
+#include "algorithms/cost_shape.h"
 #include "algorithms/op.h"
 #include "algorithms/step.h"
 
@@ -25,6 +26,7 @@ struct AlgorithmInfo {
   const char* name;
   const char* description;
   AppendSteps append;
+  CostOf cost;
 };
 
 std::span<const AlgorithmInfo> algorithmTable();

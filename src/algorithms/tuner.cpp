@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -10,83 +9,21 @@
 
 #include "algorithms/algorithm_table.h"
 #include "algorithms/kernels/types.h"
-#include "algorithms/schedules/halving_doubling.h"
-#include "algorithms/schedules/tree.h"
+#include "base/error.h"
 
 namespace mcl {
 
 namespace {
 
-// An algorithm's shape, per byte of the buffer: hops on the critical path,
-// bytes a rank sends, bytes a rank folds into a result, and hops that
-// forward a whole chunk before the next can start (pipelines).
-struct Shape {
-  double hops = 0;
-  double sent = 0;
-  double reduced = 0;
-  double fillHops = 0;
-};
-
-Shape allReduceShape(Algorithm a, int n) {
-  const double nd = n;
-  switch (a) {
-    case Algorithm::Ring:
-      return {2 * (nd - 1), 2 * (nd - 1) / nd, (nd - 1) / nd, 0};
-    case Algorithm::Direct:
-      // Sends to every peer before receiving: the sends overlap, partly.
-      // Every rank folds every other rank's whole buffer.
-      return {1 + (nd - 2) / 2, nd - 1, nd - 1, 0};
-    case Algorithm::HalvingDoubling: {
-      const int p = schedules::halvingDoublingRole(n, 0).activeCount;
-      const double fold = p == n ? 0 : 1;
-      return {2 * std::log2(double(p)) + 2 * fold, 2 * (p - 1.0) / p + 2 * fold,
-              (p - 1.0) / p + fold, 0};
-    }
-    case Algorithm::Tree: {
-      const double depth = schedules::treeDepth(n);
-      // An inner node sends half the buffer up and twice half down, and
-      // folds two halves; a leaf sends half up: two trees make about 2 and
-      // 1 (1.5 and 0.5 with two ranks, one child each).
-      return {2 * (depth - 1) + 1, n == 2 ? 1.5 : 2.0, n == 2 ? 0.5 : 1.0,
-              2 * (depth - 1)};
-    }
-    default:
-      return {};
-  }
-}
-
-Shape shapeOf(Collective c, Algorithm a, int n) {
-  const double nd = n;
-  const double depth = schedules::treeDepth(n);
-  const double share = (nd - 1) / nd;
-  switch (c) {
-    case Collective::AllReduce:
-      return allReduceShape(a, n);
-    case Collective::AllGather:
-    case Collective::ReduceScatter:
-    case Collective::AllToAll: {
-      // Bytes: the whole n-block buffer; each rank moves all but its own.
-      const double reduced = c == Collective::ReduceScatter ? share : 0;
-      if (a == Algorithm::Ring) return {nd - 1, share, reduced, 0};
-      return {1 + (nd - 2) / 2, share, reduced, 0};
-    }
-    case Collective::Broadcast:
-    case Collective::Reduce: {
-      const bool reduces = c == Collective::Reduce;
-      if (a == Algorithm::Chain) return {nd - 1, 1, reduces ? 1.0 : 0, nd - 2};
-      return {depth - 1, 2, reduces ? 2.0 : 0, depth - 2};
-    }
-  }
-  return {};
-}
-
 constexpr size_t kRingCopyShowsBytes = 256 * 1024;
 
 // The shape, corrected where measurements disagreed with the plain count
 // of hops and bytes for this kind of link.
-Shape measuredShape(Collective collective, Algorithm algorithm, size_t bytes,
-                    int nranks, const LinkModel& link) {
-  Shape s = shapeOf(collective, algorithm, nranks);
+CostShape measuredShape(const AlgorithmInfo& a, size_t bytes, int nranks,
+                        const LinkModel& link) {
+  const Collective collective = a.collective;
+  const Algorithm algorithm = a.id;
+  CostShape s = a.cost(nranks);
   if (algorithm == Algorithm::HalvingDoubling && bytes > link.cacheBytes &&
       nranks > 2) {
     // Its first exchanges move half the buffer at once, where the ring
@@ -184,7 +121,11 @@ double predictUs(Collective collective, Algorithm algorithm, size_t bytes,
       (cached ? link.cachedReduceGbps : link.reduceGbps) * 1e3;
   const double b = static_cast<double>(bytes);
   if (nranks <= 1) return b / bytesPerUs;
-  const Shape s = measuredShape(collective, algorithm, bytes, nranks, link);
+  const AlgorithmInfo* a = findAlgorithm(collective, algorithm);
+  if (a == nullptr)
+    throw error(mclInternalError, "%s has no algorithm %s to price",
+                collectiveName(collective), algorithmName(algorithm));
+  const CostShape s = measuredShape(*a, bytes, nranks, link);
   const double chunk = std::min(b, static_cast<double>(chunkBytes));
   return s.hops * link.alphaUs + s.sent * b / bytesPerUs +
          s.reduced * b / foldsPerUs + s.fillHops * chunk / bytesPerUs;

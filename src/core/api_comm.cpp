@@ -214,20 +214,20 @@ mclResult_t mclCommGetTopology(const mclComm_t comm, char* json, size_t* size) {
                   {"probed", ref->settings.tuneProbe},
                   {"chunk_bytes", ref->context.maxStepBytes}};
     const mcl::MemoryFootprint m = mcl::memoryFootprint(*ref);
-    j["memory"] = {{"shm_bytes", m.shmBytes},
-                   {"tcp_bytes", m.tcpBytes},
-                   {"rdma_bytes", m.rdmaBytes},
-                   {"staging_peak_bytes", ref->stagingPeakBytes.load()},
-                   {"per_peer_bytes",
-                    {{"shm", m.shmPerPeer},
-                     {"tcp", m.tcpPerPeer},
-                     {"rdma", m.rdmaPerPeer}}},
-                   {"per_peer_limit_bytes", m.limitPerPeer},
-                   {"registrations", ref->registrations.count()},
-                   {"peer_mapped_bytes",
-                    ref->peerSegments ? ref->peerSegments->mappedBytes() : 0},
-                   {"zero_copy_calls",
-                    ref->peerSegments ? ref->peerSegments->inPlaceCalls() : 0}};
+    nlohmann::json& memory = j["memory"];
+    nlohmann::json perPeer = nlohmann::json::object();
+    for (const mcl::TransportMemory& t : m.transports) {
+      memory[t.transport + "_bytes"] = t.bytes;
+      perPeer[t.transport] = t.perPeer;
+    }
+    memory["staging_peak_bytes"] = ref->stagingPeakBytes.load();
+    memory["per_peer_bytes"] = perPeer;
+    memory["per_peer_limit_bytes"] = m.limitPerPeer;
+    memory["registrations"] = ref->registrations.count();
+    memory["peer_mapped_bytes"] =
+        ref->peerSegments ? ref->peerSegments->mappedBytes() : 0;
+    memory["zero_copy_calls"] =
+        ref->peerSegments ? ref->peerSegments->inPlaceCalls() : 0;
     std::string text =
         j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
     size_t have = *size;

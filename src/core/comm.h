@@ -1,6 +1,7 @@
 // The communicator: who the ranks are, the transport connections to each,
 // the execution state, and the sticky error. Built by comm_init.cpp; reached
-// from the C API only through comm_registry.h, which rejects stale handles.
+// from the C API only through handle_registry.h, which rejects stale
+// handles.
 #pragma once
 
 #include <mcl/mcl.h>
@@ -22,10 +23,9 @@
 #include "core/custom_ops.h"
 #include "core/peer_segments.h"
 #include "core/settings.h"
+#include "core/transport_choice.h"
 #include "topology/cluster.h"
-#include "transports/rdma/rdma_device.h"
-#include "transports/shm/shm_device.h"
-#include "transports/tcp/tcp_device.h"
+#include "transports/device.h"
 
 struct mclComm {
   int rank = 0;
@@ -34,14 +34,12 @@ struct mclComm {
   mcl::CommSettings settings;
   std::vector<mcl::PeerInfo> peers;
   mcl::topology::Cluster cluster;  // hosts, cables, shape, paths
-  // Devices before connections: connections go first when the comm dies.
-  std::unique_ptr<mcl::transport::shm::ShmDevice> shm;
-  std::unique_ptr<mcl::transport::tcp::TcpDevice> tcp;
-  std::unique_ptr<mcl::transport::rdma::RdmaDevice> rdma;
-  int rdmaWires = 0;  // the fewest cables between two ranks over RDMA
-  int shmPeers = 0;   // other ranks reached over shared memory
-  int tcpPeers = 0;   // ranks reached over TCP
-  uint64_t peerBufferLimit = 0;  // MCL_PEER_BUFFER_LIMIT, read at init
+  // The transports tried, in priority order (transport_registry.h); only
+  // those some pair may use were opened. Devices before connections:
+  // connections go first when the comm dies.
+  mcl::DeviceList devices;
+  mcl::TransportChoice transports;  // which device joins each pair
+  uint64_t peerBufferLimit = 0;     // MCL_PEER_BUFFER_LIMIT, read at init
   // The largest staging copy one batch needed (bytes), for the footprint.
   std::atomic<uint64_t> stagingPeakBytes{0};
   // The Mac of the emulated fabric this process plays: its rank in the

@@ -1,6 +1,8 @@
-// Building a communicator: rendezvous, the transport for each peer (shared
-// memory within a host, TCP between hosts, or as MCL_TRANSPORT forces), and
-// the wiring of both.
+// Building a communicator, in phases every rank runs alike: join the
+// rendezvous; open the transports some pair may use and exchange what each
+// rank offers; agree on the settings that must match and build the cluster
+// picture; choose each pair's transport (transport_choice.h); connect; and
+// give the algorithms their context.
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,7 +10,6 @@
 #include <cinttypes>
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <map>
 #include <memory>
 #include <string>
@@ -19,16 +20,15 @@
 #include "algorithms/tuner.h"
 #include "base/error.h"
 #include "base/log.h"
-#include "base/wire.h"
 #include "core/bootstrap_client.h"
 #include "core/bootstrap_root.h"
-#include "core/both_wakers.h"
+#include "core/combined_waker.h"
 #include "core/comm.h"
 #include "core/comm_memory.h"
-#include "core/comm_rdma.h"
 #include "core/comm_topology.h"
 #include "core/init_details.h"
 #include "core/params.h"
+#include "core/transport_registry.h"
 #include "core/tune_probe.h"
 #include "core/unique_id.h"
 #include "platform/cpu.h"
@@ -38,71 +38,199 @@ namespace mcl {
 
 namespace {
 
-std::string segmentName(uint64_t commId, int rank) {
-  char name[40];
-  snprintf(name, sizeof(name), "/mcl-%016" PRIx64 "-%d", commId, rank);
-  return name;
-}
+// The rounds a transport runs during connect go over the rendezvous.
+class BootstrapExchange final : public transport::InitExchange {
+ public:
+  explicit BootstrapExchange(BootstrapClient& bootstrap)
+      : bootstrap_(bootstrap) {}
+  std::vector<std::vector<uint8_t>> allGather(
+      const std::vector<uint8_t>& mine) override {
+    return bootstrap_.allGather(mine);
+  }
 
-// Which peers each transport serves. Every rank derives this from the same
-// table, so all agree (and all fail alike when a pair cannot be served).
-struct Plan {
-  std::vector<int> shmRanks;   // this host's ranks on shm, ascending, with us
-  std::vector<int> tcpPeers;   // ranks reached over TCP
-  std::vector<int> rdmaPeers;  // ranks reached over RDMA (MCL_TRANSPORT=rdma)
-  std::vector<bool> sameHost;
-  bool anyTcp = false;  // some pair of ranks in the comm uses TCP
+ private:
+  BootstrapClient& bootstrap_;
 };
 
-Plan planTransports(const mclComm& comm) {
-  Plan plan;
-  const std::string& transport = comm.settings.transport;
-  const auto& peers = comm.peers;
-  const std::string& me = peers[static_cast<size_t>(comm.rank)].hostId;
-  for (int r = 0; r < comm.nranks; ++r) {
-    bool local = peers[static_cast<size_t>(r)].hostId == me;
-    plan.sameHost.push_back(local);
-    if (rdmaBetween(comm, comm.rank, r)) {
-      plan.rdmaPeers.push_back(r);
-    } else if (r == comm.rank || (local && transport != "tcp")) {
-      plan.shmRanks.push_back(r);
-    } else if (transport == "shm") {
-      throw error(mclInvalidUsage,
-                  "%s: rank %d is on another host (%s) and MCL_TRANSPORT=shm "
-                  "reaches only this host (%s)",
-                  comm.label().c_str(), r,
-                  peers[static_cast<size_t>(r)].hostName.c_str(),
-                  peers[static_cast<size_t>(comm.rank)].hostName.c_str());
-    } else {
-      plan.tcpPeers.push_back(r);
-    }
+// The transports MCL_TRANSPORT lets this communicator try, made (and their
+// settings checked) before the rendezvous.
+DeviceList makeDevices(const mclComm& comm, const Secret& secret) {
+  transport::DeviceInit init;
+  init.rank = comm.rank;
+  init.nranks = comm.nranks;
+  init.secret = secret;
+  init.label = comm.label();
+  init.emuMac = comm.emuMac;
+  init.params = &environmentParams();
+  DeviceList devices;
+  for (const TransportEntry& entry : transportsFor(comm.settings.transport)) {
+    init.forced = comm.settings.transport == entry.name;
+    devices.push_back(entry.make(init));
   }
-  if (transport == "rdma" && comm.nranks > 1 && plan.rdmaPeers.empty() &&
-      plan.shmRanks.size() == size_t(comm.nranks))
-    throw error(mclInvalidUsage,
-                "%s: MCL_TRANSPORT=rdma, but all %d ranks are on this host "
-                "(%s): RDMA runs between Macs over Thunderbolt cables, ranks "
-                "of one Mac share memory (MCL_TRANSPORT=shm); "
-                "MCL_RDMA_PROVIDER=emu runs the emulated fabric, one Mac per "
-                "rank",
-                comm.label().c_str(), comm.nranks,
-                peers[static_cast<size_t>(comm.rank)].hostName.c_str());
-  plan.anyTcp = transport == "tcp" && comm.nranks > 1;
-  for (const auto& p : peers)
-    if (p.hostId != peers.front().hostId && transport != "rdma")
-      plan.anyTcp = true;  // under rdma, hosts talk over their cables
-  return plan;
+  return devices;
 }
 
-}  // namespace
+std::unique_ptr<BootstrapClient> joinRendezvous(mclComm& comm,
+                                                const UniqueIdContents& id,
+                                                platform::Deadline deadline) {
+  Hello hello;
+  hello.rank = comm.rank;
+  hello.nranks = comm.nranks;
+  hello.pid = static_cast<uint32_t>(getpid());
+  hello.timeoutMs = static_cast<uint32_t>(comm.settings.timeoutSeconds) * 1000u;
+  hello.hostId = platform::hostIdentity();
+  hello.hostName = platform::hostName();
+  auto bootstrap = std::make_unique<BootstrapClient>(id, hello, deadline);
+  comm.commId = bootstrap->welcome().commId;
+  comm.peers = bootstrap->welcome().peers;
+  std::vector<transport::RankPlace> places;
+  for (const PeerInfo& p : comm.peers)
+    places.push_back({p.hostId, p.hostName, p.pid});
+  for (auto& device : comm.devices) device->joined(comm.commId, places);
+  return bootstrap;
+}
+
+// Opens every transport some pair of the communicator may use (alike on
+// every rank), within the buffer limit.
+std::vector<bool> openTransports(mclComm& comm, platform::Deadline deadline) {
+  TransportCandidates c =
+      transportCandidates(comm.devices, comm.rank, comm.nranks);
+  for (size_t d = 0; d < comm.devices.size(); ++d) {
+    if (!c.open[d]) continue;
+    bool otherRanks = std::any_of(c.ofRank[d].begin(), c.ofRank[d].end(),
+                                  [&](int r) { return r != comm.rank; });
+    if (otherRanks) checkPeerBufferLimit(comm, *comm.devices[d]);
+    comm.devices[d]->open(c.ofRank[d], deadline);
+  }
+  return c.open;
+}
+
+// The settings every rank must share, as this rank states them: ranks that
+// run different algorithms would exchange different bytes.
+std::string algorithmsStated(const CommSettings& s, int64_t zeroCopyMin) {
+  return describeForced(s.forced) + (s.tuneProbe ? " (MCL_TUNE_PROBE=1)" : "") +
+         (s.checkCalls ? " (MCL_CHECK=1)" : "") + " (zero-copy from " +
+         std::to_string(zeroCopyMin) + " B)";
+}
+
+std::string openedNames(const InitDetails& d) {
+  std::string names;
+  for (const auto& [name, bytes] : d.devices)
+    names += (names.empty() ? "" : ", ") + name;
+  return names.empty() ? "none" : names;
+}
+
+// Every rank's details against this rank's: the same transport setting,
+// algorithms, and transports opened. Ranks that disagree would not even
+// agree on how many rounds init takes.
+void checkAgreement(const mclComm& comm, const std::vector<InitDetails>& all,
+                    const InitDetails& mine) {
+  for (size_t r = 0; r < all.size(); ++r) {
+    if (all[r].transport != mine.transport)
+      throw error(mclInvalidUsage,
+                  "%s: rank %zu has MCL_TRANSPORT=%s, this rank %s: set it "
+                  "alike on every rank",
+                  comm.label().c_str(), r, all[r].transport.c_str(),
+                  mine.transport.c_str());
+    if (all[r].algorithms != mine.algorithms)
+      throw error(mclInvalidUsage,
+                  "%s: rank %zu forces algorithms \"%s\", this rank \"%s\": "
+                  "set MCL_ALGO, MCL_TUNE_PROBE, MCL_ZERO_COPY_MIN_BYTES and "
+                  "MCL_CHECK alike on every rank",
+                  comm.label().c_str(), r, all[r].algorithms.c_str(),
+                  mine.algorithms.c_str());
+    bool sameDevices = all[r].devices.size() == mine.devices.size();
+    for (size_t d = 0; sameDevices && d < mine.devices.size(); ++d)
+      sameDevices = all[r].devices[d].first == mine.devices[d].first;
+    if (!sameDevices)
+      throw error(mclInvalidUsage,
+                  "%s: rank %zu opened the transports %s, this rank %s: "
+                  "their settings (MCL_RDMA_PROVIDER, ...) differ between "
+                  "ranks; set them alike on every rank",
+                  comm.label().c_str(), r, openedNames(all[r]).c_str(),
+                  openedNames(mine).c_str());
+  }
+}
+
+// Each opened transport reads every rank's details.
+void teachTransports(mclComm& comm, const std::vector<bool>& opened,
+                     const std::vector<InitDetails>& all) {
+  size_t slot = 0;  // the opened ones, in order, as in every rank's details
+  for (size_t d = 0; d < comm.devices.size(); ++d) {
+    if (!opened[d]) continue;
+    std::vector<std::vector<uint8_t>> theirs;
+    for (const InitDetails& r : all) theirs.push_back(r.devices[slot].second);
+    comm.devices[d]->learn(theirs, comm.cluster);
+    ++slot;
+  }
+}
+
+// The name of the one host every rank runs on, else "".
+std::string oneHostName(const mclComm& comm) {
+  for (const PeerInfo& p : comm.peers)
+    if (p.hostId != comm.peers.front().hostId) return "";
+  return comm.peers.front().hostName;
+}
+
+// The devices this rank uses toward other ranks, in priority order; the
+// one of its own connection when it has no other rank.
+std::vector<size_t> devicesOfThisRank(const mclComm& comm) {
+  std::vector<size_t> used;
+  for (size_t d = 0; d < comm.devices.size(); ++d)
+    for (int peer = 0; peer < comm.nranks; ++peer)
+      if (peer != comm.rank &&
+          comm.transports.deviceOf(comm.rank, peer) == int(d)) {
+        used.push_back(d);
+        break;
+      }
+  if (used.empty())
+    used.push_back(size_t(comm.transports.deviceOf(comm.rank, comm.rank)));
+  return used;
+}
+
+// Every device that joins some pair connects its peers, on every rank
+// (so that rounds of the rendezvous match); then the init barrier.
+void connectTransports(mclComm& comm, const std::vector<bool>& opened,
+                       BootstrapClient& bootstrap,
+                       platform::Deadline deadline) {
+  BootstrapExchange exchange(bootstrap);
+  for (size_t d = 0; d < comm.devices.size(); ++d) {
+    bool used = false;
+    for (int r = 0; r < comm.nranks && !used; ++r)
+      used = !comm.transports.peersOver(r, int(d)).empty();
+    if (!used) continue;
+    comm.devices[d]->connect(comm.transports.peersOver(comm.rank, int(d)),
+                             exchange, deadline);
+    checkPeerBufferLimit(comm, *comm.devices[d]);  // now with its wires
+  }
+  // Before the barrier: if rank 0 cannot write the dump, the others learn
+  // it there instead of in their first collective.
+  reportCluster(comm, comm.cluster);
+  bootstrap.barrier();  // every segment mapped, every socket connected
+  for (size_t d = 0; d < comm.devices.size(); ++d)
+    if (opened[d]) comm.devices[d]->afterBarrier();
+  bootstrap.close();
+  waitForRendezvousRoot(comm.commId, deadline);
+
+  const auto n = size_t(comm.nranks);
+  comm.connections.resize(n);
+  comm.p2pConnections.resize(n);
+  for (int peer = 0; peer < comm.nranks; ++peer) {
+    transport::Device& device =
+        *comm.devices[size_t(comm.transports.deviceOf(comm.rank, peer))];
+    comm.connections[size_t(peer)] =
+        device.connection(peer, transport::Channel::Collective);
+    comm.p2pConnections[size_t(peer)] =
+        device.connection(peer, transport::Channel::PointToPoint);
+  }
+}
 
 // The tuner's link model, alike on every rank: the slowest kind of link
 // some pair of ranks uses, and whether some machine runs more ranks than it
 // has cores (each hop then waits for a context switch). A machine, not a
 // host: network namespaces or containers of one kernel share its cores
 // (their host identities start with the same boot id).
-LinkModel tunerLink(const mclComm& comm, const Plan& plan,
-                    const std::vector<TransportDetails>& all) {
+LinkModel tunerLink(const mclComm& comm, const std::vector<InitDetails>& all) {
   std::map<std::string, std::pair<int, uint32_t>> machines;  // ranks, cores
   for (size_t r = 0; r < all.size(); ++r) {
     const std::string& host = comm.peers[r].hostId;
@@ -113,16 +241,96 @@ LinkModel tunerLink(const mclComm& comm, const Plan& plan,
   bool crowded = false;
   for (const auto& [machine, load] : machines)
     crowded |= load.second > 0 && uint32_t(load.first) > load.second;
-  if (comm.settings.transport == "rdma") {
-    LinkModel m = defaultLinkModel(comm.settings.rdma.provider.provider == "emu"
-                                       ? "emulated rdma"
-                                       : "rdma",
-                                   crowded);
-    m.wires = std::max(1, comm.rdmaWires);
-    return m;
-  }
-  return defaultLinkModel(plan.anyTcp ? "tcp" : "shm", crowded);
+  const transport::Device* slowest = nullptr;
+  for (int a = 0; a < comm.nranks; ++a)
+    for (int b = a + 1; b < comm.nranks; ++b) {
+      const transport::Device* d =
+          comm.devices[size_t(comm.transports.deviceOf(a, b))].get();
+      if (slowest == nullptr || d->linkKind() > slowest->linkKind())
+        slowest = d;
+    }
+  if (slowest == nullptr)
+    return defaultLinkModel(
+        transport::linkKindName(transport::LinkKind::SharedMemory), crowded);
+  LinkModel m =
+      defaultLinkModel(transport::linkKindName(slowest->linkKind()), crowded);
+  m.wires = std::max(1, slowest->fewestWires());
+  return m;
 }
+
+// What the algorithms see of the communicator once it is connected.
+void buildAlgoContext(mclComm& comm, const std::vector<InitDetails>& all,
+                      int64_t zeroCopyMin) {
+  AlgoContext& c = comm.context;
+  const auto n = size_t(comm.nranks);
+  c.peers.resize(n);
+  c.p2pPeers.resize(n);
+  for (size_t p = 0; p < n; ++p) {
+    c.peers[p] = comm.connections[p].get();
+    c.p2pPeers[p] = comm.p2pConnections[p].get();
+  }
+  c.rank = comm.rank;
+  c.nranks = comm.nranks;
+  std::vector<size_t> mine = devicesOfThisRank(comm);
+  if (mine.size() == 1) {
+    c.waker = &comm.devices[mine.front()]->waker();
+  } else {
+    std::vector<transport::Waker*> wakers;
+    for (size_t d : mine) wakers.push_back(&comm.devices[d]->waker());
+    comm.combinedWaker = std::make_unique<CombinedWaker>(std::move(wakers));
+    c.waker = comm.combinedWaker.get();
+  }
+  c.timeout = std::chrono::seconds(comm.settings.timeoutSeconds);
+  // Oversubscription counts every rank of this host, whatever transport
+  // joins them: they all compete for its cores.
+  const std::string& here = comm.peers[size_t(comm.rank)].hostId;
+  int ranksHere =
+      int(std::count_if(comm.peers.begin(), comm.peers.end(),
+                        [&](const PeerInfo& p) { return p.hostId == here; }));
+  c.wait = waitPolicyFor(comm.settings, ranksHere);
+  c.forced = comm.settings.forced;
+  c.link = tunerLink(comm, all);
+  c.aborted = &comm.aborted;
+  // Ring schedules size their rounds alike on every rank, from the
+  // smallest buffer between any two ranks of any transport in use.
+  uint64_t smallest = UINT64_MAX;
+  for (size_t d = 0; d < comm.devices.size(); ++d)
+    if (comm.transports.joinsSomePair(int(d)))
+      smallest = std::min(smallest, comm.devices[d]->receiveCapacity());
+  if (smallest == UINT64_MAX)  // one rank: its own connection's
+    smallest =
+        comm.devices[size_t(comm.transports.deviceOf(0, 0))]->receiveCapacity();
+  c.maxStepBytes = static_cast<size_t>(smallest / 2);
+  c.allShm = comm.nranks > 1;
+  for (int peer = 0; peer < comm.nranks; ++peer)
+    c.allShm &= comm.devices[size_t(comm.transports.deviceOf(comm.rank, peer))]
+                    ->linkKind() == transport::LinkKind::SharedMemory;
+  if (c.allShm && zeroCopyMin > 0) {
+    comm.peerSegments = std::make_unique<PeerSegments>(comm.rank);
+    c.sharedBuffers = comm.peerSegments.get();
+    c.zeroCopyMinBytes = static_cast<size_t>(zeroCopyMin);
+  }
+}
+
+void logReady(const mclComm& comm) {
+  std::string over;
+  for (size_t d = 0; d < comm.devices.size(); ++d) {
+    size_t ranks = comm.transports.peersOver(comm.rank, int(d)).size();
+    if (ranks == 0) continue;
+    over += std::string(over.empty() ? "" : ", ") + "over " +
+            comm.devices[d]->name() + " " + std::to_string(ranks) + " ranks";
+    if (comm.devices[d]->linkKind() == transport::LinkKind::EmulatedRdma)
+      over += " (emulated)";
+  }
+  MCL_LOG(Info, kLogInit,
+          "%s: ready, comm %016" PRIx64
+          ", %s (this rank included), timeout "
+          "%d s",
+          comm.label().c_str(), comm.commId, over.c_str(),
+          comm.settings.timeoutSeconds);
+}
+
+}  // namespace
 
 std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
                                   const mclConfig_t* config, int emuMac) {
@@ -132,7 +340,7 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
   if (rank < 0 || rank >= nranks)
     throw error(mclInvalidArgument, "rank %d is out of range [0, %d)", rank,
                 nranks);
-  UniqueIdContents contents = decodeUniqueId(id);
+  const UniqueIdContents contents = decodeUniqueId(id);
   auto comm = std::make_unique<mclComm>();
   comm->rank = rank;
   comm->nranks = nranks;
@@ -140,210 +348,53 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
   comm->settings = loadSettings(config);
   comm->label();  // built now, before any other thread can see the comm
   warnUnknownEnvironment();
-  auto deadline = platform::Clock::now() +
-                  std::chrono::seconds(comm->settings.timeoutSeconds);
-
-  Hello hello;
-  hello.rank = rank;
-  hello.nranks = nranks;
-  hello.pid = static_cast<uint32_t>(getpid());
-  hello.timeoutMs =
-      static_cast<uint32_t>(comm->settings.timeoutSeconds) * 1000u;
-  hello.hostId = platform::hostIdentity();
-  hello.hostName = platform::hostName();
-  BootstrapClient bootstrap(contents, hello, deadline);
-  comm->commId = bootstrap.welcome().commId;
-  comm->peers = bootstrap.welcome().peers;
-  Plan plan = planTransports(*comm);
-
-  const auto& shmOptions = comm->settings.shm;
-  comm->shmPeers = static_cast<int>(plan.shmRanks.size()) - 1;
-  comm->tcpPeers = static_cast<int>(plan.tcpPeers.size());
   comm->peerBufferLimit = static_cast<uint64_t>(
       paramInt("MCL_PEER_BUFFER_LIMIT", 1 << 16, int64_t{1} << 40));
-  // Before anything is allocated; RDMA again once its cables are known.
-  checkPeerBufferLimit(*comm, comm->shmPeers > 0, comm->tcpPeers > 0,
-                       plan.rdmaPeers.empty() ? 0 : 1);
-  comm->shm = std::make_unique<transport::shm::ShmDevice>(
-      rank, plan.shmRanks, segmentName(comm->commId, rank), shmOptions);
-  TransportDetails mine;
-  mine.shmCapacity = uint64_t{shmOptions.slots} * shmOptions.slotBytes;
-  mine.segment = comm->shm->segmentName();
-  mine.inventory = localInventory(*comm, deadline);
-  TopologyFileRead topoFile = readTopologyFile(*comm);
-  mine.topoFile = topoFile.status.substr(0, 4000);
-  mine.transport = comm->settings.transport;
-  mine.cores = static_cast<uint32_t>(platform::onlineCpuCount());
   const int64_t zeroCopyMin =
       paramInt("MCL_ZERO_COPY_MIN_BYTES", 0, int64_t{1} << 50);
-  mine.algorithms = describeForced(comm->settings.forced) +
-                    (comm->settings.tuneProbe ? " (MCL_TUNE_PROBE=1)" : "") +
-                    (comm->settings.checkCalls ? " (MCL_CHECK=1)" : "") +
-                    " (zero-copy from " + std::to_string(zeroCopyMin) + " B)";
-  if (!plan.rdmaPeers.empty()) {
-    comm->rdma = openRdmaDevice(*comm);
-    mine.rdmaFrameBytes = comm->settings.rdma.shape.frameBytes;
-    mine.rdmaDepth = static_cast<uint32_t>(comm->settings.rdma.shape.depth);
-  }
-  if (plan.anyTcp) {
-    comm->tcp = std::make_unique<transport::tcp::TcpDevice>(
-        rank, contents.secret, comm->commId, comm->settings.tcp);
-    const auto& slots = comm->settings.tcp.slots;
-    mine.tcpCapacity = uint64_t{slots.slots} * slots.slotBytes;
-    mine.tcpSockets = static_cast<uint32_t>(comm->settings.tcp.socketsPerLink);
-    mine.tcpSlotBytes = slots.slotBytes;
-    mine.endpoints = transport::tcp::encodeEndpoints(comm->tcp->endpoints());
-  }
-  std::vector<TransportDetails> all;
-  for (const auto& bytes : bootstrap.allGather(encodeDetails(mine)))
+  comm->devices = makeDevices(*comm, contents.secret);
+  const auto deadline = platform::Clock::now() +
+                        std::chrono::seconds(comm->settings.timeoutSeconds);
+
+  // Join, open, and tell the others.
+  std::unique_ptr<BootstrapClient> bootstrap =
+      joinRendezvous(*comm, contents, deadline);
+  const std::vector<bool> opened = openTransports(*comm, deadline);
+  InitDetails mine;
+  for (size_t d = 0; d < comm->devices.size(); ++d)
+    if (opened[d])
+      mine.devices.emplace_back(comm->devices[d]->name(),
+                                comm->devices[d]->details());
+  mine.inventory = localInventory(*comm, deadline);
+  const TopologyFileRead topoFile = readTopologyFile(*comm);
+  mine.topoFile = topoFile.status.substr(0, 4000);
+  mine.transport = comm->settings.transport;
+  mine.algorithms = algorithmsStated(comm->settings, zeroCopyMin);
+  mine.cores = static_cast<uint32_t>(platform::onlineCpuCount());
+  std::vector<InitDetails> all;
+  for (const auto& bytes : bootstrap->allGather(encodeDetails(mine)))
     all.push_back(decodeDetails(bytes));
-  // Ranks that disagree on the transport would not even agree on how many
-  // rounds init takes.
-  for (size_t r = 0; r < all.size(); ++r)
-    if (all[r].transport != mine.transport ||
-        all[r].rdmaFrameBytes != mine.rdmaFrameBytes ||
-        all[r].rdmaDepth != mine.rdmaDepth)
-      throw error(mclInvalidUsage,
-                  "%s: rank %zu has MCL_TRANSPORT=%s (RDMA frames %u x %u), "
-                  "this rank %s (%u x %u): set them alike on every rank",
-                  comm->label().c_str(), r, all[r].transport.c_str(),
-                  all[r].rdmaFrameBytes, all[r].rdmaDepth,
-                  mine.transport.c_str(), mine.rdmaFrameBytes, mine.rdmaDepth);
-  // Ranks running different algorithms would exchange different bytes.
-  for (size_t r = 0; r < all.size(); ++r)
-    if (all[r].algorithms != mine.algorithms)
-      throw error(mclInvalidUsage,
-                  "%s: rank %zu forces algorithms \"%s\", this rank \"%s\": "
-                  "set MCL_ALGO, MCL_TUNE_PROBE, MCL_ZERO_COPY_MIN_BYTES and "
-                  "MCL_CHECK alike on every rank",
-                  comm->label().c_str(), r, all[r].algorithms.c_str(),
-                  mine.algorithms.c_str());
-  // Every rank builds the same cluster from the same data, so a bad
-  // MCL_TOPO_FILE fails all of them alike, before anything is mapped.
-  std::vector<std::vector<transport::tcp::Endpoint>> endpoints;
+
+  // Agree, and see the cluster alike: a bad MCL_TOPO_FILE fails every rank
+  // alike, before anything is mapped.
+  checkAgreement(*comm, all, mine);
   std::vector<std::string> inventories;
   std::vector<std::string> fileStatus;
-  for (const auto& d : all) {
-    if (comm->tcp)
-      endpoints.push_back(transport::tcp::decodeEndpoints(d.endpoints));
+  for (const InitDetails& d : all) {
     inventories.push_back(d.inventory);
     fileStatus.push_back(d.topoFile);
   }
-  comm->cluster =
-      buildCommCluster(*comm, topoFile, fileStatus, inventories, endpoints);
+  comm->cluster = buildCommCluster(*comm, topoFile, fileStatus, inventories);
+  teachTransports(*comm, opened, all);
 
-  // Ring schedules size their rounds alike on every rank, from the smallest
-  // buffer between any two ranks.
-  for (size_t r = 0; r < all.size(); ++r)
-    if (all[r].tcpSockets != mine.tcpSockets ||
-        all[r].tcpSlotBytes != mine.tcpSlotBytes)
-      throw error(mclInvalidUsage,
-                  "%s: rank %zu has MCL_TCP_NSOCKS=%u MCL_TCP_SLOT_BYTES=%u, "
-                  "this rank %u and %u: set them alike on every rank",
-                  comm->label().c_str(), r, all[r].tcpSockets,
-                  all[r].tcpSlotBytes, mine.tcpSockets, mine.tcpSlotBytes);
-  // Shared memory counts only where two ranks share a host and use it.
-  bool anyShmPair = false;
-  if (comm->settings.transport != "tcp")
-    for (int a = 0; a < nranks && !anyShmPair; ++a)
-      for (int b = a + 1; b < nranks; ++b)
-        if (comm->peers[static_cast<size_t>(a)].hostId ==
-            comm->peers[static_cast<size_t>(b)].hostId) {
-          anyShmPair = true;
-          break;
-        }
-  uint64_t smallest = UINT64_MAX;
-  for (const auto& d : all) {
-    if (anyShmPair || !plan.anyTcp)
-      smallest = std::min(smallest, d.shmCapacity);
-    if (d.tcpCapacity > 0) smallest = std::min(smallest, d.tcpCapacity);
-  }
-  if (comm->rdma)
-    smallest = std::min<uint64_t>(smallest, comm->rdma->capacityPerWire());
-  for (int peer : plan.shmRanks)
-    comm->shm->mapPeer(
-        peer, all[static_cast<size_t>(peer)].segment,
-        static_cast<int>(comm->peers[static_cast<size_t>(peer)].pid));
-  if (comm->tcp)
-    comm->tcp->connectPeers(endpoints, plan.tcpPeers, plan.sameHost,
-                            fileRestrictions(*comm, comm->cluster), deadline);
-  if (comm->rdma) {
-    wireRdma(*comm, plan.rdmaPeers, bootstrap);
-    checkPeerBufferLimit(*comm, false, false,
-                         static_cast<int>(comm->rdma->mostCablesToOnePeer()));
-  }
-  // Before the barrier: if rank 0 cannot write the dump, the others learn
-  // it there instead of in their first collective.
-  reportCluster(*comm, comm->cluster);
-  bootstrap.barrier();  // every segment mapped, every socket connected
-  comm->shm->unlinkOwnSegment();
-  if (comm->tcp) comm->tcp->stopListening();
-  bootstrap.close();
-  waitForRendezvousRoot(comm->commId, deadline);
-
-  auto n = static_cast<size_t>(nranks);
-  comm->connections.resize(n);
-  comm->p2pConnections.resize(n);
-  comm->context.peers.resize(n);
-  comm->context.p2pPeers.resize(n);
-  for (int peer : plan.shmRanks) {
-    auto p = static_cast<size_t>(peer);
-    comm->connections[p] =
-        comm->shm->connect(peer, transport::shm::kCollectiveChannel);
-    comm->p2pConnections[p] =
-        comm->shm->connect(peer, transport::shm::kPointToPointChannel);
-  }
-  for (int peer : plan.tcpPeers) {
-    auto p = static_cast<size_t>(peer);
-    comm->connections[p] = comm->tcp->connect(peer, 0);
-    comm->p2pConnections[p] = comm->tcp->connect(peer, 1);
-  }
-  for (int peer : plan.rdmaPeers) {
-    auto p = static_cast<size_t>(peer);
-    comm->connections[p] = comm->rdma->connect(peer, 0);
-    comm->p2pConnections[p] = comm->rdma->connect(peer, 1);
-  }
-  for (size_t p = 0; p < n; ++p) {
-    comm->context.peers[p] = comm->connections[p].get();
-    comm->context.p2pPeers[p] = comm->p2pConnections[p].get();
-  }
-  comm->context.rank = rank;
-  comm->context.nranks = nranks;
-  if (comm->rdma) {
-    comm->context.waker = &comm->rdma->waker();
-  } else if (plan.tcpPeers.empty()) {
-    comm->context.waker = &comm->shm->waker();
-  } else if (plan.shmRanks.size() == 1) {
-    comm->context.waker = &comm->tcp->waker();
-  } else {
-    comm->combinedWaker =
-        std::make_unique<BothWakers>(comm->shm->waker(), comm->tcp->waker());
-    comm->context.waker = comm->combinedWaker.get();
-  }
-  comm->context.timeout = std::chrono::seconds(comm->settings.timeoutSeconds);
-  // Oversubscription counts every rank of this host, whatever transport
-  // joins them: they all compete for its cores.
-  int ranksHere = static_cast<int>(
-      std::count(plan.sameHost.begin(), plan.sameHost.end(), true));
-  comm->context.wait = waitPolicyFor(comm->settings, ranksHere);
-  comm->context.forced = comm->settings.forced;
-  comm->context.link = tunerLink(*comm, plan, all);
-  comm->context.aborted = &comm->aborted;
-  comm->context.maxStepBytes = static_cast<size_t>(smallest / 2);
-  comm->context.allShm = nranks > 1 && comm->shmPeers == nranks - 1;
-  if (comm->context.allShm && zeroCopyMin > 0) {
-    comm->peerSegments = std::make_unique<PeerSegments>(rank);
-    comm->context.sharedBuffers = comm->peerSegments.get();
-    comm->context.zeroCopyMinBytes = static_cast<size_t>(zeroCopyMin);
-  }
-  MCL_LOG(Info, kLogInit,
-          "%s: ready, comm %016" PRIx64
-          ", %zu ranks over shm, %zu peers "
-          "over tcp, %zu over rdma%s, timeout %d s",
-          comm->label().c_str(), comm->commId, plan.shmRanks.size(),
-          plan.tcpPeers.size(), plan.rdmaPeers.size(),
-          comm->rdma && comm->rdma->emulated() ? " (emulated)" : "",
-          comm->settings.timeoutSeconds);
+  // Choose each pair's transport, then connect.
+  comm->transports =
+      chooseTransports(comm->devices, opened, nranks, comm->settings.transport,
+                       comm->label(), oneHostName(*comm));
+  addPathsAndFindings(*comm, comm->cluster);
+  connectTransports(*comm, opened, *bootstrap, deadline);
+  buildAlgoContext(*comm, all, zeroCopyMin);
+  logReady(*comm);
   if (comm->settings.tuneProbe) probeLinkModel(*comm);
   return comm;
 }

@@ -6,35 +6,32 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
+
+#include "transports/device.h"
 
 struct mclComm;
 
 namespace mcl {
 
+struct TransportMemory {
+  std::string transport;  // the device's name
+  uint64_t bytes = 0;     // this process holds for all its peers
+  uint64_t perPeer = 0;   // the most any one peer takes
+};
+
 struct MemoryFootprint {
-  // Bytes this process holds for all its peers, per transport.
-  uint64_t shmBytes = 0;
-  uint64_t tcpBytes = 0;
-  uint64_t rdmaBytes = 0;
-  // The most any one peer takes, per transport.
-  uint64_t shmPerPeer = 0;
-  uint64_t tcpPerPeer = 0;
-  uint64_t rdmaPerPeer = 0;
+  // Every registered transport, in priority order (0 for those unused).
+  std::vector<TransportMemory> transports;
   uint64_t limitPerPeer = 0;  // MCL_PEER_BUFFER_LIMIT
 };
 
-// Per peer, from the settings: what each transport allocates for one.
-uint64_t shmBytesPerPeer(const mclComm& comm);
-uint64_t tcpBytesPerPeer(const mclComm& comm);
-uint64_t rdmaBytesPerCable(const mclComm& comm);
-
 // Throws mclInvalidUsage, naming the transport, its settings and the
-// limit, when the buffers for one peer would pass comm.peerBufferLimit
-// (MCL_PEER_BUFFER_LIMIT, read at init).
-// Which transports serve some peer; cablesToOnePeer: the most RDMA cables
-// to one peer (0 without RDMA).
-void checkPeerBufferLimit(const mclComm& comm, bool shm, bool tcp,
-                          int cablesToOnePeer);
+// limit, when `device` would hold more than comm.peerBufferLimit
+// (MCL_PEER_BUFFER_LIMIT, read at init) for one peer. Before the device is
+// connected its wires are not known: one is assumed.
+void checkPeerBufferLimit(const mclComm& comm, const transport::Device& device);
 
 // From the transports as they were built.
 MemoryFootprint memoryFootprint(const mclComm& comm);

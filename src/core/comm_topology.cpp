@@ -5,7 +5,6 @@
 #include <cstring>
 #include <exception>
 #include <fstream>
-#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -15,7 +14,6 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "core/comm.h"
-#include "core/comm_rdma.h"
 #include "topology/cluster_json.h"
 #include "topology/findings.h"
 
@@ -79,67 +77,6 @@ void checkFileFitsJob(const mclComm& comm, const topology::Cluster& file,
     }
 }
 
-// The file's cables between the hosts of ranks a and b, as interfaces seen
-// from a; empty when the cluster was detected or the file names none.
-transport::tcp::InterfaceRestriction restrictionFor(const topology::Cluster& c,
-                                                    int a, int b) {
-  transport::tcp::InterfaceRestriction r;
-  if (c.source.rfind("file", 0) != 0) return r;
-  int ha = c.hostOfRank(a);
-  int hb = c.hostOfRank(b);
-  for (const topology::ClusterLink& l : c.links) {
-    if (l.a.interface.empty() || l.b.interface.empty()) continue;
-    if (l.a.host == ha && l.b.host == hb) {
-      r.local.insert(l.a.interface);
-      r.remote.insert(l.b.interface);
-    } else if (l.a.host == hb && l.b.host == ha) {
-      r.local.insert(l.b.interface);
-      r.remote.insert(l.a.interface);
-    }
-  }
-  return r;
-}
-
-std::string linkName(const transport::tcp::Link& l) {
-  return l.local.interfaceName + ">" + l.remote.interfaceName;
-}
-
-// How every pair of ranks talks, derived the way the transports decide it.
-void addPaths(const mclComm& comm, topology::Cluster& c,
-              const std::vector<std::vector<transport::tcp::Endpoint>>& eps) {
-  for (int a = 0; a < comm.nranks; ++a)
-    for (int b = a + 1; b < comm.nranks; ++b) {
-      topology::RankPath p;
-      p.a = a;
-      p.b = b;
-      bool sameHost =
-          comm.peers[size_t(a)].hostId == comm.peers[size_t(b)].hostId;
-      if (rdmaBetween(comm, a, b)) {
-        // The cables of each pair show in the INFO log and in topo's
-        // cable list; the path says which fabric carries them.
-        p.transport = "rdma";
-        p.linkKind = comm.settings.rdma.provider.provider == "emu" ? "emulated"
-                                                                   : "cable";
-      } else if (sameHost && comm.settings.transport != "tcp") {
-        // MCL_TRANSPORT=rdma included: ranks of one Mac share memory.
-        p.transport = "shm";
-      } else {
-        p.transport = "tcp";
-        if (size_t(b) < eps.size()) {
-          auto only = restrictionFor(c, a, b);
-          auto links = transport::tcp::chooseLinks(
-              transport::tcp::onlyInterfaces(eps[size_t(a)], only.local),
-              transport::tcp::onlyInterfaces(eps[size_t(b)], only.remote),
-              sameHost);
-          if (!links.empty())
-            p.linkKind = transport::tcp::linkKindName(links.front().kind);
-          for (const auto& l : links) p.links.push_back(linkName(l));
-        }
-      }
-      c.paths.push_back(p);
-    }
-}
-
 }  // namespace
 
 std::string localInventory(const mclComm& comm, platform::Deadline deadline) {
@@ -181,8 +118,7 @@ TopologyFileRead readTopologyFile(const mclComm& comm) {
 topology::Cluster buildCommCluster(
     const mclComm& comm, const TopologyFileRead& file,
     const std::vector<std::string>& fileStatus,
-    const std::vector<std::string>& inventories,
-    const std::vector<std::vector<transport::tcp::Endpoint>>& endpoints) {
+    const std::vector<std::string>& inventories) {
   std::vector<std::vector<int>> hosts = ranksByHost(comm);
   topology::Cluster cluster;
   const std::string& path = comm.settings.topoFile;
@@ -220,24 +156,27 @@ topology::Cluster buildCommCluster(
     }
     cluster = topology::buildCluster(inv, hosts);
   }
-  addPaths(comm, cluster, endpoints);
-  // RDMA asked for (on real hardware): its prerequisites become errors.
-  topology::CheckOptions checks;
-  checks.rdmaWanted = comm.settings.transport == "rdma" &&
-                      comm.settings.rdma.provider.provider != "emu";
-  topology::addFindings(cluster, checks);
   return cluster;
 }
 
-std::map<int, transport::tcp::InterfaceRestriction> fileRestrictions(
-    const mclComm& comm, const topology::Cluster& cluster) {
-  std::map<int, transport::tcp::InterfaceRestriction> out;
-  for (int peer = 0; peer < comm.nranks; ++peer) {
-    if (peer == comm.rank) continue;
-    auto r = restrictionFor(cluster, comm.rank, peer);
-    if (!r.local.empty()) out[peer] = r;
-  }
-  return out;
+void addPathsAndFindings(const mclComm& comm, topology::Cluster& cluster) {
+  bool rdmaUsed = false;
+  for (int a = 0; a < comm.nranks; ++a)
+    for (int b = a + 1; b < comm.nranks; ++b) {
+      const transport::Device& device =
+          *comm.devices[size_t(comm.transports.deviceOf(a, b))];
+      topology::RankPath p;
+      p.a = a;
+      p.b = b;
+      p.transport = device.name();
+      device.describePath(a, b, p);
+      rdmaUsed |= device.linkKind() == transport::LinkKind::Rdma;
+      cluster.paths.push_back(p);
+    }
+  // RDMA in use on real hardware: its prerequisites become errors.
+  topology::CheckOptions checks;
+  checks.rdmaWanted = rdmaUsed;
+  topology::addFindings(cluster, checks);
 }
 
 void reportCluster(const mclComm& comm, const topology::Cluster& cluster) {

@@ -1,16 +1,16 @@
 // The cluster picture of a communicator: each host's lowest rank detects
 // its inventory, the ranks all-gather them with the transport details, and
-// every rank builds the same Cluster (or loads MCL_TOPO_FILE instead). Rank
-// 0 logs the findings and writes MCL_TOPO_DUMP_FILE.
+// every rank builds the same Cluster (or loads MCL_TOPO_FILE instead), with
+// each pair's path as the transport choice made it. Rank 0 logs the
+// findings and writes MCL_TOPO_DUMP_FILE.
 #pragma once
 
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "platform/socket.h"
 #include "topology/cluster.h"
-#include "transports/tcp/tcp_device.h"
 
 struct mclComm;
 
@@ -30,22 +30,19 @@ struct TopologyFileRead {
 };
 TopologyFileRead readTopologyFile(const mclComm& comm);
 
-// `fileStatus[r]`, `inventories[r]`: what rank r contributed; `endpoints[r]`
-// its TCP endpoints (empty when no rank uses TCP). Every rank throws the
-// same mcl::Error, naming the rank and the file, when some rank could not
-// read MCL_TOPO_FILE, the ranks read different files, or the file does not
-// fit the job.
-topology::Cluster buildCommCluster(
-    const mclComm& comm, const TopologyFileRead& file,
-    const std::vector<std::string>& fileStatus,
-    const std::vector<std::string>& inventories,
-    const std::vector<std::vector<transport::tcp::Endpoint>>& endpoints);
+// `fileStatus[r]`, `inventories[r]`: what rank r contributed. Every rank
+// throws the same mcl::Error, naming the rank and the file, when some rank
+// could not read MCL_TOPO_FILE, the ranks read different files, or the
+// file does not fit the job.
+topology::Cluster buildCommCluster(const mclComm& comm,
+                                   const TopologyFileRead& file,
+                                   const std::vector<std::string>& fileStatus,
+                                   const std::vector<std::string>& inventories);
 
-// For a cluster read from MCL_TOPO_FILE: the interfaces each TCP peer of
-// this rank must be reached over (the file's cables between the two hosts,
-// when it names their interfaces). Empty for a detected cluster.
-std::map<int, transport::tcp::InterfaceRestriction> fileRestrictions(
-    const mclComm& comm, const topology::Cluster& cluster);
+// Once each pair's transport is chosen (comm.transports): the path of every
+// pair as its transport describes it, and the findings (RDMA's
+// prerequisites are errors where RDMA joins some pair).
+void addPathsAndFindings(const mclComm& comm, topology::Cluster& cluster);
 
 // Rank 0: findings to the log (WARN for errors and warnings), the JSON to
 // MCL_TOPO_DUMP_FILE. Throws mcl::Error(mclSystemError) when the dump file

@@ -3,43 +3,42 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/error.h"
 #include "base/wire.h"
 
 namespace mcl {
 
-std::vector<uint8_t> encodeDetails(const TransportDetails& d) {
+std::vector<uint8_t> encodeDetails(const InitDetails& d) {
   WireWriter w;
-  w.u64(d.shmCapacity);
-  w.u64(d.tcpCapacity);
-  w.u32(d.tcpSockets);
-  w.u32(d.tcpSlotBytes);
-  w.str(d.segment);
-  w.blob(d.endpoints.data(), d.endpoints.size());
+  w.u32(static_cast<uint32_t>(d.devices.size()));
+  for (const auto& [name, bytes] : d.devices) {
+    w.str(name);
+    w.blob(bytes.data(), bytes.size());
+  }
   w.str(d.inventory);
   w.str(d.topoFile);
   w.str(d.transport);
   w.str(d.algorithms);
-  w.u32(d.rdmaFrameBytes);
-  w.u32(d.rdmaDepth);
   w.u32(d.cores);
   return w.take();
 }
 
-TransportDetails decodeDetails(const std::vector<uint8_t>& bytes) {
-  WireReader r(bytes.data(), bytes.size(), "transport details");
-  TransportDetails d;
-  d.shmCapacity = r.u64();
-  d.tcpCapacity = r.u64();
-  d.tcpSockets = r.u32();
-  d.tcpSlotBytes = r.u32();
-  d.segment = r.str(64);
-  d.endpoints = r.blob(64 * 1024);
+InitDetails decodeDetails(const std::vector<uint8_t>& bytes) {
+  WireReader r(bytes.data(), bytes.size(), "init details");
+  InitDetails d;
+  uint32_t devices = r.u32();
+  if (devices > kMaxDevicesInDetails)
+    throw error(mclRemoteError,
+                "malformed init details: %u transports (at most %zu)", devices,
+                kMaxDevicesInDetails);
+  for (uint32_t i = 0; i < devices; ++i) {
+    std::string name = r.str(16);
+    d.devices.emplace_back(std::move(name), r.blob(kMaxDeviceDetailsBytes));
+  }
   d.inventory = r.str(1 << 20);
   d.topoFile = r.str(4096);
   d.transport = r.str(64);
   d.algorithms = r.str(1024);
-  d.rdmaFrameBytes = r.u32();
-  d.rdmaDepth = r.u32();
   d.cores = r.u32();
   r.finish();
   return d;

@@ -4,11 +4,15 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <mutex>
-#include <span>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "base/error.h"
 #include "base/log.h"
+#include "core/transport_registry.h"
 #include "platform/host_identity.h"
 
 namespace mcl {
@@ -28,31 +32,8 @@ constexpr ParamDef kParams[] = {
      "point-to-point) before it fails with mclTimeout."},
     {"MCL_TRANSPORT", "auto",
      "Transport between peers: auto (shared memory within a host, TCP "
-     "between hosts), shm (one host only) or tcp (TCP for every peer)."},
-    {"MCL_SOCKET_IFNAME", "",
-     "Interfaces TCP may use, NCCL's syntax: prefixes 'en,eth', '^' to "
-     "exclude ('^docker,lo'), '=' for exact names ('=en2'). Empty: "
-     "Thunderbolt-style point-to-point links first, then any other."},
-    {"MCL_TCP_NSOCKS", "2",
-     "TCP sockets per link (cable) between two ranks; pieces are striped "
-     "over them. 2 measured best on loopback (64 MiB all-reduce: 1 socket "
-     "1.87, 2 sockets 2.07, 4 sockets 2.03 GB/s busbw)."},
-    {"MCL_TCP_SLOT_BYTES", "131072",
-     "Size of one TCP piece (a multiple of 64): the pipelining chunk of "
-     "large transfers."},
-    {"MCL_TCP_SLOTS", "8", "TCP pieces buffered per peer and direction."},
-    {"MCL_SHM_SLOT_BYTES", "65536",
-     "Size of one slot of a shared-memory ring, in bytes (a multiple of 64): "
-     "the pipelining chunk of large transfers."},
-    {"MCL_SHM_RING_STORES", "auto",
-     "How a rank writes pieces of 16 KiB and more into a shared-memory "
-     "ring (x86-64): auto (plain or non-temporal stores, whichever its "
-     "recent writes found cheaper, non-temporal only when at least twice "
-     "as cheap: it depends on how far apart the two cores are), plain or "
-     "stream."},
-    {"MCL_SHM_SLOTS", "8",
-     "Slots per shared-memory ring, one ring per ordered pair of local "
-     "ranks."},
+     "between hosts), shm (one host only), tcp (TCP for every pair) or rdma "
+     "(RDMA between Macs, shared memory within one)."},
     {"MCL_ALGO", "",
      "Algorithms to force, e.g. 'allreduce:tree;allgather:ring', or a bare "
      "name for every collective that has it ('ring'). Empty or auto: the "
@@ -72,16 +53,6 @@ constexpr ParamDef kParams[] = {
     {"MCL_YIELD_US", "auto",
      "Microseconds a waiting rank yields the CPU before it sleeps in the OS "
      "(a wake-up then costs tens of microseconds)."},
-    {"MCL_RDMA_PROVIDER", "ibverbs",
-     "ibverbs: the system's verbs library; emu: the emulated Thunderbolt "
-     "fabric MCL_EMU_FABRIC describes (tests)."},
-    {"MCL_RDMA_LIBRARY", "",
-     "The verbs library to load (default librdma.dylib on macOS, "
-     "libibverbs.so.1 on Linux)."},
-    {"MCL_RDMA_FRAME_BYTES", "4096",
-     "Bytes per RDMA frame (64-byte header included), a multiple of 64."},
-    {"MCL_RDMA_DEPTH", "32", "Receives (and sends) posted per RDMA wire."},
-    {"MCL_RDMA_QP", "uc", "Queue-pair type: uc (Thunderbolt) or rc."},
     {"MCL_PEER_BUFFER_LIMIT", "8388608",
      "Most bytes one transport may hold for one peer (rings, pieces, "
      "frames); init fails, naming the settings, when they would need more."},
@@ -90,19 +61,6 @@ constexpr ParamDef kParams[] = {
      "(a rank's larger buffer), run in place when every buffer they need "
      "is mclMemAlloc memory; smaller calls copy through the rings. 0 turns "
      "zero-copy off. Every rank must say the same."},
-    {"MCL_RDMA_DEVICES", "",
-     "RDMA devices this rank may use, comma-separated ('rdma_en2,rdma_en3'); "
-     "cables on other devices are left out. Empty: every cabled device. "
-     "Both ends of a pair must keep the same cables (mcl-perf qualify "
-     "tests one cable at a time this way)."},
-    {"MCL_EMU_FABRIC", "",
-     "The emulated fabric's cabling: a JACCL device matrix, one row per "
-     "rank."},
-    {"MCL_EMU_LATENCY_US", "2", "Emulated cable latency, one way."},
-    {"MCL_EMU_GBPS", "60", "Emulated cable bandwidth per direction, Gb/s."},
-    {"MCL_EMU_FAULTS", "",
-     "Emulated faults: port_down:MAC:DEVICE@MS[;...] takes that cable down "
-     "MS after init."},
     {"MCL_TOPO_FILE", "",
      "Read the cluster (hosts, cables) from this file instead of detecting "
      "it: mcl's own dump, an MLX device matrix or an MLX hostfile. Unset: "
@@ -126,19 +84,40 @@ constexpr ParamDef kParams[] = {
      "secret is derived from the job, which is weaker."},
 };
 
-const ParamDef* findParam(const char* name) {
-  for (const auto& p : kParams)
-    if (strcmp(p.name, name) == 0) return &p;
-  return nullptr;
+std::optional<ParamDef> findParam(const char* name) {
+  for (const ParamDef& p : allParams())
+    if (strcmp(p.name, name) == 0) return p;
+  return std::nullopt;
 }
+
+class EnvironmentParams final : public ParamSource {
+ public:
+  std::string text(const char* name) const override {
+    return paramValue(name).text;
+  }
+  int64_t integer(const char* name, int64_t min, int64_t max) const override {
+    return paramInt(name, min, max);
+  }
+};
 
 }  // namespace
 
-std::span<const ParamDef> allParams() { return kParams; }
+std::vector<ParamDef> allParams() {
+  std::vector<ParamDef> all(std::begin(kParams), std::end(kParams));
+  for (const TransportEntry& t : transportRegistry())
+    if (t.params != nullptr)
+      for (const ParamDef& p : t.params()) all.push_back(p);
+  return all;
+}
+
+const ParamSource& environmentParams() {
+  static const EnvironmentParams params;
+  return params;
+}
 
 ParamValue paramValue(const char* name) {
-  const ParamDef* def = findParam(name);
-  if (def == nullptr)
+  std::optional<ParamDef> def = findParam(name);
+  if (!def)
     throw error(mclInternalError, "parameter %s is not registered", name);
   const char* env = getenv(name);
   if (env != nullptr && *env != '\0') return {env, "env"};
@@ -177,7 +156,7 @@ void warnUnknownEnvironment() {
       if (strncmp(*e, "MCL_", 4) != 0) continue;
       const char* eq = strchr(*e, '=');
       std::string name(*e, eq ? static_cast<size_t>(eq - *e) : strlen(*e));
-      if (findParam(name.c_str()) == nullptr && !isScriptVariable(name))
+      if (!findParam(name.c_str()) && !isScriptVariable(name))
         MCL_LOG(Warn, kLogEnv,
                 "environment variable %s is not an mcl parameter (a typo?); "
                 "README.md lists the parameters",

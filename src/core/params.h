@@ -4,18 +4,18 @@
 #pragma once
 
 #include <cstdint>
-#include <span>
 #include <string>
+#include <vector>
+
+#include "base/param_source.h"
 
 namespace mcl {
 
-struct ParamDef {
-  const char* name;          // environment variable
-  const char* defaultValue;  // as text
-  const char* doc;
-};
+// Core's rows, then each registered transport's (transport_registry.h).
+std::vector<ParamDef> allParams();
 
-std::span<const ParamDef> allParams();
+// paramValue and paramInt, for the transports.
+const ParamSource& environmentParams();
 
 struct ParamValue {
   std::string text;

@@ -7,7 +7,7 @@
 #include "base/error.h"
 #include "core/params.h"
 #include "platform/interfaces.h"
-#include "transports/tcp/ifname_filter.h"
+#include "topology/ifname_filter.h"
 
 namespace mcl {
 
@@ -21,7 +21,7 @@ constexpr size_t kMaxAddresses = 13;
 
 std::vector<platform::SocketAddress> rendezvousAddresses() {
   auto filter =
-      transport::tcp::parseIfnameFilter(paramValue("MCL_SOCKET_IFNAME").text);
+      topology::parseIfnameFilter(paramValue("MCL_SOCKET_IFNAME").text);
   std::vector<platform::NetInterface> nics;
   bool explicitFilter = !filter.empty();
   bool haveLan = false;

@@ -9,6 +9,7 @@
 #include "algorithms/algorithm_table.h"
 #include "base/error.h"
 #include "core/params.h"
+#include "core/transport_registry.h"
 #include "platform/cpu.h"
 
 namespace mcl {
@@ -27,8 +28,6 @@ int64_t autoOrInt(const char* name, const std::string& text, int64_t whenAuto) {
 int timeoutFromEnvironment() {
   return static_cast<int>(paramInt("MCL_TIMEOUT", 1, kMaxTimeoutSeconds));
 }
-
-void loadRdmaSettings(transport::rdma::RdmaOptions& r);
 
 CommSettings loadSettings(const mclConfig_t* config) {
   CommSettings s;
@@ -59,34 +58,10 @@ CommSettings loadSettings(const mclConfig_t* config) {
   s.transport = config != nullptr && config->transport != nullptr
                     ? config->transport
                     : paramValue("MCL_TRANSPORT").text;
-  if (s.transport != "auto" && s.transport != "shm" && s.transport != "tcp" &&
-      s.transport != "rdma")
-    throw error(mclInvalidArgument,
-                "transport '%s' is unknown; use auto, shm, tcp or rdma",
-                s.transport.c_str());
-  loadRdmaSettings(s.rdma);
+  transportsFor(s.transport);  // an unknown name fails here
   if (config != nullptr && config->commName != nullptr)
     s.name = std::string(config->commName).substr(0, 64);
 
-  s.shm.slotBytes =
-      static_cast<uint32_t>(paramInt("MCL_SHM_SLOT_BYTES", 64, 64 << 20));
-  if (s.shm.slotBytes % 64 != 0)
-    throw error(mclInvalidArgument,
-                "MCL_SHM_SLOT_BYTES=%u is not a multiple of 64",
-                s.shm.slotBytes);
-  s.shm.slots = static_cast<uint32_t>(paramInt("MCL_SHM_SLOTS", 2, 4096));
-  s.shm.ringStores =
-      transport::shm::ringStoresNamed(paramValue("MCL_SHM_RING_STORES").text);
-  s.tcp.socketsPerLink = static_cast<int>(paramInt("MCL_TCP_NSOCKS", 1, 64));
-  s.tcp.slots.slotBytes =
-      static_cast<uint32_t>(paramInt("MCL_TCP_SLOT_BYTES", 64, 64 << 20));
-  if (s.tcp.slots.slotBytes % 64 != 0)
-    throw error(mclInvalidArgument,
-                "MCL_TCP_SLOT_BYTES=%u is not a multiple of 64",
-                s.tcp.slots.slotBytes);
-  s.tcp.slots.slots = static_cast<uint32_t>(paramInt("MCL_TCP_SLOTS", 2, 4096));
-  s.tcp.ifname = paramValue("MCL_SOCKET_IFNAME").text;
-  transport::tcp::parseIfnameFilter(s.tcp.ifname);  // reject bad specs now
   s.spin = paramValue("MCL_SPIN_US").text;
   s.yield = paramValue("MCL_YIELD_US").text;
   s.topoFile = paramValue("MCL_TOPO_FILE").text;
@@ -115,40 +90,6 @@ CommSettings loadSettings(const mclConfig_t* config) {
   // Validate now rather than at first use.
   waitPolicyFor(s, 1);
   return s;
-}
-
-void loadRdmaSettings(transport::rdma::RdmaOptions& r) {
-  r.provider.provider = paramValue("MCL_RDMA_PROVIDER").text;
-  if (r.provider.provider != "ibverbs" && r.provider.provider != "emu")
-    throw error(mclInvalidArgument,
-                "MCL_RDMA_PROVIDER=%s is unknown: use ibverbs or emu",
-                r.provider.provider.c_str());
-  r.provider.library = paramValue("MCL_RDMA_LIBRARY").text;
-  r.provider.emuFabric = paramValue("MCL_EMU_FABRIC").text;
-  r.provider.emuFaults = paramValue("MCL_EMU_FAULTS").text;
-  r.provider.emuLatencyUs =
-      static_cast<double>(paramInt("MCL_EMU_LATENCY_US", 0, 1000000));
-  r.provider.emuGbps = static_cast<double>(paramInt("MCL_EMU_GBPS", 1, 10000));
-  r.shape.frameBytes =
-      static_cast<uint32_t>(paramInt("MCL_RDMA_FRAME_BYTES", 128, 1 << 20));
-  r.shape.depth = static_cast<int>(paramInt("MCL_RDMA_DEPTH", 8, 1024));
-  r.devices.clear();
-  const std::string devices = paramValue("MCL_RDMA_DEVICES").text;
-  for (size_t start = 0; start <= devices.size();) {
-    size_t comma = devices.find(',', start);
-    if (comma == std::string::npos) comma = devices.size();
-    if (comma > start)
-      r.devices.push_back(devices.substr(start, comma - start));
-    start = comma + 1;
-  }
-  ParamValue qp = paramValue("MCL_RDMA_QP");
-  if (qp.text == "uc")
-    r.qpType = transport::rdma::QpType::UC;
-  else if (qp.text == "rc")
-    r.qpType = transport::rdma::QpType::RC;
-  else
-    throw error(mclInvalidArgument, "MCL_RDMA_QP=%s: use uc or rc",
-                qp.text.c_str());
 }
 
 WaitPolicy waitPolicyFor(const CommSettings& s, int localRanks) {

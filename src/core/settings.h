@@ -8,19 +8,15 @@
 #include <string>
 
 #include "algorithms/context.h"
-#include "transports/rdma/rdma_device.h"
-#include "transports/shm/shm_device.h"
-#include "transports/tcp/tcp_device.h"
 
 namespace mcl {
 
 struct CommSettings {
   int timeoutSeconds = 300;
+  // MCL_TRANSPORT: "auto" or a transport's name (transport_registry.h);
+  // each transport reads its own settings (transports/*/..._options.h).
   std::string transport = "auto";
   std::string name;
-  transport::shm::ShmOptions shm;
-  transport::tcp::TcpOptions tcp;
-  transport::rdma::RdmaOptions rdma;
   std::string spin = "auto";   // MCL_SPIN_US
   std::string yield = "auto";  // MCL_YIELD_US
   std::string topoFile;        // MCL_TOPO_FILE, else MLX_IBV_DEVICES

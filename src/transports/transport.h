@@ -1,6 +1,7 @@
 // The interface algorithms see: a Connection per peer that moves bytes in
 // pieces without blocking, and a Waker to sleep until a peer acts. Each
-// transport (shm now; tcp and rdma later) implements both. Bytes sent on a
+// transport (shm, tcp, rdma) implements both; core builds them through the
+// transport's Device (device.h). Bytes sent on a
 // connection arrive in order; the sender's pieces may be consumed in smaller
 // parts by the receiver.
 #pragma once
@@ -102,6 +103,10 @@ class Waker {
   virtual void disarm() = 0;
   // Wakes the sleeper from another thread (abort).
   virtual void interrupt() = 0;
+  // A waker that cannot be woken by its peers and naps instead (RDMA polls
+  // its completion queues): the longest nap in ns. 0: it sleeps until a
+  // peer wakes it or the timeout passes.
+  virtual int64_t napNs() const { return 0; }
 };
 
 }  // namespace mcl::transport

@@ -35,7 +35,7 @@ def test_every_type_and_op_across_two_hosts(collective):
                        [collective, "-d", "all", "-o", "all"] + SMALL)
         # One rank per host: shared memory must not be used across hosts.
         for _, out in outs:
-            assert "1 ranks over shm, 1 peers over tcp" in out, out
+            assert "over shm 1 ranks, over tcp 1 ranks" in out, out
 
 
 def test_two_cables_are_both_used():
@@ -59,7 +59,7 @@ def test_two_ranks_per_host_mix_shm_and_tcp(collective):
         outs = run_job(bed, [0, 0, 1, 1], cable_root(29702),
                        [collective, "-d", "all", "-o", "all"] + SMALL)
         for _, out in outs:
-            assert "2 ranks over shm, 2 peers over tcp" in out, out
+            assert "over shm 2 ranks, over tcp 2 ranks" in out, out
 
 
 def test_ring_of_three():

@@ -1,5 +1,5 @@
 // What a peer sends in init's first all-gather (core/init_details.h): its
-// transport offers, host inventory and shared settings. Every input is
+// transports' details, host inventory and shared settings. Every input is
 // decoded or refused with mclRemoteError; what decodes encodes back to the
 // very same bytes (the encoding has one form), and no field passes its
 // bound.
@@ -12,16 +12,20 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::vector<uint8_t> bytes(data, data + size);
-  mcl::TransportDetails d;
+  mcl::InitDetails d;
   if (!mcl::fuzz::acceptedOr(mclRemoteError,
                              [&] { d = mcl::decodeDetails(bytes); }))
     return 0;
   mcl::fuzz::check(mcl::encodeDetails(d) == bytes,
-                   "transport details re-encode to the same bytes");
-  mcl::fuzz::check(
-      d.segment.size() <= 64 && d.transport.size() <= 64 &&
-          d.algorithms.size() <= 1024 && d.topoFile.size() <= 4096 &&
-          d.endpoints.size() <= 64 * 1024 && d.inventory.size() <= (1u << 20),
-      "every field within its bound");
+                   "init details re-encode to the same bytes");
+  bool devicesBounded = d.devices.size() <= mcl::kMaxDevicesInDetails;
+  for (const auto& [name, bytes] : d.devices)
+    devicesBounded &=
+        name.size() <= 16 && bytes.size() <= mcl::kMaxDeviceDetailsBytes;
+  mcl::fuzz::check(devicesBounded && d.transport.size() <= 64 &&
+                       d.algorithms.size() <= 1024 &&
+                       d.topoFile.size() <= 4096 &&
+                       d.inventory.size() <= (1u << 20),
+                   "every field within its bound");
   return 0;
 }

@@ -24,7 +24,7 @@
 #include "fuzz_check.h"
 #include "topology/cluster_json.h"
 #include "transports/rdma/rdma_connection.h"
-#include "transports/rdma/rdma_device.h"
+#include "transports/rdma/rdma_wires.h"
 
 namespace {
 
@@ -52,7 +52,7 @@ void queuePairAddresses(const uint8_t* data, size_t size) {
   check(again.size() == wires.size(), "address count round trip");
   for (size_t i = 0; i < wires.size(); ++i)
     check(sameAddress(wires[i], again[i]), "address round trip");
-  int fewest = rdma::RdmaDevice::fewestWiresPerPair({bytes, bytes});
+  int fewest = rdma::RdmaWires::fewestWiresPerPair({bytes, bytes});
   check(fewest >= 0 && size_t(fewest) <= wires.size(),
         "fewest wires per pair within what was announced");
 }

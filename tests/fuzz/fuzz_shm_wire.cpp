@@ -21,7 +21,7 @@
 
 #include "fuzz_check.h"
 #include "transports/shm/shm_connection.h"
-#include "transports/shm/shm_device.h"
+#include "transports/shm/shm_segments.h"
 
 namespace {
 

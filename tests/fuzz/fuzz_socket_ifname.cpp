@@ -8,11 +8,11 @@
 #include <string>
 
 #include "fuzz_check.h"
-#include "transports/tcp/ifname_filter.h"
+#include "topology/ifname_filter.h"
 
 namespace {
 
-using mcl::transport::tcp::IfnameFilter;
+using mcl::topology::IfnameFilter;
 
 // A leading ',' keeps a first name that starts with '^' or '=' a name.
 std::string specOf(const IfnameFilter& f) {
@@ -28,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string spec(reinterpret_cast<const char*>(data), size);
   IfnameFilter f;
   if (!mcl::fuzz::acceptedOr(mclInvalidArgument, [&] {
-        f = mcl::transport::tcp::parseIfnameFilter(spec);
+        f = mcl::topology::parseIfnameFilter(spec);
       }))
     return 0;
   check(spec.empty() == f.empty(), "only the empty spec lists no name");
@@ -39,7 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check(f.matches(name) == !f.exclude, "a listed name is matched");
   }
   if (f.empty()) return 0;
-  IfnameFilter again = mcl::transport::tcp::parseIfnameFilter(specOf(f));
+  IfnameFilter again = mcl::topology::parseIfnameFilter(specOf(f));
   check(again.exclude == f.exclude && again.exact == f.exact &&
             again.names == f.names,
         "the filter written back reads the same");

@@ -395,22 +395,41 @@ def env_specs():
 # ---- init's first all-gather (core/init_details.h): big-endian ----
 
 
-def details(segment="mcl-123-4", endpoints=b"", inventory="", topo="",
-            transport="auto", algorithms=""):
-    return (struct.pack(">QQII", 4 << 20, 2 << 20, 2, 131072) +
-            text(segment) + u32(len(endpoints)) + endpoints + text(inventory) +
-            text(topo) + text(transport) + text(algorithms) +
-            struct.pack(">III", 4096, 32, 8))
+def shm_details(segment="mcl-123-4"):
+    return struct.pack(">Q", 4 << 20) + text(segment)
+
+
+def tcp_details(endpoints_bytes=b""):
+    return (struct.pack(">III", 2, 8, 131072) + u32(len(endpoints_bytes)) +
+            endpoints_bytes)
+
+
+def rdma_details():
+    return text("emu") + struct.pack(">II", 4096, 32)
+
+
+def details(devices=(), inventory="", topo="", transport="auto",
+            algorithms=""):
+    out = u32(len(devices))
+    for name, blob in devices:
+        out += text(name) + u32(len(blob)) + blob
+    return (out + text(inventory) + text(topo) + text(transport) +
+            text(algorithms) + struct.pack(">I", 8))
 
 
 def init_details():
     t = "init_details"
-    write(t, "single_host.bin", details())
+    write(t, "single_host.bin", details([("shm", shm_details())]))
     write(t, "with_endpoints_and_inventory.bin", details(
-        endpoints=endpoints(endpoint("en2", "10.0.1.2", 5001, 30)),
+        [("shm", shm_details()),
+         ("tcp", tcp_details(endpoints(endpoint("en2", "10.0.1.2", 5001,
+                                                 30))))],
         inventory='{"host":"mac1","cores":10}', topo="digest 00ff",
         transport="tcp", algorithms="allreduce:ring"))
-    write(t, "truncated.bin", details()[:20])
+    write(t, "with_rdma.bin", details([("shm", shm_details()),
+                                       ("rdma", rdma_details())],
+                                      transport="rdma"))
+    write(t, "truncated.bin", details([("shm", shm_details())])[:20])
     write(t, "trailing_byte.bin", details() + b"\0")
 
 

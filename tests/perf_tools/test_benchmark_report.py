@@ -76,8 +76,9 @@ def test_buffers_over_the_limit_are_refused_naming_the_settings():
                           "8"], capture_output=True, text=True, timeout=120,
                          env=env)
     assert run.returncode == 1
-    assert "TCP would hold 67108864 bytes per peer (MCL_TCP_SLOTS x " \
-        "MCL_TCP_SLOT_BYTES), over MCL_PEER_BUFFER_LIMIT=8388608" in run.stderr
+    assert "the tcp transport would hold 67108864 bytes per peer " \
+        "(MCL_TCP_SLOTS x MCL_TCP_SLOT_BYTES), over " \
+        "MCL_PEER_BUFFER_LIMIT=8388608" in run.stderr
     env["MCL_PEER_BUFFER_LIMIT"] = str(64 << 20)
     run = subprocess.run([PERF, "allreduce", "-np", "2", "-b", "8", "-e",
                           "8"], capture_output=True, text=True, timeout=120,

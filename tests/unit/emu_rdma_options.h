@@ -1,11 +1,11 @@
 // RDMA options for one Mac of an emulated fabric from tests/fixtures/rdma,
-// with no modelled latency: what the unit tests that build RdmaDevices in
+// with no modelled latency: what the unit tests that build RdmaWires in
 // one process start from.
 #pragma once
 
 #include <string>
 
-#include "transports/rdma/rdma_device.h"
+#include "transports/rdma/rdma_wires.h"
 
 namespace mcl::transport::rdma {
 

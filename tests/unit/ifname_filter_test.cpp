@@ -1,4 +1,4 @@
-// Tests for MCL_SOCKET_IFNAME parsing (transports/tcp/ifname_filter.h), which
+// Tests for MCL_SOCKET_IFNAME parsing (topology/ifname_filter.h), which
 // follows NCCL's NCCL_SOCKET_IFNAME syntax: a comma-separated list of name
 // prefixes, '^' to exclude, '=' for exact names, empty for everything.
 #include <gtest/gtest.h>
@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "base/error.h"
-#include "transports/tcp/ifname_filter.h"
+#include "topology/ifname_filter.h"
 
-namespace mcl::transport::tcp {
+namespace mcl::topology {
 namespace {
 
 using Names = std::vector<std::string>;
@@ -159,4 +159,4 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 }  // namespace
-}  // namespace mcl::transport::tcp
+}  // namespace mcl::topology

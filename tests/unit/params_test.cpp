@@ -19,6 +19,8 @@
 #include "base/error.h"
 #include "core/params.h"
 #include "core/settings.h"
+#include "transports/rdma/rdma_options.h"
+#include "transports/shm/shm_options.h"
 
 namespace mcl {
 namespace {
@@ -130,8 +132,10 @@ TEST_F(ParamsTest, NullConfigTakesDefaults) {
   EXPECT_EQ(s.timeoutSeconds, 300);
   EXPECT_EQ(s.transport, "auto");
   EXPECT_EQ(s.name, "");
-  EXPECT_EQ(s.shm.slotBytes, 65536u);
-  EXPECT_EQ(s.shm.slots, 8u);
+  transport::shm::ShmOptions shm =
+      transport::shm::loadShmOptions(environmentParams());
+  EXPECT_EQ(shm.slotBytes, 65536u);
+  EXPECT_EQ(shm.slots, 8u);
   EXPECT_EQ(s.spin, "auto");
   EXPECT_EQ(s.yield, "auto");
 }
@@ -146,8 +150,10 @@ TEST_F(ParamsTest, NullConfigTakesTheEnvironment) {
   CommSettings s = loadSettings(nullptr);
   EXPECT_EQ(s.timeoutSeconds, 9);
   EXPECT_EQ(s.transport, "shm");
-  EXPECT_EQ(s.shm.slotBytes, 128u);
-  EXPECT_EQ(s.shm.slots, 3u);
+  transport::shm::ShmOptions shm =
+      transport::shm::loadShmOptions(environmentParams());
+  EXPECT_EQ(shm.slotBytes, 128u);
+  EXPECT_EQ(shm.slots, 3u);
   WaitPolicy w = waitPolicyFor(s, 1);
   EXPECT_EQ(w.spinNs, 5000);
   EXPECT_EQ(w.yieldNs, 7000);
@@ -224,42 +230,48 @@ TEST_F(ParamsTest, UnknownTransportsAreRejected) {
   expectInvalid([] { loadSettings(nullptr); }, "'infiniband'");
 }
 
+transport::rdma::RdmaOptions rdmaOptions() {
+  return transport::rdma::loadRdmaOptions(environmentParams());
+}
+
+transport::shm::ShmOptions shmOptions() {
+  return transport::shm::loadShmOptions(environmentParams());
+}
+
 TEST_F(ParamsTest, RdmaSettingsAreChecked) {
   set("MCL_RDMA_PROVIDER", "magic");
-  expectInvalid([] { loadSettings(nullptr); }, "MCL_RDMA_PROVIDER=magic");
+  expectInvalid([] { rdmaOptions(); }, "MCL_RDMA_PROVIDER=magic");
   set("MCL_RDMA_PROVIDER", "emu");
   set("MCL_RDMA_QP", "ud");
-  expectInvalid([] { loadSettings(nullptr); }, "MCL_RDMA_QP=ud");
+  expectInvalid([] { rdmaOptions(); }, "MCL_RDMA_QP=ud");
   set("MCL_RDMA_QP", "rc");
   set("MCL_RDMA_DEPTH", "2");
-  expectInvalid([] { loadSettings(nullptr); }, "MCL_RDMA_DEPTH");
+  expectInvalid([] { rdmaOptions(); }, "MCL_RDMA_DEPTH");
   set("MCL_RDMA_DEPTH", "16");
-  CommSettings s = loadSettings(nullptr);
-  EXPECT_EQ(s.rdma.provider.provider, "emu");
-  EXPECT_EQ(s.rdma.qpType, transport::rdma::QpType::RC);
-  EXPECT_EQ(s.rdma.shape.depth, 16);
+  transport::rdma::RdmaOptions r = rdmaOptions();
+  EXPECT_EQ(r.provider.provider, "emu");
+  EXPECT_EQ(r.qpType, transport::rdma::QpType::RC);
+  EXPECT_EQ(r.shape.depth, 16);
 }
 
 TEST_F(ParamsTest, ShmRingSizesAreChecked) {
   set("MCL_SHM_SLOT_BYTES", "100");
-  expectInvalid([] { loadSettings(nullptr); }, "multiple of 64");
+  expectInvalid([] { shmOptions(); }, "multiple of 64");
   set("MCL_SHM_SLOT_BYTES", "32");
-  expectInvalid([] { loadSettings(nullptr); }, "MCL_SHM_SLOT_BYTES");
+  expectInvalid([] { shmOptions(); }, "MCL_SHM_SLOT_BYTES");
   set("MCL_SHM_SLOT_BYTES", "192");
-  EXPECT_EQ(loadSettings(nullptr).shm.slotBytes, 192u);
+  EXPECT_EQ(shmOptions().slotBytes, 192u);
   unsetenv("MCL_SHM_SLOT_BYTES");
   set("MCL_SHM_SLOTS", "1");
-  expectInvalid([] { loadSettings(nullptr); }, "MCL_SHM_SLOTS");
+  expectInvalid([] { shmOptions(); }, "MCL_SHM_SLOTS");
 }
 
 TEST_F(ParamsTest, ShmRingStoresAreNamed) {
-  EXPECT_EQ(loadSettings(nullptr).shm.ringStores,
-            transport::shm::RingStores::Auto);
+  EXPECT_EQ(shmOptions().ringStores, transport::shm::RingStores::Auto);
   set("MCL_SHM_RING_STORES", "stream");
-  EXPECT_EQ(loadSettings(nullptr).shm.ringStores,
-            transport::shm::RingStores::Streaming);
+  EXPECT_EQ(shmOptions().ringStores, transport::shm::RingStores::Streaming);
   set("MCL_SHM_RING_STORES", "fastest");
-  expectInvalid([] { loadSettings(nullptr); }, "MCL_SHM_RING_STORES");
+  expectInvalid([] { shmOptions(); }, "MCL_SHM_RING_STORES");
 }
 
 TEST_F(ParamsTest, WaitBudgetsAreValidatedUpFront) {

@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "base/error.h"
-#include "transports/rdma/rdma_device.h"
+#include "transports/rdma/rdma_wires.h"
 
 namespace mcl::transport::rdma {
 namespace {

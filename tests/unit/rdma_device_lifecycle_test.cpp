@@ -21,7 +21,7 @@
 
 #include "emu_rdma_options.h"
 #include "transports/rdma/emu_provider.h"
-#include "transports/rdma/rdma_device.h"
+#include "transports/rdma/rdma_wires.h"
 
 namespace mcl::transport::rdma {
 namespace {
@@ -65,8 +65,8 @@ void sendAcross(Connection& from, Connection& to, size_t bytes) {
 void oneCycle(int cycle, bool useIt) {
   std::string ns =
       "lc" + std::to_string(getpid()) + "-" + std::to_string(cycle);
-  RdmaDevice mac0(0, emuOptions("pair2", 0, ns));
-  RdmaDevice mac1(1, emuOptions("pair2", 1, ns));
+  RdmaWires mac0(0, emuOptions("pair2", 0, ns));
+  RdmaWires mac1(1, emuOptions("pair2", 1, ns));
   mac0.createWires(mac0.emulatedPlan({1}, {0, 1}));
   mac1.createWires(mac1.emulatedPlan({0}, {0, 1}));
   std::vector<std::vector<uint8_t>> all = {mac0.addresses(), mac1.addresses()};

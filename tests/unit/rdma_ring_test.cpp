@@ -20,7 +20,7 @@
 #include "algorithms/executor.h"
 #include "base/error.h"
 #include "emu_rdma_options.h"
-#include "transports/rdma/rdma_device.h"
+#include "transports/rdma/rdma_wires.h"
 
 namespace mcl::transport::rdma {
 namespace {
@@ -28,7 +28,7 @@ namespace {
 constexpr int kMacs = 3;
 
 struct EmuRing {
-  std::vector<std::unique_ptr<RdmaDevice>> devices;
+  std::vector<std::unique_ptr<RdmaWires>> devices;
   std::vector<std::vector<std::unique_ptr<Connection>>> connections;
   std::vector<AlgoContext> contexts;
 
@@ -38,7 +38,7 @@ struct EmuRing {
     for (int mac = 0; mac < kMacs; ++mac) {
       RdmaOptions o = emuOptions("ring3", mac, ns);
       o.shape = shape;
-      devices.push_back(std::make_unique<RdmaDevice>(mac, o));
+      devices.push_back(std::make_unique<RdmaWires>(mac, o));
     }
     std::vector<std::vector<uint8_t>> all;
     for (int mac = 0; mac < kMacs; ++mac) {

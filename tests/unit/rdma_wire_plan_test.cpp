@@ -1,8 +1,8 @@
-// Which devices carry the RDMA wires on real hardware (core/rdma_wire_plan.h):
-// every cable of the cluster picture, in an order both ends agree on however
-// each Mac lists its ports, with clear errors for Thunderbolt 4 and for a
-// pair without a cable.
-#include "core/rdma_wire_plan.h"
+// Which devices carry the RDMA wires on real hardware
+// (transports/rdma/rdma_wire_plan.h): every cable of the cluster picture, in an
+// order both ends agree on however each Mac lists its ports, with clear errors
+// for Thunderbolt 4 and for a pair without a cable.
+#include "transports/rdma/rdma_wire_plan.h"
 
 #include <gtest/gtest.h>
 
@@ -16,7 +16,7 @@
 #include "base/error.h"
 #include "topology_inventory_builders.h"
 
-namespace mcl {
+namespace mcl::transport::rdma {
 namespace {
 
 using mcl::testing::addressCables;
@@ -27,7 +27,6 @@ using mcl::testing::mesh4Cables;
 using mcl::testing::oneRankEach;
 using topology::Cluster;
 using topology::HostInventory;
-using transport::rdma::WirePlan;
 
 std::vector<int> othersThan(int rank, int n) {
   std::vector<int> peers;
@@ -142,4 +141,4 @@ TEST(RdmaWirePlan, APairWithoutACableIsRefusedNamingThePeer) {
 }
 
 }  // namespace
-}  // namespace mcl
+}  // namespace mcl::transport::rdma

@@ -1,5 +1,5 @@
 // Tests for the check a rank makes of a local peer's shared-memory segment
-// before it uses any ring in it (transports/shm/shm_device.h): what the
+// before it uses any ring in it (transports/shm/shm_segments.h): what the
 // peer wrote in the header is outside input, and every ring it describes
 // must lie inside the bytes mapped.
 #include <gtest/gtest.h>
@@ -10,8 +10,8 @@
 #include <new>
 #include <vector>
 
-#include "transports/shm/shm_device.h"
 #include "transports/shm/shm_layout.h"
+#include "transports/shm/shm_segments.h"
 
 namespace mcl::transport::shm {
 namespace {

@@ -19,9 +19,9 @@
 #include "../integration/listening_sockets.h"
 #include "base/error.h"
 #include "platform/interfaces.h"
-#include "transports/tcp/tcp_device.h"
 #include "transports/tcp/tcp_handshake.h"
 #include "transports/tcp/tcp_listener.h"
+#include "transports/tcp/tcp_sockets.h"
 
 namespace mcl::transport::tcp {
 namespace {
@@ -115,9 +115,9 @@ TEST(TcpListener, StrangersNeverBecomeStreamsNorDelayTheRightRank) {
 }
 
 #if defined(__linux__)
-TEST(TcpDevice, ListensOnEachInterfaceAddressNeverTheWildcardUntilInitEnds) {
+TEST(TcpSockets, ListensOnEachInterfaceAddressNeverTheWildcardUntilInitEnds) {
   TcpOptions options;
-  TcpDevice device(0, randomSecret(), kComm, options);
+  TcpSockets device(0, randomSecret(), kComm, options);
   auto listening = test::listeningSockets();
   ASSERT_FALSE(listening.empty());
   std::set<std::string> interfaceHosts;
@@ -131,10 +131,10 @@ TEST(TcpDevice, ListensOnEachInterfaceAddressNeverTheWildcardUntilInitEnds) {
   EXPECT_TRUE(test::listeningSockets().empty());
 }
 
-TEST(TcpDevice, ListensOnlyWhereMclSocketIfnameAllows) {
+TEST(TcpSockets, ListensOnlyWhereMclSocketIfnameAllows) {
   TcpOptions options;
   options.ifname = "=lo";
-  TcpDevice device(0, randomSecret(), kComm, options);
+  TcpSockets device(0, randomSecret(), kComm, options);
   auto listening = test::listeningSockets();
   ASSERT_FALSE(listening.empty());
   for (const auto& s : listening)

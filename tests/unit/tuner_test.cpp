@@ -10,6 +10,7 @@
 #include <string>
 
 #include "algorithms/algorithm_table.h"
+#include "base/error.h"
 
 namespace mcl {
 namespace {
@@ -116,6 +117,26 @@ TEST(Tuner, CrowdedHostsMakeEveryHopDearer) {
     EXPECT_GT(defaultLinkModel(kind, true).alphaUs,
               defaultLinkModel(kind, false).alphaUs)
         << kind;
+}
+
+// The cost comes from the algorithm's row of the table: a pair the table
+// lacks has none, and pricing it is an error rather than a free win.
+TEST(Tuner, AnAlgorithmOutsideTheTableHasNoPrice) {
+  const LinkModel link = defaultLinkModel("shm", false);
+  try {
+    predictUs(Collective::AllToAll, Algorithm::Ring, 4096, 4, 65536, link);
+    FAIL() << "priced";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), mclInternalError);
+    EXPECT_NE(std::string(e.what()).find("alltoall has no algorithm ring"),
+              std::string::npos)
+        << e.what();
+  }
+  for (const AlgorithmInfo& a : algorithmTable()) {
+    const CostShape s = a.cost(4);
+    EXPECT_GT(s.hops + s.sent, 0)
+        << collectiveName(a.collective) << " " << a.name;
+  }
 }
 
 }  // namespace

@@ -1,312 +1,175 @@
 #include "transports/rdma/rdma_device.h"
 
-#include <time.h>
-
 #include <algorithm>
-#include <atomic>
+#include <cinttypes>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "base/error.h"
 #include "base/log.h"
 #include "base/wire.h"
-#include "transports/rdma/emu_provider.h"
+#include "transports/rdma/rdma_wire_plan.h"
 
 namespace mcl::transport::rdma {
 
 namespace {
 
-// Completions arrive in memory, with no descriptor to sleep on (the
-// emulated fabric) or only through a completion channel that costs a
-// system call per event: past the executor's spin and yield budgets, nap
-// in short steps.
-class NapWaker final : public Waker {
- public:
-  uint32_t arm() override { return 0; }
-  void sleep(uint32_t, int64_t timeoutNs) override {
-    int64_t ns = std::min<int64_t>(timeoutNs, 50000);
-    if (interrupted_.exchange(false) || ns <= 0) return;
-    timespec t{0, static_cast<long>(ns)};
-    nanosleep(&t, nullptr);
-  }
-  void disarm() override {}
-  void interrupt() override { interrupted_ = true; }
-
- private:
-  std::atomic<bool> interrupted_{false};
-};
-
-}  // namespace
-
-RdmaDevice::RdmaDevice(int rank, const RdmaOptions& options)
-    : rank_(rank),
-      options_(options),
-      provider_(openProvider(options.provider)),
-      waker_(std::make_unique<NapWaker>()) {
-  if (!provider_->emulated() && provider_->devices().empty())
-    throw error(mclSystemError,
-                "rank %d: no RDMA devices (%s): RDMA needs Thunderbolt 5 "
-                "Macs on macOS 26.2+ with RDMA enabled (boot recoveryOS, run "
-                "`rdma_ctl enable`, reboot; `rdma_ctl status` tells), or an "
-                "RDMA NIC on Linux; MCL_RDMA_PROVIDER=emu runs the emulated "
-                "fabric instead",
-                rank, provider_->name());
-  if (options_.shape.frameBytes % 64 != 0 ||
-      options_.shape.frameBytes < 2 * kFrameHeaderBytes)
-    throw error(
-        mclInvalidArgument,
-        "MCL_RDMA_FRAME_BYTES=%u must be a multiple of 64, at least %zu",
-        options_.shape.frameBytes, 2 * kFrameHeaderBytes);
-}
-
-RdmaDevice::~RdmaDevice() {
-  if (!provider_->emulated()) return;
-  // Credits exist so that no frame ever finds no receive: on the emulated
-  // fabric, which counts them, a drop outside a fault is a bug.
-  uint64_t dropped = emuFramesDropped();
-  if (dropped > 0)
-    MCL_LOG(Warn, kLogInit,
-            "rank %d: the emulated fabric dropped %llu frame(s) in this "
-            "process (UC: no receive was posted when they arrived)",
-            rank_, static_cast<unsigned long long>(dropped));
-  else
-    MCL_LOG(Info, kLogInit, "rank %d: the emulated fabric dropped no frame",
-            rank_);
-}
-
-// Opens a device and checks, before any queue pair is made, that it can
-// take what the options ask: the queue depth and the queue-pair type.
-std::unique_ptr<DeviceContext> RdmaDevice::openChecked(
-    const std::string& device) {
-  std::unique_ptr<DeviceContext> ctx = provider_->open(device);
-  const DeviceInfo& info = ctx->info();
-  if (info.maxQpWr > 0 && options_.shape.depth > info.maxQpWr)
-    throw error(mclInvalidArgument,
-                "rank %d: MCL_RDMA_DEPTH=%d is more than %s takes per queue "
-                "(%d)",
-                rank_, options_.shape.depth, device.c_str(), info.maxQpWr);
-  if (options_.qpType == QpType::RC && !info.rcSupported)
-    throw error(mclInvalidArgument,
-                "rank %d: MCL_RDMA_QP=rc, but %s offers UC queue pairs only "
-                "(Apple's Thunderbolt RDMA): use MCL_RDMA_QP=uc",
-                rank_, device.c_str());
-  return ctx;
-}
-
-namespace {
-size_t usedCables(const WirePlan& wires) {
-  return static_cast<size_t>(
-      std::count_if(wires.begin(), wires.end(),
-                    [](const auto& cable) { return !cable.first.empty(); }));
-}
-}  // namespace
-
-size_t RdmaDevice::cableCount() const {
-  size_t cables = 0;
-  for (const auto& [peer, wires] : plan_) cables += usedCables(wires);
-  return cables;
-}
-
-size_t RdmaDevice::mostCablesToOnePeer() const {
-  size_t most = 0;
-  for (const auto& [peer, wires] : plan_)
-    most = std::max(most, usedCables(wires));
-  return most;
-}
-
-std::map<int, WirePlan> RdmaDevice::emulatedPlan(
-    const std::vector<int>& peers, const std::vector<int>& macOfRank) const {
-  // The fabric's devices per Mac and their cables, through the provider:
-  // a device's peer is found by the emulated port's cable.
-  std::map<int, WirePlan> plan;
-  const EmuFabric* fabric = emuFabricOf(*provider_);
-  if (fabric == nullptr)
-    throw error(mclInternalError, "emulatedPlan needs the emu provider");
-  const int me = macOfRank.at(size_t(rank_));
-  for (int peer : peers) {
-    const int mac = macOfRank.at(size_t(peer));
-    for (const auto& [a, b] : fabric->cables) {
-      if (a.mac == me && b.mac == mac)
-        plan[peer].push_back({a.device, b.device});
-      if (b.mac == me && a.mac == mac)
-        plan[peer].push_back({b.device, a.device});
+// MCL_RDMA_DEVICES: only the cables whose device at this end is listed.
+// The others are blanked, not removed: a cable keeps its index, so two ends
+// that keep different cables find no partner for them (an error at init)
+// instead of pairing queue pairs on different cables.
+std::map<int, WirePlan> onlyListedDevices(
+    std::map<int, WirePlan> plan, const std::vector<std::string>& devices,
+    const std::string& label) {
+  if (devices.empty()) return plan;
+  for (auto it = plan.begin(); it != plan.end();) {
+    auto& cables = it->second;
+    size_t kept = 0;
+    for (auto& cable : cables) {
+      if (std::find(devices.begin(), devices.end(), cable.first) ==
+          devices.end())
+        cable = {};
+      else
+        ++kept;
     }
+    if (kept != cables.size())
+      MCL_LOG(Info, kLogInit,
+              "%s: MCL_RDMA_DEVICES keeps %zu of the %zu cables to rank %d",
+              label.c_str(), kept, cables.size(), it->first);
+    it = kept == 0 ? plan.erase(it) : std::next(it);
   }
   return plan;
 }
 
-void RdmaDevice::createWires(const std::map<int, WirePlan>& plan) {
-  plan_ = plan;
-  const FrameShape& shape = options_.shape;
-  for (const auto& [peer, cables] : plan) {
-    if (cables.size() > kMaxWires)
+}  // namespace
+
+RdmaDevice::RdmaDevice(const DeviceInit& init)
+    : init_(init), options_(loadRdmaOptions(*init.params)) {
+  options_.provider.emuMac = init.emuMac;
+}
+
+Verdict RdmaDevice::reaches(int a, int b) const {
+  if (a == b) return Verdict::no("a rank's own connection is shared memory");
+  // On the emulated fabric every rank plays a Mac of its own.
+  if (options_.provider.provider == "emu") return Verdict::yes();
+  const RankPlace& pa = places_[size_t(a)];
+  if (pa.hostId != places_[size_t(b)].hostId) return Verdict::yes();
+  return Verdict::no(
+      "RDMA runs between Macs over Thunderbolt cables, and ranks of one Mac "
+      "(" +
+      pa.hostName +
+      ") share memory (MCL_TRANSPORT=shm); "
+      "MCL_RDMA_PROVIDER=emu runs the emulated fabric, one Mac per rank");
+}
+
+void RdmaDevice::open(const std::vector<int>&, platform::Deadline) {
+  // The emulated fabric keeps communicators' wires apart by their id.
+  char ns[16];
+  snprintf(ns, sizeof(ns), "%010" PRIx64,
+           static_cast<uint64_t>(commId_ & 0xffffffffffULL));
+  options_.provider.emuNamespace = ns;
+  wires_ = std::make_unique<RdmaWires>(init_.rank, options_);
+}
+
+std::vector<uint8_t> RdmaDevice::details() const {
+  WireWriter w;
+  w.str(options_.provider.provider);
+  w.u32(options_.shape.frameBytes);
+  w.u32(static_cast<uint32_t>(options_.shape.depth));
+  return w.take();
+}
+
+void RdmaDevice::learn(const std::vector<std::vector<uint8_t>>& all,
+                       const topology::Cluster& cluster) {
+  cluster_ = &cluster;
+  for (size_t r = 0; r < all.size(); ++r) {
+    WireReader in(all[r].data(), all[r].size(), "RDMA details");
+    std::string provider = in.str(16);
+    uint32_t frameBytes = in.u32();
+    uint32_t depth = in.u32();
+    in.finish();
+    // Ranks on different providers, or with frames of different shapes,
+    // could not pair their queue pairs.
+    if (provider != options_.provider.provider ||
+        frameBytes != options_.shape.frameBytes ||
+        depth != uint32_t(options_.shape.depth))
       throw error(mclInvalidUsage,
-                  "rank %d: %zu cables to rank %d; mcl uses at most %zu", rank_,
-                  cables.size(), peer, kMaxWires);
-    for (uint32_t channel = 0; channel < kRdmaChannels; ++channel)
-      for (uint32_t i = 0; i < cables.size(); ++i) {
-        const std::string& device = cables[i].first;
-        // Left out (MCL_RDMA_DEVICES): the other cables keep their index,
-        // so both ends pair the same cable or find none to pair.
-        if (device.empty()) continue;
-        auto& ctx = contexts_[device];
-        if (!ctx) ctx = openChecked(device);
-        PortInfo port = ctx->queryPort();
-        if (port.state != PortState::Active)
-          throw error(mclSystemError,
-                      "rank %d: %s%s (toward rank %d) is down: check the "
-                      "cable",
-                      rank_, provider_->emulated() ? "emulated " : "",
-                      device.c_str(), peer);
-        Wire w;
-        w.context = ctx.get();
-        w.device = device;
-        w.remoteDevice = cables[i].second;
-        size_t bytes = size_t(shape.depth) * shape.frameBytes;
-        w.sendFrames.resize(bytes);
-        w.recvFrames.resize(bytes);
-        w.sendMr = ctx->registerMemory(w.sendFrames.data(), bytes);
-        w.recvMr = ctx->registerMemory(w.recvFrames.data(), bytes);
-        w.cq = ctx->createCompletionQueue(2 * shape.depth);
-        QpOptions qo;
-        qo.type = options_.qpType;
-        qo.sendDepth = shape.depth;
-        qo.recvDepth = shape.depth;
-        qo.maxMessageBytes = shape.frameBytes;
-        w.qp = ctx->createQueuePair(*w.cq, qo);
-        wires_.push_back({peer, channel, i, std::move(w)});
-      }
+                  "%s: rank %zu has MCL_RDMA_PROVIDER=%s and RDMA frames %u x "
+                  "%u, this rank %s and %u x %u (MCL_RDMA_FRAME_BYTES x "
+                  "MCL_RDMA_DEPTH): set them alike on every rank",
+                  init_.label.c_str(), r, provider.c_str(), frameBytes, depth,
+                  options_.provider.provider.c_str(), options_.shape.frameBytes,
+                  options_.shape.depth);
   }
 }
 
-std::vector<uint8_t> RdmaDevice::addresses() const {
-  std::vector<WireAddress> wires;
-  for (const PendingWire& p : wires_)
-    wires.push_back({static_cast<uint32_t>(p.peer), p.channel, p.index,
-                     p.wire.qp->address()});
-  return encodeAddresses(wires);
+void RdmaDevice::describePath(int, int, topology::RankPath& path) const {
+  // The cables of each pair show in the INFO log and in topo's cable list;
+  // the path says which fabric carries them.
+  path.linkKind = options_.provider.provider == "emu" ? "emulated" : "cable";
 }
 
-std::vector<uint8_t> encodeAddresses(const std::vector<WireAddress>& wires) {
-  WireWriter out;
-  out.u32(static_cast<uint32_t>(wires.size()));
-  for (const WireAddress& w : wires) {
-    out.u32(w.target);
-    out.u32(w.channel);
-    out.u32(w.index);
-    out.raw(w.address.gid.data(), w.address.gid.size());
-    out.u32(w.address.qpn);
-    out.u32(w.address.psn);
-    out.u32(w.address.lid);
-    out.u32(w.address.mtu);
+std::map<int, WirePlan> RdmaDevice::planFor(const std::vector<int>& peers,
+                                            InitExchange& exchange) const {
+  if (!wires_->emulated())
+    return rdmaWirePlan(*cluster_, init_.rank, peers, init_.label);
+  // The Mac each rank plays, gathered: after a split, rank r need not be
+  // Mac r.
+  WireWriter w;
+  w.i32(options_.provider.emuMac);
+  std::vector<int> macs;
+  for (const std::vector<uint8_t>& b : exchange.allGather(w.take())) {
+    WireReader in(b.data(), b.size(), "emulated Mac");
+    macs.push_back(in.i32());
+    in.finish();
   }
-  return out.take();
+  return wires_->emulatedPlan(peers, macs);
 }
 
-std::vector<WireAddress> decodeAddresses(const std::vector<uint8_t>& bytes) {
-  WireReader in(bytes.data(), bytes.size(), "rdma addresses");
-  const uint32_t count = in.u32();
-  // Each entry is 44 bytes: a count beyond what follows is a broken
-  // message, refused before anything is allocated for it.
-  constexpr size_t kEntryBytes = 4 * 3 + 16 + 4 * 4;
-  if (count > in.remaining() / kEntryBytes)
-    throw error(mclRemoteError,
-                "rdma addresses: %u queue pairs announced in %zu bytes", count,
-                in.remaining());
-  std::vector<WireAddress> wires(count);
-  for (WireAddress& w : wires) {
-    w.target = in.u32();
-    w.channel = in.u32();
-    w.index = in.u32();
-    in.raw(w.address.gid.data(), w.address.gid.size());
-    w.address.qpn = in.u32();
-    w.address.psn = in.u32();
-    const uint32_t lid = in.u32();
-    if (lid > UINT16_MAX)
-      throw error(mclRemoteError, "rdma addresses: LID %u is not 16 bits", lid);
-    w.address.lid = static_cast<uint16_t>(lid);
-    w.address.mtu = in.u32();
+void RdmaDevice::connect(const std::vector<int>& peers, InitExchange& exchange,
+                         platform::Deadline) {
+  wires_->createWires(onlyListedDevices(planFor(peers, exchange),
+                                        options_.devices, init_.label));
+  const std::vector<std::vector<uint8_t>> all =
+      exchange.allGather(wires_->addresses());
+  wires_->connectWires(all);
+  fewestWires_ = std::max(1, RdmaWires::fewestWiresPerPair(all));
+  for (int peer : peers)
+    MCL_LOG(Info, kLogInit, "rank %d: to rank %d via %s", init_.rank, peer,
+            wires_->describe(peer).c_str());
+}
+
+std::unique_ptr<Connection> RdmaDevice::connection(int peer, Channel channel) {
+  return wires_->connect(peer, static_cast<uint32_t>(channel));
+}
+
+uint64_t RdmaDevice::receiveCapacity() const {
+  // The same on every rank: learn() checked that the frames agree.
+  return wires_->capacityPerWire();
+}
+
+BufferUse RdmaDevice::bufferUse() const {
+  // A queue pair per channel on each cable, with its frames both ways.
+  BufferUse u;
+  u.bytesPerWire = uint64_t{kRdmaChannels} * 2 *
+                   static_cast<uint64_t>(options_.shape.depth) *
+                   options_.shape.frameBytes;
+  u.settings = "MCL_RDMA_DEPTH x MCL_RDMA_FRAME_BYTES, per cable";
+  if (wires_) {
+    u.wires = wires_->cableCount();
+    u.mostWiresToOnePeer = std::max<size_t>(1, wires_->mostCablesToOnePeer());
   }
-  in.finish();  // bytes past the entries: not a message this build sent
-  return wires;
-}
-
-int RdmaDevice::fewestWiresPerPair(
-    const std::vector<std::vector<uint8_t>>& all) {
-  int fewest = 0;
-  for (const auto& bytes : all) {
-    std::map<uint32_t, int> perPeer;  // the collective channel's wires
-    for (const WireAddress& w : decodeAddresses(bytes))
-      if (w.channel == 0) ++perPeer[w.target];
-    for (const auto& [peer, wires] : perPeer)
-      fewest = fewest == 0 ? wires : std::min(fewest, wires);
-  }
-  return fewest;
-}
-
-void RdmaDevice::connectWires(const std::vector<std::vector<uint8_t>>& all) {
-  for (PendingWire& p : wires_) {
-    bool found = false;
-    for (const WireAddress& w : decodeAddresses(all[size_t(p.peer)]))
-      if (int(w.target) == rank_ && w.channel == p.channel &&
-          w.index == p.index) {
-        p.wire.qp->connect(w.address);
-        found = true;
-      }
-    if (!found)
-      throw error(mclInvalidUsage,
-                  "rank %d: rank %d made no queue pair for cable %u (%s): the "
-                  "two ends disagree on the cables between them",
-                  rank_, p.peer, p.index, p.wire.device.c_str());
-  }
-  std::map<std::pair<int, uint32_t>, std::vector<Wire>> byConnection;
-  for (PendingWire& p : wires_)
-    byConnection[{p.peer, p.channel}].push_back(std::move(p.wire));
-  wires_.clear();
-  for (auto& [key, wires] : byConnection)
-    ready_[key] =
-        std::make_unique<RdmaConnection>(rank_, key.first, std::move(wires),
-                                         options_.shape, describe(key.first));
-}
-
-std::unique_ptr<Connection> RdmaDevice::connect(int peer, uint32_t channel) {
-  auto it = ready_.find({peer, channel});
-  if (it == ready_.end()) {
-    std::string kept;
-    for (const std::string& d : options_.devices)
-      kept += (kept.empty() ? "" : ",") + d;
-    throw error(
-        mclInvalidUsage, "rank %d: no RDMA cable reaches rank %d%s%s%s", rank_,
-        peer,
-        provider_->emulated() ? " on the emulated fabric (MCL_EMU_FABRIC)" : "",
-        kept.empty() ? "" : " among the devices MCL_RDMA_DEVICES keeps: ",
-        kept.c_str());
-  }
-  std::unique_ptr<Connection> c = std::move(it->second);
-  ready_.erase(it);
-  return c;
-}
-
-size_t RdmaDevice::capacityPerWire() const {
-  return usableCapacity(options_.shape);
+  return u;
 }
 
 std::string RdmaDevice::describe(int peer) const {
-  std::string s = provider_->emulated() ? "rdma (emulated) " : "rdma ";
-  auto it = plan_.find(peer);
-  if (it != plan_.end()) {
-    const char* separator = "";
-    for (const auto& [local, remote] : it->second) {
-      if (local.empty()) continue;  // left out by MCL_RDMA_DEVICES
-      s += separator + local + "->" + remote;
-      separator = " + ";
-    }
-  }
-  return s + ", " + qpTypeName(options_.qpType);
+  return wires_->describe(peer);
 }
 
 }  // namespace mcl::transport::rdma

@@ -1,69 +1,47 @@
-// The shared-memory transport of one rank in one communicator: its segment
-// (doorbell + inbound rings), the mapped segments of the other local ranks,
-// and the connections and waker built on them.
+// Shared memory as a Device: ranks of one host, each pair over rings in the
+// receiver's segment (shm_segments.h). Always in the registry: a rank's
+// connection to itself is shared memory whatever MCL_TRANSPORT says.
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "platform/shared_memory.h"
-#include "transports/shm/shm_layout.h"
-#include "transports/shm/store_choice.h"
-#include "transports/transport.h"
+#include "transports/device.h"
+#include "transports/shm/shm_options.h"
+#include "transports/shm/shm_segments.h"
 
 namespace mcl::transport::shm {
 
-// Whether `bytes` of a peer's mapped segment hold the layout this build
-// makes, with `rings` rings that all fit: what a peer wrote there is outside
-// input (another mcl version, or damage), checked before any ring is used.
-bool segmentLayoutValid(const void* segment, size_t bytes, uint32_t rings);
-
-struct ShmOptions {
-  uint32_t slots = 8;
-  uint32_t slotBytes = 64 * 1024;
-  RingStores ringStores = RingStores::Auto;
-};
-
-class ShmDevice {
+class ShmDevice final : public Device {
  public:
-  // localRanks: the communicator ranks on this host, ascending, including
-  // `rank`. segmentName must be unique per communicator and rank.
-  ShmDevice(int rank, std::vector<int> localRanks, std::string segmentName,
-            const ShmOptions& options);
-  ~ShmDevice();
+  explicit ShmDevice(const DeviceInit& init);
 
-  const std::string& segmentName() const { return segmentName_; }
-
-  // Maps a local peer's segment (after it was created, before it is
-  // unlinked).
-  void mapPeer(int peerRank, const std::string& peerSegment, int peerPid);
-  // Removes our segment's name once every peer has mapped it.
-  void unlinkOwnSegment();
-
-  std::unique_ptr<Connection> connect(int peerRank, Channel channel);
-  Waker& waker() { return *waker_; }
+  const char* name() const override { return "shm"; }
+  LinkKind linkKind() const override { return LinkKind::SharedMemory; }
+  Verdict reaches(int a, int b) const override;
+  void open(const std::vector<int>& candidates,
+            platform::Deadline deadline) override;
+  std::vector<uint8_t> details() const override;
+  void learn(const std::vector<std::vector<uint8_t>>& all,
+             const topology::Cluster& cluster) override;
+  void connect(const std::vector<int>& peers, InitExchange& exchange,
+               platform::Deadline deadline) override;
+  void afterBarrier() override;
+  std::unique_ptr<Connection> connection(int peer,
+                                         transport::Channel channel) override;
+  Waker& waker() override { return segments_->waker(); }
+  uint64_t receiveCapacity() const override { return capacity_; }
+  BufferUse bufferUse() const override;
 
  private:
-  int localIndex(int rank) const;
-
-  int rank_;
-  std::vector<int> localRanks_;
-  std::string segmentName_;
-  RingStores ringStores_;
-  std::vector<std::string> peerNames_;
-  bool unlinked_ = false;
-  platform::SharedMemory own_;
-  SegmentHeader* ownHeader_ = nullptr;
-  struct Peer {
-    platform::SharedMemory segment;
-    SegmentHeader* header = nullptr;
-    int pid = 0;
-  };
-  std::vector<Peer> peers_;  // by local index
-  std::unique_ptr<Waker> waker_;
+  DeviceInit init_;
+  ShmOptions options_;
+  std::unique_ptr<ShmSegments> segments_;
+  std::vector<std::string> segmentOf_;  // by rank, from learn()
+  uint64_t capacity_ = 0;
+  size_t peers_ = 0;  // other ranks connected
 };
 
 }  // namespace mcl::transport::shm

@@ -1,77 +1,55 @@
-// The TCP transport of one rank in one communicator: its endpoints (the
-// allowed interfaces, each with a listening port), the links chosen to
-// each TCP peer, the authenticated sockets (several per link, striped), the
-// connections built on them, and a waker that sleeps in poll().
+// TCP as a Device: any two ranks, over the links (interfaces) chosen for
+// the pair, several authenticated sockets per link (tcp_sockets.h). Last in
+// priority: it joins what nothing faster can.
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <set>
 #include <string>
-#include <utility>
 #include <vector>
 
-#include "base/auth.h"
-#include "transports/tcp/ifname_filter.h"
+#include "transports/device.h"
 #include "transports/tcp/link_choice.h"
-#include "transports/tcp/tcp_connection.h"
-#include "transports/tcp/tcp_listener.h"
-#include "transports/transport.h"
+#include "transports/tcp/tcp_options.h"
+#include "transports/tcp/tcp_sockets.h"
 
 namespace mcl::transport::tcp {
 
-struct TcpOptions {
-  int socketsPerLink = 2;
-  TcpSlots slots;
-  std::string ifname;  // MCL_SOCKET_IFNAME
-  int bufferBytes = 4 << 20;
-};
-
-constexpr uint32_t kTcpChannels = 2;  // collective, point-to-point
-
-// The interfaces a pair of ranks must use, at this end and at the peer's
-// (from MCL_TOPO_FILE's cables); empty sets mean no restriction.
-struct InterfaceRestriction {
-  std::set<std::string> local;
-  std::set<std::string> remote;
-};
-
-class TcpDevice {
+class TcpDevice final : public Device {
  public:
-  // Opens a listening socket on each allowed interface address.
-  TcpDevice(int rank, const Secret& secret, uint64_t commId,
-            const TcpOptions& options);
-  ~TcpDevice();
+  explicit TcpDevice(const DeviceInit& init);
 
-  const std::vector<Endpoint>& endpoints() const { return endpoints_; }
-
-  // Connects to every peer in `peers` (the higher rank connects, the lower
-  // accepts), given every rank's endpoints and which ranks share this host.
-  // A peer in `restrictions` is reached only over the interfaces named
-  // there.
-  void connectPeers(const std::vector<std::vector<Endpoint>>& all,
-                    const std::vector<int>& peers,
-                    const std::vector<bool>& sameHost,
-                    const std::map<int, InterfaceRestriction>& restrictions,
-                    platform::Deadline deadline);
-  // Init is over: close the listening sockets.
-  void stopListening();
-
-  std::unique_ptr<Connection> connect(int peer, uint32_t channel);
-  Waker& waker() { return *waker_; }
+  const char* name() const override { return "tcp"; }
+  transport::LinkKind linkKind() const override {
+    return transport::LinkKind::Socket;
+  }
+  Verdict reaches(int a, int b) const override;
+  void open(const std::vector<int>& candidates,
+            platform::Deadline deadline) override;
+  std::vector<uint8_t> details() const override;
+  void learn(const std::vector<std::vector<uint8_t>>& all,
+             const topology::Cluster& cluster) override;
+  void describePath(int a, int b, topology::RankPath& path) const override;
+  void connect(const std::vector<int>& peers, InitExchange& exchange,
+               platform::Deadline deadline) override;
+  void afterBarrier() override { sockets_->stopListening(); }
+  std::unique_ptr<Connection> connection(int peer, Channel channel) override;
+  Waker& waker() override { return sockets_->waker(); }
+  uint64_t receiveCapacity() const override { return capacity_; }
+  BufferUse bufferUse() const override;
 
  private:
-  int rank_;
-  Secret secret_;
-  uint64_t commId_;
+  // The interfaces ranks a and b must use (from MCL_TOPO_FILE's cables
+  // between their hosts), seen from a; empty for a detected cluster.
+  InterfaceRestriction restrictionFor(int a, int b) const;
+
+  DeviceInit init_;
   TcpOptions options_;
-  std::vector<Endpoint> endpoints_;
-  std::unique_ptr<TcpListener> listener_;
-  std::map<int, std::vector<Link>> links_;
-  std::map<std::pair<int, uint32_t>, std::vector<platform::Socket>> sockets_;
-  std::vector<TcpConnection*> connections_;
-  std::unique_ptr<Waker> waker_;
+  std::unique_ptr<TcpSockets> sockets_;
+  std::vector<std::vector<Endpoint>> endpoints_;  // by rank, from learn()
+  const topology::Cluster* cluster_ = nullptr;
+  uint64_t capacity_ = 0;
+  size_t peers_ = 0;
 };
 
 }  // namespace mcl::transport::tcp

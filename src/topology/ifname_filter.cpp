@@ -1,11 +1,11 @@
-#include "transports/tcp/ifname_filter.h"
+#include "topology/ifname_filter.h"
 
 #include <cstddef>
 #include <string>
 
 #include "base/error.h"
 
-namespace mcl::transport::tcp {
+namespace mcl::topology {
 
 bool IfnameFilter::matches(const std::string& interfaceName) const {
   if (names.empty()) return true;
@@ -48,4 +48,4 @@ IfnameFilter parseIfnameFilter(const std::string& spec) {
   return f;
 }
 
-}  // namespace mcl::transport::tcp
+}  // namespace mcl::topology

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace mcl::transport::tcp {
+namespace mcl::topology {
 
 struct IfnameFilter {
   bool exclude = false;
@@ -21,4 +21,4 @@ struct IfnameFilter {
 // Throws mclInvalidArgument naming the spec when it lists no name.
 IfnameFilter parseIfnameFilter(const std::string& spec);
 
-}  // namespace mcl::transport::tcp
+}  // namespace mcl::topology

@@ -10,15 +10,15 @@
 #include <vector>
 
 #include "topology/cluster.h"
-#include "transports/rdma/rdma_device.h"
+#include "transports/rdma/rdma_wires.h"
 
-namespace mcl {
+namespace mcl::transport::rdma {
 
 // The wires from `rank` to each of `peers` (ranks on other hosts). Throws
 // mclInvalidUsage, naming `label`, the peer and the interfaces, for a pair
 // without a cable or with a Thunderbolt 4 cable.
-std::map<int, transport::rdma::WirePlan> rdmaWirePlan(
-    const topology::Cluster& cluster, int rank, const std::vector<int>& peers,
-    const std::string& label);
+std::map<int, WirePlan> rdmaWirePlan(const topology::Cluster& cluster, int rank,
+                                     const std::vector<int>& peers,
+                                     const std::string& label);
 
-}  // namespace mcl
+}  // namespace mcl::transport::rdma

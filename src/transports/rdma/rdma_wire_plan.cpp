@@ -1,4 +1,4 @@
-#include "core/rdma_wire_plan.h"
+#include "transports/rdma/rdma_wire_plan.h"
 
 #include <cstddef>
 #include <map>
@@ -7,7 +7,7 @@
 
 #include "base/error.h"
 
-namespace mcl {
+namespace mcl::transport::rdma {
 
 namespace {
 
@@ -23,14 +23,14 @@ std::string deviceOn(const topology::Cluster& cluster,
 
 }  // namespace
 
-std::map<int, transport::rdma::WirePlan> rdmaWirePlan(
-    const topology::Cluster& cluster, int rank, const std::vector<int>& peers,
-    const std::string& label) {
-  std::map<int, transport::rdma::WirePlan> plan;
+std::map<int, WirePlan> rdmaWirePlan(const topology::Cluster& cluster, int rank,
+                                     const std::vector<int>& peers,
+                                     const std::string& label) {
+  std::map<int, WirePlan> plan;
   int me = cluster.hostOfRank(rank);
   for (int peer : peers) {
     int there = cluster.hostOfRank(peer);
-    transport::rdma::WirePlan& wires = plan[peer];
+    WirePlan& wires = plan[peer];
     for (const topology::ClusterLink& l : cluster.links) {
       bool forward = l.a.host == me && l.b.host == there;
       bool backward = l.b.host == me && l.a.host == there;
@@ -57,4 +57,4 @@ std::map<int, transport::rdma::WirePlan> rdmaWirePlan(
   return plan;
 }
 
-}  // namespace mcl
+}  // namespace mcl::transport::rdma

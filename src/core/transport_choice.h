@@ -1,0 +1,60 @@
+// The one decision of which transport joins each pair of ranks. Every rank
+// computes it from the same inputs (where the ranks run, then every rank's
+// details), so all agree on every pair without another round, and all fail
+// alike when some pair cannot be joined.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "transports/device.h"
+
+namespace mcl {
+
+using DeviceList = std::vector<std::unique_ptr<transport::Device>>;
+
+// Before anything is opened, from Device::reaches: which devices some pair
+// of the communicator may use (each rank opens exactly those, alike), and
+// the ranks each may join this rank to.
+struct TransportCandidates {
+  std::vector<bool> open;                // by device
+  std::vector<std::vector<int>> ofRank;  // by device: this rank's candidates
+};
+TransportCandidates transportCandidates(const DeviceList& devices, int rank,
+                                        int nranks);
+
+// Each pair's device, from Device::canConnect over the opened devices in
+// priority order.
+class TransportChoice {
+ public:
+  TransportChoice() = default;
+  TransportChoice(int nranks, std::vector<int> deviceOfPair)
+      : nranks_(nranks), deviceOfPair_(std::move(deviceOfPair)) {}
+  // The index of the device joining ranks a and b (either order).
+  int deviceOf(int a, int b) const {
+    return deviceOfPair_[size_t(a) * size_t(nranks_) + size_t(b)];
+  }
+  // Ranks `rank` reaches over device d (itself included when d joins it to
+  // itself), ascending.
+  std::vector<int> peersOver(int rank, int d) const;
+  // Whether d joins some two different ranks of the communicator.
+  bool joinsSomePair(int d) const;
+
+ private:
+  int nranks_ = 0;
+  std::vector<int> deviceOfPair_;
+};
+
+// Throws mclInvalidUsage naming the pair, MCL_TRANSPORT (`setting`) and why
+// each device declined, when some pair has no device; or when the
+// transport MCL_TRANSPORT names joins no two ranks. oneHost: the host's
+// name when every rank runs on it, else "".
+TransportChoice chooseTransports(const DeviceList& devices,
+                                 const std::vector<bool>& opened, int nranks,
+                                 const std::string& setting,
+                                 const std::string& label,
+                                 const std::string& oneHost);
+
+}  // namespace mcl

@@ -1,0 +1,159 @@
+// What core sees of a transport: a Device, one per transport per rank and
+// communicator. Core keeps them in one registry in priority order
+// (core/transport_registry.cpp) and one function asks them, pair by pair,
+// which one joins two ranks (core/transport_choice.cpp). A Device goes
+// through init in phases that every rank runs alike:
+//
+//   reaches(a, b)      from where the ranks run, before anything is opened:
+//                      could this transport join them? (Yes, Maybe, No)
+//   open()             take what the rank offers: a segment, listening
+//                      sockets, the RDMA provider
+//   details()          bytes for the other ranks, in the first all-gather
+//   learn(all, ...)    every rank's details (outside input: checked) and the
+//                      cluster; the settings every rank must share agree
+//   canConnect(a, b)   the final answer, alike on every rank
+//   connect(peers)     this rank's peers over this transport, in time
+//   afterBarrier()     init is over on every rank: drop what it needed
+//   connection(), waker()
+//
+// A pair's transport is the first Device in priority order whose
+// canConnect says Yes; a rank's connection to itself is the first that
+// reaches (a, a).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/auth.h"
+#include "base/param_source.h"
+#include "platform/socket.h"
+#include "topology/cluster.h"
+#include "transports/transport.h"
+
+namespace mcl::transport {
+
+// What a link costs, for the tuner's model: from fastest to slowest.
+enum class LinkKind { SharedMemory, EmulatedRdma, Rdma, Socket };
+// The tuner's name of the kind: "shm", "emulated rdma", "rdma", "tcp".
+const char* linkKindName(LinkKind kind);
+
+// Every transport has these two channels to each peer: collectives and
+// point-to-point traffic never share one, so neither waits on the other.
+enum class Channel : uint32_t { Collective = 0, PointToPoint = 1 };
+constexpr uint32_t kChannelCount = 2;
+
+// Where a rank runs, from the rendezvous.
+struct RankPlace {
+  std::string hostId;  // equal for ranks of one host
+  std::string hostName;
+  uint32_t pid = 0;
+};
+
+// What core gives a Device when it makes one, before the rendezvous: a
+// Device's constructor reads and checks its settings and takes nothing
+// else, so a bad setting fails init before any peer waits on this rank.
+struct DeviceInit {
+  int rank = 0;
+  int nranks = 1;
+  Secret secret{};
+  std::string label;  // "comm <name> rank r/n", for messages
+  // The Mac this process plays on the emulated RDMA fabric (a process
+  // keeps its Mac when it joins a smaller communicator).
+  int emuMac = 0;
+  // MCL_TRANSPORT names this transport: what it cannot do is an error, not
+  // a reason to try the next one.
+  bool forced = false;
+  const ParamSource* params = nullptr;
+};
+
+struct Verdict {
+  enum Answer { No, Maybe, Yes };
+  Answer answer = No;
+  std::string why;  // for No (and Maybe): what is missing, for messages
+  static Verdict yes() { return {Yes, {}}; }
+  static Verdict maybe(std::string why) { return {Maybe, std::move(why)}; }
+  static Verdict no(std::string why) { return {No, std::move(why)}; }
+};
+
+// A round of init every rank runs alike (core's rendezvous): every rank's
+// bytes, by rank.
+class InitExchange {
+ public:
+  virtual ~InitExchange() = default;
+  virtual std::vector<std::vector<uint8_t>> allGather(
+      const std::vector<uint8_t>& mine) = 0;
+};
+
+// The buffers a transport holds for its peers: bytesPerWire on each wire
+// (a TCP link's sockets, an RDMA cable, a shared-memory ring pair).
+struct BufferUse {
+  uint64_t bytesPerWire = 0;
+  const char* settings = "";  // which settings size it, for messages
+  size_t wires = 0;           // wires to all peers, once connected
+  size_t mostWiresToOnePeer = 1;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+
+  virtual const char* name() const = 0;  // "shm", MCL_TRANSPORT's word
+  virtual LinkKind linkKind() const = 0;
+
+  // From the rendezvous, before reaches(): the communicator's id and where
+  // every rank runs.
+  void joined(uint64_t commId, std::vector<RankPlace> places) {
+    commId_ = commId;
+    places_ = std::move(places);
+  }
+
+  virtual Verdict reaches(int a, int b) const = 0;
+  // candidates: the ranks (this one included) this device may join this
+  // rank to, from every device's reaches().
+  virtual void open(const std::vector<int>& candidates,
+                    platform::Deadline deadline) = 0;
+  virtual std::vector<uint8_t> details() const = 0;
+  // all[r]: rank r's details() (every rank that opened this device). Throws
+  // mclRemoteError for bytes that are not details, mclInvalidUsage naming
+  // the rank for settings that differ from this rank's.
+  virtual void learn(const std::vector<std::vector<uint8_t>>& all,
+                     const topology::Cluster& cluster) = 0;
+  virtual Verdict canConnect(int a, int b) const { return reaches(a, b); }
+  // For the topology: what carries the pair (a < b) over this transport.
+  virtual void describePath(int a, int b, topology::RankPath& path) const {
+    (void)a;
+    (void)b;
+    (void)path;
+  }
+
+  // Every rank calls it for every device that joins some pair of the
+  // communicator (peers may be empty), so rounds of `exchange` match.
+  virtual void connect(const std::vector<int>& peers, InitExchange& exchange,
+                       platform::Deadline deadline) = 0;
+  virtual void afterBarrier() {}
+  virtual std::unique_ptr<Connection> connection(int peer, Channel channel) = 0;
+  virtual Waker& waker() = 0;
+
+  // The fewest bytes any rank can hold in flight toward one peer (ring
+  // rounds are sized from it), known after learn().
+  virtual uint64_t receiveCapacity() const = 0;
+  virtual BufferUse bufferUse() const = 0;
+  // The fewest wires between two ranks joined by this device (the tuner
+  // splits large transfers over them), known after connect().
+  virtual int fewestWires() const { return 1; }
+  // For the log: how this rank reaches `peer` ("rdma_en2->rdma_en4, UC").
+  virtual std::string describe(int peer) const {
+    (void)peer;
+    return name();
+  }
+
+ protected:
+  uint64_t commId_ = 0;
+  std::vector<RankPlace> places_;
+};
+
+}  // namespace mcl::transport

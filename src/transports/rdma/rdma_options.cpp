@@ -1,0 +1,78 @@
+#include "transports/rdma/rdma_options.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "base/error.h"
+
+namespace mcl::transport::rdma {
+
+namespace {
+
+constexpr ParamDef kParams[] = {
+    {"MCL_RDMA_PROVIDER", "ibverbs",
+     "ibverbs: the system's verbs library; emu: the emulated Thunderbolt "
+     "fabric MCL_EMU_FABRIC describes (tests)."},
+    {"MCL_RDMA_LIBRARY", "",
+     "The verbs library to load (default librdma.dylib on macOS, "
+     "libibverbs.so.1 on Linux)."},
+    {"MCL_RDMA_FRAME_BYTES", "4096",
+     "Bytes per RDMA frame (64-byte header included), a multiple of 64."},
+    {"MCL_RDMA_DEPTH", "32", "Receives (and sends) posted per RDMA wire."},
+    {"MCL_RDMA_QP", "uc", "Queue-pair type: uc (Thunderbolt) or rc."},
+    {"MCL_RDMA_DEVICES", "",
+     "RDMA devices this rank may use, comma-separated ('rdma_en2,rdma_en3'); "
+     "cables on other devices are left out. Empty: every cabled device. "
+     "Both ends of a pair must keep the same cables (mcl-perf qualify "
+     "tests one cable at a time this way)."},
+    {"MCL_EMU_FABRIC", "",
+     "The emulated fabric's cabling: a JACCL device matrix, one row per "
+     "rank."},
+    {"MCL_EMU_LATENCY_US", "2", "Emulated cable latency, one way."},
+    {"MCL_EMU_GBPS", "60", "Emulated cable bandwidth per direction, Gb/s."},
+    {"MCL_EMU_FAULTS", "",
+     "Emulated faults: port_down:MAC:DEVICE@MS[;...] takes that cable down "
+     "MS after init."},
+};
+
+}  // namespace
+
+ParamTable rdmaParams() { return kParams; }
+
+RdmaOptions loadRdmaOptions(const ParamSource& params) {
+  RdmaOptions r;
+  r.provider.provider = params.text("MCL_RDMA_PROVIDER");
+  if (r.provider.provider != "ibverbs" && r.provider.provider != "emu")
+    throw error(mclInvalidArgument,
+                "MCL_RDMA_PROVIDER=%s is unknown: use ibverbs or emu",
+                r.provider.provider.c_str());
+  r.provider.library = params.text("MCL_RDMA_LIBRARY");
+  r.provider.emuFabric = params.text("MCL_EMU_FABRIC");
+  r.provider.emuFaults = params.text("MCL_EMU_FAULTS");
+  r.provider.emuLatencyUs =
+      static_cast<double>(params.integer("MCL_EMU_LATENCY_US", 0, 1000000));
+  r.provider.emuGbps =
+      static_cast<double>(params.integer("MCL_EMU_GBPS", 1, 10000));
+  r.shape.frameBytes = static_cast<uint32_t>(
+      params.integer("MCL_RDMA_FRAME_BYTES", 128, 1 << 20));
+  r.shape.depth = static_cast<int>(params.integer("MCL_RDMA_DEPTH", 8, 1024));
+  const std::string devices = params.text("MCL_RDMA_DEVICES");
+  for (size_t start = 0; start <= devices.size();) {
+    size_t comma = devices.find(',', start);
+    if (comma == std::string::npos) comma = devices.size();
+    if (comma > start)
+      r.devices.push_back(devices.substr(start, comma - start));
+    start = comma + 1;
+  }
+  const std::string qp = params.text("MCL_RDMA_QP");
+  if (qp == "uc")
+    r.qpType = QpType::UC;
+  else if (qp == "rc")
+    r.qpType = QpType::RC;
+  else
+    throw error(mclInvalidArgument, "MCL_RDMA_QP=%s: use uc or rc", qp.c_str());
+  return r;
+}
+
+}  // namespace mcl::transport::rdma

@@ -1,0 +1,27 @@
+// The RDMA transport's settings (MCL_RDMA_*, and MCL_EMU_* for the emulated
+// fabric), and its rows of the parameter registry.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/param_source.h"
+#include "transports/rdma/provider.h"
+#include "transports/rdma/rdma_connection.h"
+#include "transports/rdma/verbs.h"
+
+namespace mcl::transport::rdma {
+
+struct RdmaOptions {
+  ProviderOptions provider;
+  FrameShape shape;
+  QpType qpType = QpType::UC;        // MCL_RDMA_QP
+  std::vector<std::string> devices;  // MCL_RDMA_DEVICES; empty: every one
+};
+
+// Throws mclInvalidArgument naming the variable.
+RdmaOptions loadRdmaOptions(const ParamSource& params);
+
+ParamTable rdmaParams();
+
+}  // namespace mcl::transport::rdma

@@ -1,0 +1,256 @@
+#include "transports/tcp/tcp_sockets.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "base/error.h"
+#include "base/log.h"
+#include "platform/interfaces.h"
+
+namespace mcl::transport::tcp {
+
+namespace {
+
+std::string joinNames(const std::set<std::string>& names) {
+  std::string s;
+  for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+// Connects over one link. A peer's listener is up before its address is
+// published, so "no route" means the path is not there yet: a cable just
+// plugged back in, whose neighbour entry failed while it was out. Those are
+// retried until the deadline; anything else fails at once.
+platform::Socket connectOverLink(const platform::SocketAddress& local,
+                                 const platform::SocketAddress& remote,
+                                 platform::Deadline deadline) {
+  while (true) {
+    try {
+      return platform::connectTcpFrom(local, remote, deadline);
+    } catch (const std::system_error& e) {
+      const int code = e.code().value();
+      if ((code != EHOSTUNREACH && code != ENETUNREACH) ||
+          platform::Clock::now() + std::chrono::milliseconds(50) >= deadline)
+        throw;
+      usleep(50 * 1000);
+    }
+  }
+}
+
+// Sleeps in poll() on every socket of the device, plus a pipe for abort.
+class TcpWaker final : public Waker {
+ public:
+  explicit TcpWaker(const std::vector<TcpConnection*>& connections)
+      : connections_(connections) {
+    platform::openWakePipe(&wakeRead_, &wakeWrite_);
+  }
+  ~TcpWaker() override {
+    close(wakeRead_);
+    close(wakeWrite_);
+  }
+  uint32_t arm() override { return 0; }
+  void sleep(uint32_t, int64_t timeoutNs) override {
+    std::vector<pollfd> fds;
+    fds.push_back({wakeRead_, POLLIN, 0});
+    // Only what we would act on: data waiting for a later receive (or a
+    // closed socket) would make poll() return at once, forever.
+    for (TcpConnection* c : connections_)
+      for (size_t i = 0; i < c->socketCount(); ++i) {
+        short events = static_cast<short>((c->wantsRead(i) ? POLLIN : 0) |
+                                          (c->wantsWrite(i) ? POLLOUT : 0));
+        if (events != 0) fds.push_back({c->socketFd(i), events, 0});
+      }
+    int ms = static_cast<int>((timeoutNs + 999999) / 1000000);
+    poll(fds.data(), fds.size(), ms);
+  }
+  void disarm() override {
+    char buf[64];
+    while (read(wakeRead_, buf, sizeof(buf)) > 0) {
+    }
+  }
+  void interrupt() override {
+    char byte = 1;
+    if (write(wakeWrite_, &byte, 1) < 0) {
+      // Full pipe: a wake-up is already pending.
+    }
+  }
+
+ private:
+  const std::vector<TcpConnection*>& connections_;
+  int wakeRead_ = -1;
+  int wakeWrite_ = -1;
+};
+
+std::string describeLinks(const std::vector<Link>& links, int sockets) {
+  std::string text = "tcp ";
+  for (size_t i = 0; i < links.size(); ++i) {
+    if (i > 0) text += "+";
+    text +=
+        links[i].local.interfaceName + "->" + links[i].remote.address.host();
+  }
+  text += " (" + std::string(linkKindName(links.front().kind)) + ", " +
+          std::to_string(sockets) + " sockets per link)";
+  return text;
+}
+
+}  // namespace
+
+TcpSockets::TcpSockets(int rank, const Secret& secret, uint64_t commId,
+                       const TcpOptions& options)
+    : rank_(rank), secret_(secret), commId_(commId), options_(options) {
+  topology::IfnameFilter filter = topology::parseIfnameFilter(options.ifname);
+  std::vector<platform::Socket> listening;
+  for (const auto& nic : platform::listInterfaces()) {
+    Endpoint e;
+    e.interfaceName = nic.name;
+    e.address = nic.address;
+    e.prefixLength = nic.prefixLength;
+    e.loopback = nic.loopback;
+    e.allowed = filter.matches(nic.name);
+    if (e.allowed) {
+      try {
+        platform::Socket s = platform::listenTcp(nic.address, 256);
+        e.address = platform::localAddress(s.fd());
+        listening.push_back(std::move(s));
+      } catch (const std::exception& x) {
+        MCL_LOG(Warn, kLogInit, "rank %d: cannot listen on %s (%s): %s", rank,
+                nic.name.c_str(), nic.address.host().c_str(), x.what());
+        e.allowed = false;
+      }
+    }
+    endpoints_.push_back(e);
+  }
+  listener_ =
+      std::make_unique<TcpListener>(std::move(listening), secret, commId, rank);
+  waker_ = std::make_unique<TcpWaker>(connections_);
+}
+
+TcpSockets::~TcpSockets() = default;
+
+void TcpSockets::stopListening() { listener_.reset(); }
+
+void TcpSockets::connectPeers(
+    const std::vector<std::vector<Endpoint>>& all,
+    const std::vector<int>& peers, const std::vector<bool>& sameHost,
+    const std::map<int, InterfaceRestriction>& restrictions,
+    platform::Deadline deadline) {
+  const auto stripes = static_cast<uint32_t>(options_.socketsPerLink);
+  for (int peer : peers) {
+    std::vector<Endpoint> mine = endpoints_;
+    std::vector<Endpoint> theirs = all[static_cast<size_t>(peer)];
+    if (auto r = restrictions.find(peer); r != restrictions.end()) {
+      mine = onlyInterfaces(mine, r->second.local);
+      theirs = onlyInterfaces(theirs, r->second.remote);
+    }
+    std::vector<Link> links =
+        chooseLinks(mine, theirs, sameHost[static_cast<size_t>(peer)]);
+    // Cables named by the file must share a subnet; a routed path between
+    // them is not what the file describes.
+    bool unroutable = links.empty() || links.front().kind == LinkKind::Routed;
+    if (unroutable && restrictions.count(peer) != 0)
+      throw error(mclInvalidUsage,
+                  "rank %d: MCL_TOPO_FILE names the cables to rank %d, but "
+                  "their interfaces (here: %s; there: %s) share no subnet "
+                  "that MCL_SOCKET_IFNAME allows",
+                  rank_, peer, joinNames(restrictions.at(peer).local).c_str(),
+                  joinNames(restrictions.at(peer).remote).c_str());
+    if (links.empty())
+      throw error(mclSystemError,
+                  "rank %d: no network path to rank %d: no allowed interface "
+                  "of this host shares a subnet or a route with it (check the "
+                  "cables and MCL_SOCKET_IFNAME)",
+                  rank_, peer);
+    if (!sameHost[static_cast<size_t>(peer)] &&
+        cableLeftUnused(mine, theirs, links)) {
+      // Some cables in use, the others named away exactly ('=en2'): a
+      // deliberate choice (mcl-perf qualify tests cables one by one).
+      const bool chosen = links.front().kind == LinkKind::Cable &&
+                          options_.ifname.rfind('=', 0) == 0;
+      if (chosen)
+        MCL_LOG(Info, kLogInit,
+                "rank %d: MCL_SOCKET_IFNAME=%s keeps %s of the cables to rank "
+                "%d",
+                rank_, options_.ifname.c_str(),
+                describeLinks(links, options_.socketsPerLink).c_str(), peer);
+      else
+        MCL_LOG(Warn, kLogInit,
+                "rank %d: a cable joins this host to rank %d's, but traffic "
+                "takes %s: MCL_SOCKET_IFNAME excludes %s, which costs %s of "
+                "the bandwidth",
+                rank_, peer,
+                describeLinks(links, options_.socketsPerLink).c_str(),
+                links.front().kind == LinkKind::Cable ? "a cable" : "the cable",
+                links.front().kind == LinkKind::Cable ? "part" : "most");
+    }
+    MCL_LOG(Info, kLogInit, "rank %d: to rank %d via %s", rank_, peer,
+            describeLinks(links, options_.socketsPerLink).c_str());
+    links_[peer] = links;
+  }
+  // The higher rank of each pair connects; the lower one accepts on its
+  // listener thread, so nobody waits on a peer that is itself connecting.
+  for (int peer : peers) {
+    if (peer > rank_) continue;
+    const auto& links = links_[peer];
+    for (uint32_t c = 0; c < kTcpChannels; ++c)
+      for (uint32_t l = 0; l < links.size(); ++l)
+        for (uint32_t s = 0; s < stripes; ++s) {
+          platform::Socket sock;
+          try {
+            sock = connectOverLink(links[l].local.address,
+                                   links[l].remote.address, deadline);
+            clientHandshake(sock.fd(), secret_, commId_,
+                            StreamKey{rank_, c, l, s}, deadline);
+          } catch (const Error&) {
+            throw;
+          } catch (const std::exception& e) {
+            throw error(mclSystemError,
+                        "rank %d: cannot connect to rank %d at %s over %s: %s",
+                        rank_, peer, links[l].remote.address.toString().c_str(),
+                        links[l].local.interfaceName.c_str(), e.what());
+          }
+          platform::setBufferSizes(sock.fd(), options_.bufferBytes);
+          sockets_[{peer, c}].push_back(std::move(sock));
+        }
+  }
+  for (int peer : peers) {
+    if (peer < rank_) continue;
+    const auto& links = links_[peer];
+    for (uint32_t c = 0; c < kTcpChannels; ++c)
+      for (uint32_t l = 0; l < links.size(); ++l)
+        for (uint32_t s = 0; s < stripes; ++s) {
+          platform::Socket sock =
+              listener_->take(StreamKey{peer, c, l, s}, deadline);
+          platform::setBufferSizes(sock.fd(), options_.bufferBytes);
+          sockets_[{peer, c}].push_back(std::move(sock));
+        }
+  }
+}
+
+std::unique_ptr<Connection> TcpSockets::connect(int peer, uint32_t channel) {
+  auto it = sockets_.find({peer, channel});
+  if (it == sockets_.end())
+    throw error(mclInternalError, "rank %d: no TCP sockets to rank %d", rank_,
+                peer);
+  auto conn = std::make_unique<TcpConnection>(
+      peer, std::move(it->second), options_.slots,
+      describeLinks(links_[peer], options_.socketsPerLink));
+  sockets_.erase(it);
+  connections_.push_back(conn.get());
+  return conn;
+}
+
+}  // namespace mcl::transport::tcp

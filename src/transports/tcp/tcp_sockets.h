@@ -1,0 +1,72 @@
+// The sockets of one rank in one communicator (what TcpDevice builds on):
+// its endpoints (the
+// allowed interfaces, each with a listening port), the links chosen to
+// each TCP peer, the authenticated sockets (several per link, striped), the
+// connections built on them, and a waker that sleeps in poll().
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/auth.h"
+#include "topology/ifname_filter.h"
+#include "transports/tcp/link_choice.h"
+#include "transports/tcp/tcp_connection.h"
+#include "transports/tcp/tcp_listener.h"
+#include "transports/tcp/tcp_options.h"
+#include "transports/transport.h"
+
+namespace mcl::transport::tcp {
+
+constexpr uint32_t kTcpChannels = 2;  // collective, point-to-point
+
+// The interfaces a pair of ranks must use, at this end and at the peer's
+// (from MCL_TOPO_FILE's cables); empty sets mean no restriction.
+struct InterfaceRestriction {
+  std::set<std::string> local;
+  std::set<std::string> remote;
+};
+
+class TcpSockets {
+ public:
+  // Opens a listening socket on each allowed interface address.
+  TcpSockets(int rank, const Secret& secret, uint64_t commId,
+             const TcpOptions& options);
+  ~TcpSockets();
+
+  const std::vector<Endpoint>& endpoints() const { return endpoints_; }
+
+  // Connects to every peer in `peers` (the higher rank connects, the lower
+  // accepts), given every rank's endpoints and which ranks share this host.
+  // A peer in `restrictions` is reached only over the interfaces named
+  // there.
+  void connectPeers(const std::vector<std::vector<Endpoint>>& all,
+                    const std::vector<int>& peers,
+                    const std::vector<bool>& sameHost,
+                    const std::map<int, InterfaceRestriction>& restrictions,
+                    platform::Deadline deadline);
+  // Init is over: close the listening sockets.
+  void stopListening();
+
+  std::unique_ptr<Connection> connect(int peer, uint32_t channel);
+  Waker& waker() { return *waker_; }
+
+ private:
+  int rank_;
+  Secret secret_;
+  uint64_t commId_;
+  TcpOptions options_;
+  std::vector<Endpoint> endpoints_;
+  std::unique_ptr<TcpListener> listener_;
+  std::map<int, std::vector<Link>> links_;
+  std::map<std::pair<int, uint32_t>, std::vector<platform::Socket>> sockets_;
+  std::vector<TcpConnection*> connections_;
+  std::unique_ptr<Waker> waker_;
+};
+
+}  // namespace mcl::transport::tcp
