@@ -33,8 +33,10 @@ class IdleConnection : public mcl::transport::Connection {
 struct Rank {
   std::vector<std::unique_ptr<IdleConnection>> connections;
   mcl::AlgoContext ctx;
+  mcl::CallScratch scratch;
 
   Rank(int nranks, mcl::Algorithm forced) {
+    ctx.call = &scratch;
     ctx.rank = 0;
     ctx.nranks = nranks;
     for (int r = 0; r < nranks; ++r)
@@ -62,7 +64,7 @@ void allReduceSteps(benchmark::State& state, mcl::Algorithm algorithm) {
   size_t stepCount = 0;
   for (auto _ : state) {
     steps.clear();
-    rank.ctx.staging.clear();
+    rank.scratch.staging.clear();
     mcl::appendSteps(op, rank.ctx, steps);
     stepCount = steps.size();
     benchmark::DoNotOptimize(steps.data());

@@ -18,7 +18,8 @@
 
 namespace mcl {
 
-using AppendSteps = void (*)(const OpArgs&, AlgoContext&, std::vector<Step>&);
+using AppendSteps = void (*)(const OpArgs&, const AlgoContext&,
+                             std::vector<Step>&);
 
 struct AlgorithmInfo {
   Collective collective;

@@ -9,7 +9,7 @@
 
 namespace mcl {
 
-void appendChainBroadcast(const OpArgs& op, AlgoContext& ctx,
+void appendChainBroadcast(const OpArgs& op, const AlgoContext& ctx,
                           std::vector<Step>& steps) {
   StepBuilder b(op, ctx, steps);
   schedules::ChainLink link =

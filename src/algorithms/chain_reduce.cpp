@@ -10,7 +10,7 @@
 
 namespace mcl {
 
-void appendChainReduce(const OpArgs& op, AlgoContext& ctx,
+void appendChainReduce(const OpArgs& op, const AlgoContext& ctx,
                        std::vector<Step>& steps) {
   StepBuilder b(op, ctx, steps);
   schedules::ChainLink link =

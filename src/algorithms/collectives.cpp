@@ -52,7 +52,7 @@ namespace {
 // A PreMulSum: this rank's input is scaled into a staging buffer as the
 // operation starts (a scalar read through its pointer has the value of this
 // moment), and then summed like any input.
-void appendPreMultiplied(const OpArgs& op, AlgoContext& ctx,
+void appendPreMultiplied(const OpArgs& op, const AlgoContext& ctx,
                          std::vector<Step>& steps) {
   const size_t elements = op.kind == OpKind::ReduceScatter
                               ? op.count * static_cast<size_t>(ctx.nranks)
@@ -61,19 +61,20 @@ void appendPreMultiplied(const OpArgs& op, AlgoContext& ctx,
       op.preMultiply.pointer != nullptr
           ? static_cast<const std::byte*>(op.preMultiply.pointer)
           : op.preMultiply.value.data();
-  ctx.staging.emplace_back(elements * kernels::typeSize(op.type));
-  kernels::scale(ctx.staging.back().data(), op.sendbuff, elements, op.type,
-                 scalar);
+  ctx.call->staging.emplace_back(elements * kernels::typeSize(op.type));
+  kernels::scale(ctx.call->staging.back().data(), op.sendbuff, elements,
+                 op.type, scalar);
   OpArgs plain = op;
   plain.preMultiply = {};
-  plain.sendbuff = ctx.staging.back().data();
+  plain.sendbuff = ctx.call->staging.back().data();
   plain.ringsOnly = true;  // the staged input is not mclMemAlloc memory
   appendSteps(plain, ctx, steps);
 }
 
 }  // namespace
 
-void appendSteps(const OpArgs& op, AlgoContext& ctx, std::vector<Step>& steps) {
+void appendSteps(const OpArgs& op, const AlgoContext& ctx,
+                 std::vector<Step>& steps) {
   if (op.preMultiply.active) return appendPreMultiplied(op, ctx, steps);
   Collective collective;
   if (collectiveOf(op.kind, &collective)) {
@@ -91,8 +92,8 @@ void appendSteps(const OpArgs& op, AlgoContext& ctx, std::vector<Step>& steps) {
   // arrived.
   OpArgs token;
   token.kind = OpKind::AllReduce;
-  token.sendbuff = &ctx.scratch[0];
-  token.recvbuff = &ctx.scratch[1];
+  token.sendbuff = &ctx.call->barrierBytes[0];
+  token.recvbuff = &ctx.call->barrierBytes[1];
   token.count = 1;
   token.type = mclUint8;
   token.op = mclMax;

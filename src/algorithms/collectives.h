@@ -12,15 +12,16 @@
 
 namespace mcl {
 
-void appendSteps(const OpArgs& op, AlgoContext& ctx, std::vector<Step>& steps);
+void appendSteps(const OpArgs& op, const AlgoContext& ctx,
+                 std::vector<Step>& steps);
 
 // The algorithm appendSteps uses for `op` (Auto for barrier and
 // point-to-point, which have no choice). The same on every rank.
 Algorithm chosenAlgorithm(const OpArgs& op, const AlgoContext& ctx);
 
-void appendRingAllReduce(const OpArgs& op, AlgoContext& ctx,
+void appendRingAllReduce(const OpArgs& op, const AlgoContext& ctx,
                          std::vector<Step>& steps);
-void appendDirectAllReduce(const OpArgs& op, AlgoContext& ctx,
+void appendDirectAllReduce(const OpArgs& op, const AlgoContext& ctx,
                            std::vector<Step>& steps);
 class StepBuilder;
 // The direct all-reduce's fold, from rank `first` on: out = x_r op out in
@@ -30,29 +31,29 @@ class StepBuilder;
 void appendDirectFold(StepBuilder& b, const AlgoContext& ctx, int first,
                       const std::byte* in, std::byte* out, size_t elements,
                       bool avg);
-void appendTreeAllReduce(const OpArgs& op, AlgoContext& ctx,
+void appendTreeAllReduce(const OpArgs& op, const AlgoContext& ctx,
                          std::vector<Step>& steps);
-void appendHalvingDoublingAllReduce(const OpArgs& op, AlgoContext& ctx,
+void appendHalvingDoublingAllReduce(const OpArgs& op, const AlgoContext& ctx,
                                     std::vector<Step>& steps);
-void appendDirectAllGather(const OpArgs& op, AlgoContext& ctx,
+void appendDirectAllGather(const OpArgs& op, const AlgoContext& ctx,
                            std::vector<Step>& steps);
-void appendDirectReduceScatter(const OpArgs& op, AlgoContext& ctx,
+void appendDirectReduceScatter(const OpArgs& op, const AlgoContext& ctx,
                                std::vector<Step>& steps);
-void appendDirectAllToAll(const OpArgs& op, AlgoContext& ctx,
+void appendDirectAllToAll(const OpArgs& op, const AlgoContext& ctx,
                           std::vector<Step>& steps);
-void appendTreeBroadcast(const OpArgs& op, AlgoContext& ctx,
+void appendTreeBroadcast(const OpArgs& op, const AlgoContext& ctx,
                          std::vector<Step>& steps);
-void appendTreeReduce(const OpArgs& op, AlgoContext& ctx,
+void appendTreeReduce(const OpArgs& op, const AlgoContext& ctx,
                       std::vector<Step>& steps);
-void appendRingAllGather(const OpArgs& op, AlgoContext& ctx,
+void appendRingAllGather(const OpArgs& op, const AlgoContext& ctx,
                          std::vector<Step>& steps);
-void appendRingReduceScatter(const OpArgs& op, AlgoContext& ctx,
+void appendRingReduceScatter(const OpArgs& op, const AlgoContext& ctx,
                              std::vector<Step>& steps);
-void appendChainBroadcast(const OpArgs& op, AlgoContext& ctx,
+void appendChainBroadcast(const OpArgs& op, const AlgoContext& ctx,
                           std::vector<Step>& steps);
-void appendChainReduce(const OpArgs& op, AlgoContext& ctx,
+void appendChainReduce(const OpArgs& op, const AlgoContext& ctx,
                        std::vector<Step>& steps);
-void appendPointToPoint(const OpArgs& op, AlgoContext& ctx,
+void appendPointToPoint(const OpArgs& op, const AlgoContext& ctx,
                         std::vector<Step>& steps);
 
 }  // namespace mcl

@@ -1,5 +1,7 @@
 // What algorithms know of a communicator: ranks, one connection per peer,
-// how to wait, and when to give up. Core fills it; algorithms only read it.
+// how to wait, and when to give up (AlgoContext, which core fills at init
+// and algorithms only read: they get it const), and the scratch the steps
+// of one batch write (CallScratch, reached through the context).
 #pragma once
 
 #include <array>
@@ -52,6 +54,19 @@ struct TunerCache {
   std::array<std::atomic<uint64_t>, 64> entries{};
 };
 
+// What the steps of the batch being built write, cleared per batch.
+struct CallScratch {
+  // Room for barrier's one-byte all-reduce.
+  std::byte barrierBytes[2] = {};
+  // Copies of inputs, for algorithms that need them after writing the
+  // output in place (the direct all-reduce of small buffers), and staged
+  // inputs (PreMulSum): one buffer per operation (a deque: earlier buffers
+  // stay put while later ones are added).
+  std::deque<std::vector<std::byte>> staging;
+  // The zero-copy steps' programs.
+  std::deque<std::shared_ptr<StepTask>> tasks;
+};
+
 struct AlgoContext {
   int rank = 0;
   int nranks = 1;
@@ -66,15 +81,9 @@ struct AlgoContext {
   // The most one ring step may send before the next step receives: half of
   // the smallest buffer between two ranks (the same on every rank).
   size_t maxStepBytes = 256 * 1024;
-  // Room for barrier's one-byte all-reduce.
-  std::byte scratch[2] = {};
-  // A copy of the input, for algorithms that need it after writing the
-  // output in place (the direct all-reduce of small buffers).
-  // One buffer per operation of the batch being built (a deque: earlier
-  // buffers stay put while later ones are added); cleared per batch.
-  std::deque<std::vector<std::byte>> staging;
-  // The zero-copy steps' programs, for the batch being built.
-  std::deque<std::shared_ptr<StepTask>> tasks;  // shared: contexts copy
+  // The communicator's scratch for the batch being built: the one thing
+  // algorithms write, through this pointer from a const context.
+  CallScratch* call = nullptr;
   // Set when every rank is on this host over shared memory: calls of at
   // least zeroCopyMinBytes then try to run in place on mclMemAlloc memory.
   SharedBufferMap* sharedBuffers = nullptr;

@@ -11,7 +11,7 @@
 
 namespace mcl {
 
-void appendDirectAllGather(const OpArgs& op, AlgoContext& ctx,
+void appendDirectAllGather(const OpArgs& op, const AlgoContext& ctx,
                            std::vector<Step>& steps) {
   StepBuilder b(op, ctx, steps);
   const int n = ctx.nranks;

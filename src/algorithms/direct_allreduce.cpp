@@ -14,7 +14,7 @@
 
 namespace mcl {
 
-void appendDirectAllReduce(const OpArgs& op, AlgoContext& ctx,
+void appendDirectAllReduce(const OpArgs& op, const AlgoContext& ctx,
                            std::vector<Step>& steps) {
   StepBuilder b(op, ctx, steps);
   const size_t bytes = op.count * b.elementBytes();
@@ -22,8 +22,8 @@ void appendDirectAllReduce(const OpArgs& op, AlgoContext& ctx,
   std::byte* out = b.recv(0);
   if (input == out && ctx.nranks > 1) {
     // In place: the output fills up before our own input is folded in.
-    ctx.staging.emplace_back(input, input + bytes);
-    input = ctx.staging.back().data();
+    ctx.call->staging.emplace_back(input, input + bytes);
+    input = ctx.call->staging.back().data();
   }
   const int n = ctx.nranks;
   const bool avg = op.op == mclAvg;

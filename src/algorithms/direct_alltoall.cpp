@@ -12,7 +12,7 @@
 
 namespace mcl {
 
-void appendDirectAllToAll(const OpArgs& op, AlgoContext& ctx,
+void appendDirectAllToAll(const OpArgs& op, const AlgoContext& ctx,
                           std::vector<Step>& steps) {
   StepBuilder b(op, ctx, steps);
   const int n = ctx.nranks;
@@ -22,8 +22,8 @@ void appendDirectAllToAll(const OpArgs& op, AlgoContext& ctx,
   const std::byte* input = b.send(0);
   if (input == b.recv(0) && n > 1) {
     const size_t bytes = static_cast<size_t>(n) * count * eb;
-    ctx.staging.emplace_back(input, input + bytes);
-    input = ctx.staging.back().data();
+    ctx.call->staging.emplace_back(input, input + bytes);
+    input = ctx.call->staging.back().data();
   }
   b.copy(input + block(ctx.rank) * eb, b.recv(block(ctx.rank)), count);
   const size_t round = ringRoundElements(ctx, eb);

@@ -12,7 +12,7 @@
 
 namespace mcl {
 
-void appendDirectReduceScatter(const OpArgs& op, AlgoContext& ctx,
+void appendDirectReduceScatter(const OpArgs& op, const AlgoContext& ctx,
                                std::vector<Step>& steps) {
   StepBuilder b(op, ctx, steps);
   const int n = ctx.nranks;

@@ -73,7 +73,7 @@ void exchangeAtSeam(StepBuilder& b, size_t round, int peer,
 
 }  // namespace
 
-void appendHalvingDoublingAllReduce(const OpArgs& op, AlgoContext& ctx,
+void appendHalvingDoublingAllReduce(const OpArgs& op, const AlgoContext& ctx,
                                     std::vector<Step>& steps) {
   StepBuilder b(op, ctx, steps);
   const int n = ctx.nranks;

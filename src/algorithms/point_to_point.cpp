@@ -6,7 +6,7 @@
 
 namespace mcl {
 
-void appendPointToPoint(const OpArgs& op, AlgoContext& ctx,
+void appendPointToPoint(const OpArgs& op, const AlgoContext& ctx,
                         std::vector<Step>& steps) {
   StepBuilder b(op, ctx, steps);
   if (op.kind == OpKind::Send) {

@@ -9,7 +9,7 @@
 
 namespace mcl {
 
-void appendRingAllGather(const OpArgs& op, AlgoContext& ctx,
+void appendRingAllGather(const OpArgs& op, const AlgoContext& ctx,
                          std::vector<Step>& steps) {
   StepBuilder b(op, ctx, steps);
   const size_t count = op.count;

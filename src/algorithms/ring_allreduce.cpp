@@ -25,7 +25,7 @@ struct Half {
 
 }  // namespace
 
-void appendRingAllReduce(const OpArgs& op, AlgoContext& ctx,
+void appendRingAllReduce(const OpArgs& op, const AlgoContext& ctx,
                          std::vector<Step>& steps) {
   StepBuilder b(op, ctx, steps);
   const int n = ctx.nranks;

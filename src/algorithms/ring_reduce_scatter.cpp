@@ -9,7 +9,7 @@
 
 namespace mcl {
 
-void appendRingReduceScatter(const OpArgs& op, AlgoContext& ctx,
+void appendRingReduceScatter(const OpArgs& op, const AlgoContext& ctx,
                              std::vector<Step>& steps) {
   StepBuilder b(op, ctx, steps);
   if (ctx.nranks == 1) {

@@ -15,7 +15,7 @@ namespace {
 constexpr size_t kStreamOutBytes = size_t{4} << 20;
 }  // namespace
 
-StepBuilder::StepBuilder(const OpArgs& op, AlgoContext& ctx,
+StepBuilder::StepBuilder(const OpArgs& op, const AlgoContext& ctx,
                          std::vector<Step>& steps)
     : op_(op),
       ctx_(ctx),

@@ -13,7 +13,8 @@ namespace mcl {
 
 class StepBuilder {
  public:
-  StepBuilder(const OpArgs& op, AlgoContext& ctx, std::vector<Step>& steps);
+  StepBuilder(const OpArgs& op, const AlgoContext& ctx,
+              std::vector<Step>& steps);
 
   size_t elementBytes() const { return elementBytes_; }
   const std::byte* send(size_t elementOffset) const;
@@ -41,7 +42,7 @@ class StepBuilder {
   transport::Connection* connection(int peer) const;
 
   const OpArgs& op_;
-  AlgoContext& ctx_;
+  const AlgoContext& ctx_;
   std::vector<Step>& steps_;
   size_t elementBytes_;
   // Every step starts as a copy of it: copying is cheaper than building a

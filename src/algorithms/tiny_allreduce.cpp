@@ -38,7 +38,7 @@ bool takesTinyAllReduce(const OpArgs& op, const AlgoContext& ctx) {
   return forced == Algorithm::Auto || forced == Algorithm::Direct;
 }
 
-bool runTinyAllReduce(const OpArgs& op, AlgoContext& ctx,
+bool runTinyAllReduce(const OpArgs& op, const AlgoContext& ctx,
                       std::vector<Step>& rest) {
   const int n = ctx.nranks;
   const size_t count = op.count;
@@ -75,8 +75,8 @@ bool runTinyAllReduce(const OpArgs& op, AlgoContext& ctx,
         // Slow peer: what is folded goes to `out`, the rest to steps. In
         // place, our input is kept first if it is still to be folded.
         if (in == out && r < ctx.rank) {
-          ctx.staging.emplace_back(in, in + bytes);
-          in = ctx.staging.back().data();
+          ctx.call->staging.emplace_back(in, in + bytes);
+          in = ctx.call->staging.back().data();
         }
         if (r > 0) std::memcpy(out, sum, bytes);
         StepBuilder b(op, ctx, rest);

@@ -25,7 +25,7 @@ bool takesTinyAllReduce(const OpArgs& op, const AlgoContext& ctx);
 
 // Runs op (takesTinyAllReduce is true). Returns true when it is complete;
 // false when the remaining work is in `rest`, to be run as steps.
-bool runTinyAllReduce(const OpArgs& op, AlgoContext& ctx,
+bool runTinyAllReduce(const OpArgs& op, const AlgoContext& ctx,
                       std::vector<Step>& rest);
 
 }  // namespace mcl

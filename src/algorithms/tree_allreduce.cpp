@@ -71,7 +71,7 @@ void appendDown(StepBuilder& b, const TreeHalf& half, schedules::Block ch) {
 
 }  // namespace
 
-void appendTreeAllReduce(const OpArgs& op, AlgoContext& ctx,
+void appendTreeAllReduce(const OpArgs& op, const AlgoContext& ctx,
                          std::vector<Step>& steps) {
   StepBuilder b(op, ctx, steps);
   const int n = ctx.nranks;

@@ -12,7 +12,7 @@
 
 namespace mcl {
 
-void appendTreeBroadcast(const OpArgs& op, AlgoContext& ctx,
+void appendTreeBroadcast(const OpArgs& op, const AlgoContext& ctx,
                          std::vector<Step>& steps) {
   StepBuilder b(op, ctx, steps);
   const schedules::TreeLinks t =

@@ -16,7 +16,7 @@
 
 namespace mcl {
 
-void appendTreeReduce(const OpArgs& op, AlgoContext& ctx,
+void appendTreeReduce(const OpArgs& op, const AlgoContext& ctx,
                       std::vector<Step>& steps) {
   StepBuilder b(op, ctx, steps);
   const schedules::TreeLinks t =
@@ -31,8 +31,9 @@ void appendTreeReduce(const OpArgs& op, AlgoContext& ctx,
   const size_t round = ringRoundElements(ctx, b.elementBytes());
   std::byte* scratch = nullptr;
   if (!root && kids == 2) {
-    ctx.staging.emplace_back(std::min(round, op.count) * b.elementBytes());
-    scratch = ctx.staging.back().data();
+    ctx.call->staging.emplace_back(std::min(round, op.count) *
+                                   b.elementBytes());
+    scratch = ctx.call->staging.back().data();
   }
   for (size_t start = 0; start < op.count; start += round) {
     const size_t len = std::min(round, op.count - start);

@@ -80,7 +80,7 @@ class Exchange {
 
 class ZeroCopyTask final : public StepTask {
  public:
-  ZeroCopyTask(const OpArgs& op, AlgoContext& ctx) : op_(op), ctx_(ctx) {
+  ZeroCopyTask(const OpArgs& op, const AlgoContext& ctx) : op_(op), ctx_(ctx) {
     const size_t n = static_cast<size_t>(ctx.nranks);
     offers_.resize(n);
     votes_.resize(n);
@@ -250,7 +250,7 @@ class ZeroCopyTask final : public StepTask {
   }
 
   OpArgs op_;
-  AlgoContext& ctx_;
+  const AlgoContext& ctx_;
   Step proto_;  // the exchanges' template: kind and sequence
   Phase phase_ = Phase::Start;
   std::vector<Offer> offers_;
@@ -265,7 +265,7 @@ class ZeroCopyTask final : public StepTask {
 
 }  // namespace
 
-bool appendZeroCopy(const OpArgs& op, AlgoContext& ctx,
+bool appendZeroCopy(const OpArgs& op, const AlgoContext& ctx,
                     std::vector<Step>& steps) {
   // The size first: most calls of a training loop are small.
   if (ctx.sharedBuffers == nullptr || ctx.nranks < 2 ||
@@ -279,8 +279,8 @@ bool appendZeroCopy(const OpArgs& op, AlgoContext& ctx,
     return false;
   Step step;
   step.bytes = 1;
-  ctx.tasks.push_back(std::make_shared<ZeroCopyTask>(op, ctx));
-  step.task = ctx.tasks.back().get();
+  ctx.call->tasks.push_back(std::make_shared<ZeroCopyTask>(op, ctx));
+  step.task = ctx.call->tasks.back().get();
   steps.push_back(step);
   return true;
 }

@@ -18,7 +18,7 @@ namespace mcl {
 // Appends the one step of a zero-copy attempt and returns true, when the
 // call qualifies on every rank: all ranks on this host over shared memory,
 // a built-in op, at least ctx.zeroCopyMinBytes, no algorithm forced.
-bool appendZeroCopy(const OpArgs& op, AlgoContext& ctx,
+bool appendZeroCopy(const OpArgs& op, const AlgoContext& ctx,
                     std::vector<Step>& steps);
 
 }  // namespace mcl

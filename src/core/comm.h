@@ -53,8 +53,9 @@ struct mclComm {
   // memory (context.sharedBuffers points here then).
   std::unique_ptr<mcl::PeerSegments> peerSegments;
   mcl::CommRegistrations registrations;  // mclCommRegister's
-  mcl::AlgoContext context;
-  mcl::CustomOps customOps;  // mclRedOpCreatePreMulSum's ops
+  mcl::AlgoContext context;              // what algorithms read
+  mcl::CallScratch callScratch;  // what a batch's steps write (context.call)
+  mcl::CustomOps customOps;      // mclRedOpCreatePreMulSum's ops
 
   std::atomic<bool> aborted{false};
   std::atomic<bool> finalized{false};

@@ -291,6 +291,7 @@ void buildAlgoContext(mclComm& comm, const std::vector<InitDetails>& all,
   c.forced = comm.settings.forced;
   c.link = tunerLink(comm, all);
   c.aborted = &comm.aborted;
+  c.call = &comm.callScratch;
   // Ring schedules size their rounds alike on every rank, from the
   // smallest buffer between any two ranks of any transport in use.
   uint64_t smallest = UINT64_MAX;

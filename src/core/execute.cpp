@@ -23,9 +23,9 @@ namespace {
 
 // The staging copies of the batch so far, kept as the footprint's peak.
 void noteStaging(mclComm& comm) {
-  if (comm.context.staging.empty()) return;
+  if (comm.callScratch.staging.empty()) return;
   uint64_t bytes = 0;
-  for (const auto& copy : comm.context.staging) bytes += copy.size();
+  for (const auto& copy : comm.callScratch.staging) bytes += copy.size();
   uint64_t peak = comm.stagingPeakBytes.load(std::memory_order_relaxed);
   while (bytes > peak && !comm.stagingPeakBytes.compare_exchange_weak(
                              peak, bytes, std::memory_order_relaxed)) {
@@ -82,8 +82,8 @@ void compareCall(mclComm& comm, const OpArgs& op, uint32_t indexInGroup,
   gather.ringsOnly = true;
   runOne(comm, gather);
   comm.steps.clear();
-  comm.context.staging.clear();
-  comm.context.tasks.clear();
+  comm.callScratch.staging.clear();
+  comm.callScratch.tasks.clear();
   compareFingerprints(all, comm.label());
 }
 
@@ -114,8 +114,8 @@ void runBatch(std::vector<PendingOp>& ops, std::vector<mclComm*>& comms) {
   for (mclComm* c : comms) {
     c->checkRunnable();
     c->steps.clear();
-    c->context.staging.clear();
-    c->context.tasks.clear();
+    c->callScratch.staging.clear();
+    c->callScratch.tasks.clear();
   }
   compareCalls(ops);
   if (ops.size() == 1) return runOne(*ops[0].comm, ops[0].args);
@@ -182,8 +182,8 @@ void executeNow(mclComm& comm, const OpArgs& op) {
   try {
     comm.checkRunnable();
     comm.steps.clear();
-    if (!comm.context.staging.empty()) comm.context.staging.clear();
-    if (!comm.context.tasks.empty()) comm.context.tasks.clear();
+    if (!comm.callScratch.staging.empty()) comm.callScratch.staging.clear();
+    if (!comm.callScratch.tasks.empty()) comm.callScratch.tasks.clear();
     if (comm.settings.checkCalls && comm.nranks > 1 && !isPointToPoint(op.kind))
       compareCall(comm, op, 0, 1);
     runOne(comm, op);

@@ -19,9 +19,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   mcl::fuzz::check(mcl::encodeDetails(d) == bytes,
                    "init details re-encode to the same bytes");
   bool devicesBounded = d.devices.size() <= mcl::kMaxDevicesInDetails;
-  for (const auto& [name, bytes] : d.devices)
+  for (const auto& [name, blob] : d.devices)
     devicesBounded &=
-        name.size() <= 16 && bytes.size() <= mcl::kMaxDeviceDetailsBytes;
+        name.size() <= 16 && blob.size() <= mcl::kMaxDeviceDetailsBytes;
   mcl::fuzz::check(devicesBounded && d.transport.size() <= 64 &&
                        d.algorithms.size() <= 1024 &&
                        d.topoFile.size() <= 4096 &&

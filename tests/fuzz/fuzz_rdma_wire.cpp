@@ -1,12 +1,12 @@
 // What an RDMA peer sends that this side decodes; the first byte picks
 // which:
-//   0  the queue-pair addresses all-gathered at init (rdma_device.h)
+//   0  the queue-pair addresses all-gathered at init (rdma_wires.h)
 //   1  frames arriving on the wires of a connection (rdma_connection.h),
 //      through a fake queue pair: what the reader gets must be exactly the
 //      data frames it accepted, in sequence order, byte for byte
 //   2  a topology file (JSON), then each rank's wire plan from it
-//      (core/rdma_wire_plan.h): both ends of a pair must list the same
-//      cables in the same order
+//      (transports/rdma/rdma_wire_plan.h): both ends of a pair must list the
+//      same cables in the same order
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -20,10 +20,10 @@
 #include <utility>
 #include <vector>
 
-#include "core/rdma_wire_plan.h"
 #include "fuzz_check.h"
 #include "topology/cluster_json.h"
 #include "transports/rdma/rdma_connection.h"
+#include "transports/rdma/rdma_wire_plan.h"
 #include "transports/rdma/rdma_wires.h"
 
 namespace {
@@ -222,7 +222,7 @@ void wirePlans(const uint8_t* data, size_t size) {
       if (p != rank && cluster.hostOfRank(p) != cluster.hostOfRank(rank))
         peers.push_back(p);
     acceptedOr(mclInvalidUsage, [&] {
-      plans[rank] = mcl::rdmaWirePlan(cluster, rank, peers, "fuzz");
+      plans[rank] = rdma::rdmaWirePlan(cluster, rank, peers, "fuzz");
       for (int p : peers) {
         check(!plans[rank][p].empty(), "a plan has a wire to every peer");
         for (const auto& [local, remote] : plans[rank][p])

@@ -1,7 +1,7 @@
 // What a local peer writes in shared memory that this side decodes; the
 // first byte picks which:
 //   0  the header of the peer's segment, checked by mapPeer before any ring
-//      in it is used (shm_device.h): a byte says how many ranks share the
+//      in it is used (shm_segments.h): a byte says how many ranks share the
 //      host (and, bit 7, to put this build's ring stride into the header,
 //      so seeds stay valid when a ring's control grows); the rest of the
 //      input is the segment

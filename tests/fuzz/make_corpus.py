@@ -433,6 +433,19 @@ def init_details():
     write(t, "trailing_byte.bin", details() + b"\0")
 
 
+def device_details():
+    t = "device_details"
+    write(t, "shm.bin", b"\x00" + shm_details())
+    write(t, "tcp.bin", b"\x01" + tcp_details(endpoints(
+        endpoint("en2", "10.0.1.2", 5001, 30),
+        endpoint("lo", "127.0.0.1", 5002, 8, loopback=True))))
+    write(t, "tcp_other_sockets.bin", b"\x01" + struct.pack(">III", 4, 8,
+                                                            131072) + u32(0))
+    write(t, "rdma.bin", b"\x02" + text("ibverbs") +
+          struct.pack(">II", 4096, 32))
+    write(t, "rdma_truncated.bin", b"\x02" + text("ibverbs")[:3])
+
+
 if __name__ == "__main__":
     bootstrap()
     tcp()
@@ -442,3 +455,4 @@ if __name__ == "__main__":
     unique_id()
     env_specs()
     init_details()
+    device_details()

@@ -135,7 +135,8 @@ class FakeWaker : public transport::Waker {
 // comm_init.cpp sizes it (maxStepBytes = half the smallest ring).
 class Cluster {
  public:
-  Cluster(int nranks, FifoShape shape) : n_(nranks), contexts_(size(nranks)) {
+  Cluster(int nranks, FifoShape shape)
+      : n_(nranks), contexts_(size(nranks)), scratch_(size(nranks)) {
     for (size_t i = 0; i < size(n_) * size(n_); ++i)
       fifos_.push_back(std::make_unique<Fifo>(shape));
     conns_.resize(size(n_) * size(n_));
@@ -149,6 +150,7 @@ class Cluster {
       c.wait.spinNs = 2'000;
       c.wait.yieldNs = 20'000;
       c.maxStepBytes = shape.capacity() / 2;
+      c.call = &scratch_[size(r)];
       for (int p = 0; p < n_; ++p) {
         if (p == r) continue;
         auto& conn = conns_[index(r, p)];
@@ -202,6 +204,7 @@ class Cluster {
 
   int n_;
   std::vector<AlgoContext> contexts_;
+  std::vector<CallScratch> scratch_;
   std::vector<std::unique_ptr<Fifo>> fifos_;
   std::vector<std::unique_ptr<FakeConnection>> conns_;
   FakeWaker waker_;

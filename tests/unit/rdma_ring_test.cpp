@@ -31,8 +31,10 @@ struct EmuRing {
   std::vector<std::unique_ptr<RdmaWires>> devices;
   std::vector<std::vector<std::unique_ptr<Connection>>> connections;
   std::vector<AlgoContext> contexts;
+  std::vector<CallScratch> scratch;
 
-  EmuRing(const FrameShape& shape, int cycle) : contexts(kMacs) {
+  EmuRing(const FrameShape& shape, int cycle)
+      : contexts(kMacs), scratch(kMacs) {
     const std::string ns =
         "rr" + std::to_string(getpid()) + "-" + std::to_string(cycle);
     for (int mac = 0; mac < kMacs; ++mac) {
@@ -57,6 +59,7 @@ struct EmuRing {
       c.nranks = kMacs;
       c.peers.assign(kMacs, nullptr);
       c.waker = &devices[size_t(mac)]->waker();
+      c.call = &scratch[size_t(mac)];
       c.timeout = std::chrono::seconds(3);
       c.maxStepBytes = devices[size_t(mac)]->capacityPerWire() / 2;
       c.forced[size_t(Collective::AllReduce)] = Algorithm::Ring;
