@@ -2,20 +2,21 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace mcl::perf {
 
 namespace {
 
-constexpr CollectiveInfo kAllReduce{"allreduce", true, false, true};
-constexpr CollectiveInfo kAllGather{"allgather", false, false, false};
-constexpr CollectiveInfo kBroadcast{"broadcast", false, true, false};
-constexpr CollectiveInfo kReduce{"reduce", true, true, true};
-constexpr CollectiveInfo kReduceScatter{"reducescatter", true, false, true};
-constexpr CollectiveInfo kAllToAll{"alltoall", false, false, false};
+constexpr CollectiveInfo kAllReduce{true, false, true};
+constexpr CollectiveInfo kAllGather{false, false, false};
+constexpr CollectiveInfo kBroadcast{false, true, false};
+constexpr CollectiveInfo kReduce{true, true, true};
+constexpr CollectiveInfo kReduceScatter{true, false, true};
+constexpr CollectiveInfo kAllToAll{false, false, false};
 // nccl-tests shows (and iterates) the op for sendrecv although it has none.
-constexpr CollectiveInfo kSendRecv{"sendrecv", true, false, false};
+constexpr CollectiveInfo kSendRecv{true, false, false};
 
 constexpr Collective kAll[] = {
     Collective::AllReduce, Collective::AllGather,     Collective::Broadcast,
@@ -48,40 +49,33 @@ const CollectiveInfo& collectiveInfo(Collective c) {
     case Collective::AllToAll:
       return kAllToAll;
     case Collective::SendRecv:
+    case Collective::Barrier:  // not benchmarked (parseCollective)
+    case Collective::Send:
+    case Collective::Recv:
       break;
   }
   return kSendRecv;
 }
 
 std::optional<mclFunc_t> funcOf(Collective c) {
-  switch (c) {
-    case Collective::AllReduce:
-      return mclFuncAllReduce;
-    case Collective::AllGather:
-      return mclFuncAllGather;
-    case Collective::Broadcast:
-      return mclFuncBroadcast;
-    case Collective::Reduce:
-      return mclFuncReduce;
-    case Collective::ReduceScatter:
-      return mclFuncReduceScatter;
-    case Collective::AllToAll:
-      return mclFuncAlltoAll;
-    case Collective::SendRecv:
-      break;
-  }
-  return std::nullopt;
+  if (!hasAlgorithms(c)) return std::nullopt;
+  return mclFunc_t(int(c));  // numbered alike (base/collective.h)
 }
 
 std::optional<Collective> parseCollective(std::string_view name) {
   for (Collective c : kAll)
-    if (name == collectiveInfo(c).name) return c;
+    if (name == collectiveName(c)) return c;
   return std::nullopt;
 }
 
 const char* collectiveNameList() {
-  return "allreduce, allgather, broadcast, reduce, reducescatter, alltoall, "
-         "sendrecv";
+  static const std::string list = [] {
+    std::string names;
+    for (Collective c : kAll)
+      names += (names.empty() ? "" : ", ") + std::string(collectiveName(c));
+    return names;
+  }();
+  return list.c_str();
 }
 
 CollCounts collCounts(Collective c, size_t bytes, size_t elementSize,
@@ -117,6 +111,9 @@ CollCounts collCounts(Collective c, size_t bytes, size_t elementSize,
     case Collective::Broadcast:
     case Collective::Reduce:
     case Collective::SendRecv:
+    case Collective::Barrier:  // not benchmarked (parseCollective)
+    case Collective::Send:
+    case Collective::Recv:
       break;
   }
   k.sendCount = k.recvCount = k.paramCount = count;
@@ -157,6 +154,10 @@ CallResult runCollective(Collective c, const CallBuffers& b, size_t count,
               "mclAlltoAll"};
     case Collective::SendRecv:
       break;
+    case Collective::Barrier:  // not benchmarked (parseCollective)
+    case Collective::Send:
+    case Collective::Recv:
+      return {mclInvalidUsage, collectiveName(c)};
   }
   const int next = (rank + 1) % nranks;
   const int prev = (rank - 1 + nranks) % nranks;
@@ -187,6 +188,9 @@ void bandwidth(Collective c, const CollCounts& counts, size_t elementSize,
     case Collective::Broadcast:
     case Collective::Reduce:
     case Collective::SendRecv:
+    case Collective::Barrier:  // not benchmarked (parseCollective)
+    case Collective::Send:
+    case Collective::Recv:
       break;
   }
   *algBw = bytes / 1.0e9 / seconds;

@@ -1,6 +1,6 @@
-// The seven benchmarked operations: their element counts for a size, their
-// in-place buffer layout (NCCL's rules), the call itself and the bus
-// bandwidth factor, all as nccl-tests defines them.
+// The seven benchmarked operations (the six collectives and sendrecv): their
+// element counts for a size, their in-place buffer layout (NCCL's rules), the
+// call itself and the bus bandwidth factor, all as nccl-tests defines them.
 #pragma once
 
 #include <mcl/mcl.h>
@@ -9,23 +9,16 @@
 #include <optional>
 #include <string_view>
 
+#include "base/collective.h"
+
 namespace mcl::perf {
 
-enum class Collective {
-  AllReduce,
-  AllGather,
-  Broadcast,
-  Reduce,
-  ReduceScatter,
-  AllToAll,
-  SendRecv,
-};
-
+// The collectives are the library's (base/collective.h); the benchmark
+// adds how each one shows in the table.
 struct CollectiveInfo {
-  const char* name;  // as on the command line
-  bool hasOp;        // the redop column shows the op (else "none")
-  bool hasRoot;      // the root column shows the root (else -1)
-  bool reduces;      // applies the op to the data
+  bool hasOp;    // the redop column shows the op (else "none")
+  bool hasRoot;  // the root column shows the root (else -1)
+  bool reduces;  // applies the op to the data
 };
 
 const CollectiveInfo& collectiveInfo(Collective c);

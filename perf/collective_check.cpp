@@ -77,6 +77,10 @@ int64_t countWrongElements(const CheckCase& c, char* sendBase, char* recvBase) {
     }
     case Collective::SendRecv:
       break;
+    case Collective::Barrier:  // not benchmarked (parseCollective)
+    case Collective::Send:
+    case Collective::Recv:
+      return size_t{0};
   }
   const int prev = (c.rank - 1 + c.nranks) % c.nranks;
   return countWrong(b.recv, size, count,

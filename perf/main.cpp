@@ -90,8 +90,7 @@ void forceAlgorithm(const Options& options) {
   const char* before = std::getenv("MCL_ALGO");
   std::string spec =
       before != nullptr && *before ? std::string(before) + ";" : std::string();
-  spec +=
-      std::string(collectiveInfo(options.collective).name) + ":" + options.algo;
+  spec += std::string(collectiveName(options.collective)) + ":" + options.algo;
   setenv("MCL_ALGO", spec.c_str(), 1);
 }
 

@@ -189,7 +189,7 @@ class Bench {
     const std::vector<mclRedOp_t> ops =
         info.hasOp ? o_.ops : std::vector<mclRedOp_t>{mclSum};
     Progress progress(
-        rank_ == 0, info.name,
+        rank_ == 0, collectiveName(coll_),
         sizes_.size() * o_.types.size() * ops.size() * roots.size());
     progress_ = &progress;
     for (mclDataType_t type : o_.types)
@@ -393,8 +393,7 @@ std::vector<Variant> makeVariants(const Options& o, int rank, mclComm_t comm) {
   const char* name = nullptr;
   for (int i = 0; mclGetAlgorithmName(*func, i, &name) == mclSuccess && name;
        ++i)
-    specs.push_back(std::string(collectiveInfo(o.collective).name) + ":" +
-                    name);
+    specs.push_back(std::string(collectiveName(o.collective)) + ":" + name);
   for (const std::string& spec : specs) {
     mclConfig_t config = configFor(o);
     config.algorithms = spec.c_str();

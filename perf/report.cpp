@@ -96,8 +96,7 @@ void Report::printHeader(const RunInfo& info) {
   std::printf("# mcl-perf version %s mcl-headers=%d mcl-library=%d\n",
               versionText(MCL_VERSION_CODE).c_str(), MCL_VERSION_CODE,
               info.libraryVersion);
-  std::printf("# Collective test starting: %s\n",
-              collectiveInfo(o.collective).name);
+  std::printf("# Collective test starting: %s\n", collectiveName(o.collective));
   std::printf(
       "# nThread %d nGpus %d minBytes %zu maxBytes %zu step: %zu(%s) warmup "
       "iters: %d iters: %d agg iters: %d validation: %d graph: %d\n",
@@ -192,7 +191,7 @@ bool Report::writeJson(const RunInfo& info, int64_t errors, double avgBusBw,
   const Options& o = *info.options;
   JsonWriter w;
   w.beginObject();
-  writeRunMetadata(w, o, collectiveInfo(o.collective).name, info.libraryVersion,
+  writeRunMetadata(w, o, collectiveName(o.collective), info.libraryVersion,
                    info.startTime);
   w.key("hostname");
   w.string(info.ranks.empty() ? "" : info.ranks[0].host);

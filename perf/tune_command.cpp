@@ -47,7 +47,7 @@ int runTuneRank(const Options& options, const RankSetup& given) {
       names.push_back(name);
     const mclDataType_t type = options.types.front();
     std::printf("# %s, %s: predicted time per call (us); * marks the pick\n",
-                collectiveInfo(options.collective).name, typeName(type));
+                collectiveName(options.collective), typeName(type));
     std::printf("# %10s", "size");
     for (const char* n : names) std::printf("  %17s", n);
     std::printf("  %s\n", "pick");

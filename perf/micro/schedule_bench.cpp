@@ -54,7 +54,7 @@ void allReduceSteps(benchmark::State& state, mcl::Algorithm algorithm) {
   Rank rank(nranks, algorithm);
   std::vector<float> send(count), recv(count);
   mcl::OpArgs op;
-  op.kind = mcl::OpKind::AllReduce;
+  op.kind = mcl::Collective::AllReduce;
   op.sendbuff = send.data();
   op.recvbuff = recv.data();
   op.count = count;

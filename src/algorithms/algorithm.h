@@ -1,10 +1,12 @@
-// The names of algorithms and of the collectives that have a choice of
-// them: what the algorithm table, the tuner and the communicator's context
-// share.
+// The names of algorithms, and which one MCL_ALGO forces for each
+// collective that has a choice of them (base/collective.h): what the
+// algorithm table, the tuner and the communicator's context share.
 #pragma once
 
 #include <array>
 #include <cstddef>
+
+#include "base/collective.h"
 
 namespace mcl {
 
@@ -17,18 +19,7 @@ enum class Algorithm {
   Chain,
 };
 
-// The collectives that have a choice of algorithms, as MCL_ALGO names them.
-enum class Collective {
-  AllReduce,
-  AllGather,
-  Broadcast,
-  Reduce,
-  ReduceScatter,
-  AllToAll,
-};
-constexpr size_t kCollectiveCount = 6;
-
 // The algorithm forced for each collective, Auto where none is.
-using ForcedAlgorithms = std::array<Algorithm, kCollectiveCount>;
+using ForcedAlgorithms = std::array<Algorithm, kTunedCollectives>;
 
 }  // namespace mcl

@@ -71,10 +71,6 @@ constexpr bool everyRowComplete() {
 }
 static_assert(everyRowComplete(), "an algorithm lacks its steps or its cost");
 
-constexpr const char* kCollectiveNames[kCollectiveCount] = {
-    "allreduce", "allgather",     "broadcast",
-    "reduce",    "reducescatter", "alltoall"};
-
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
     s.remove_prefix(1);
@@ -100,8 +96,8 @@ const AlgorithmInfo* byName(Collective collective, std::string_view name) {
 
 std::string allCollectiveNames() {
   std::string s;
-  for (const char* c : kCollectiveNames)
-    s += (s.empty() ? "" : ", ") + std::string(c);
+  for (size_t c = 0; c < kTunedCollectives; ++c)
+    s += (s.empty() ? "" : ", ") + std::string(collectiveName(Collective(c)));
   return s;
 }
 
@@ -130,41 +126,12 @@ const char* algorithmName(Algorithm id) {
   return "unknown";
 }
 
-const char* collectiveName(Collective collective) {
-  return kCollectiveNames[static_cast<size_t>(collective)];
-}
-
-bool collectiveOf(OpKind kind, Collective* out) {
-  switch (kind) {
-    case OpKind::AllReduce:
-      *out = Collective::AllReduce;
-      return true;
-    case OpKind::AllGather:
-      *out = Collective::AllGather;
-      return true;
-    case OpKind::Broadcast:
-      *out = Collective::Broadcast;
-      return true;
-    case OpKind::Reduce:
-      *out = Collective::Reduce;
-      return true;
-    case OpKind::ReduceScatter:
-      *out = Collective::ReduceScatter;
-      return true;
-    case OpKind::AllToAll:
-      *out = Collective::AllToAll;
-      return true;
-    default:
-      return false;
-  }
-}
-
 std::string describeForced(const ForcedAlgorithms& forced) {
   std::string s;
-  for (size_t c = 0; c < kCollectiveCount; ++c)
+  for (size_t c = 0; c < kTunedCollectives; ++c)
     if (forced[c] != Algorithm::Auto)
-      s += (s.empty() ? "" : ";") + std::string(kCollectiveNames[c]) + ":" +
-           algorithmName(forced[c]);
+      s += (s.empty() ? "" : ";") + std::string(collectiveName(Collective(c))) +
+           ":" + algorithmName(forced[c]);
   return s;
 }
 
@@ -189,7 +156,7 @@ ForcedAlgorithms parseAlgorithmSpec(std::string_view spec) {
     if (colon == std::string_view::npos) {
       // A bare name: every collective that has it.
       bool any = false;
-      for (size_t c = 0; c < kCollectiveCount; ++c)
+      for (size_t c = 0; c < kTunedCollectives; ++c)
         if (const AlgorithmInfo* a = byName(Collective(c), item)) {
           forced[c] = a->id;
           any = true;
@@ -205,8 +172,9 @@ ForcedAlgorithms parseAlgorithmSpec(std::string_view spec) {
     std::string collective = canonical(trim(item.substr(0, colon)));
     std::string_view name = trim(item.substr(colon + 1));
     size_t c = 0;
-    while (c < kCollectiveCount && collective != kCollectiveNames[c]) ++c;
-    if (c == kCollectiveCount)
+    while (c < kTunedCollectives && collective != collectiveName(Collective(c)))
+      ++c;
+    if (c == kTunedCollectives)
       throw error(mclInvalidArgument,
                   "MCL_ALGO: unknown collective \"%s\" in \"%.*s\" "
                   "(collectives: %s)",
@@ -220,7 +188,7 @@ ForcedAlgorithms parseAlgorithmSpec(std::string_view spec) {
     if (a == nullptr)
       throw error(mclInvalidArgument,
                   "MCL_ALGO: %s has no algorithm \"%.*s\" (it has: %s, auto)",
-                  kCollectiveNames[c], int(name.size()), name.data(),
+                  collectiveName(Collective(c)), int(name.size()), name.data(),
                   algorithmNamesOf(Collective(c)).c_str());
     forced[c] = a->id;
   }

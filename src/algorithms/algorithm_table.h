@@ -35,10 +35,7 @@ std::span<const AlgorithmInfo> algorithmTable();
 // The entry for (collective, id); null when that collective lacks it.
 const AlgorithmInfo* findAlgorithm(Collective collective, Algorithm id);
 
-const char* algorithmName(Algorithm id);            // "ring", "auto", ...
-const char* collectiveName(Collective collective);  // "allreduce", ...
-// The collective of an operation kind; false for barrier and send/recv.
-bool collectiveOf(OpKind kind, Collective* out);
+const char* algorithmName(Algorithm id);  // "ring", "auto", ...
 
 // Parses MCL_ALGO: "allreduce:tree;allgather:ring", or a bare name that
 // applies to every collective having it ("tree"), or a mix. Empty and

@@ -14,33 +14,9 @@
 
 namespace mcl {
 
-const char* opKindName(OpKind kind) {
-  switch (kind) {
-    case OpKind::AllReduce:
-      return "all-reduce";
-    case OpKind::AllGather:
-      return "all-gather";
-    case OpKind::Broadcast:
-      return "broadcast";
-    case OpKind::Reduce:
-      return "reduce";
-    case OpKind::ReduceScatter:
-      return "reduce-scatter";
-    case OpKind::AllToAll:
-      return "all-to-all";
-    case OpKind::Barrier:
-      return "barrier";
-    case OpKind::Send:
-      return "send";
-    case OpKind::Recv:
-      return "recv";
-  }
-  return "operation";
-}
-
 Algorithm chosenAlgorithm(const OpArgs& op, const AlgoContext& ctx) {
-  Collective collective;
-  if (!collectiveOf(op.kind, &collective)) return Algorithm::Auto;
+  const Collective collective = op.kind;
+  if (!hasAlgorithms(collective)) return Algorithm::Auto;
   Algorithm forced = ctx.forced[static_cast<size_t>(collective)];
   if (forced != Algorithm::Auto) return forced;
   if (takesTinyAllReduce(op, ctx)) return Algorithm::Direct;
@@ -54,7 +30,7 @@ namespace {
 // moment), and then summed like any input.
 void appendPreMultiplied(const OpArgs& op, const AlgoContext& ctx,
                          std::vector<Step>& steps) {
-  const size_t elements = op.kind == OpKind::ReduceScatter
+  const size_t elements = op.kind == Collective::ReduceScatter
                               ? op.count * static_cast<size_t>(ctx.nranks)
                               : op.count;
   const std::byte* scalar =
@@ -76,8 +52,8 @@ void appendPreMultiplied(const OpArgs& op, const AlgoContext& ctx,
 void appendSteps(const OpArgs& op, const AlgoContext& ctx,
                  std::vector<Step>& steps) {
   if (op.preMultiply.active) return appendPreMultiplied(op, ctx, steps);
-  Collective collective;
-  if (collectiveOf(op.kind, &collective)) {
+  const Collective collective = op.kind;
+  if (hasAlgorithms(collective)) {
     if (appendZeroCopy(op, ctx, steps)) return;
     const AlgorithmInfo* a =
         findAlgorithm(collective, chosenAlgorithm(op, ctx));
@@ -91,7 +67,7 @@ void appendSteps(const OpArgs& op, const AlgoContext& ctx,
   // Barrier: a one-byte all-reduce: no rank leaves before every rank
   // arrived.
   OpArgs token;
-  token.kind = OpKind::AllReduce;
+  token.kind = Collective::AllReduce;
   token.sendbuff = &ctx.call->barrierBytes[0];
   token.recvbuff = &ctx.call->barrierBytes[1];
   token.count = 1;

@@ -78,13 +78,13 @@ const Step& waitedOn(const Step& step) {
 std::string describeWait(const Lane& lane) {
   if (lane.stepsDone()) {
     const Step& last = lane.steps.back();
-    return std::string(opKindName(last.kind)) + " #" +
+    return std::string(collectiveProse(last.kind)) + " #" +
            std::to_string(last.sequence) +
            ": waiting for a peer to take the last bytes sent";
   }
   const Step& s = waitedOn(lane.steps[lane.next]);
   std::string what =
-      std::string(opKindName(s.kind)) + " #" + std::to_string(s.sequence) +
+      std::string(collectiveProse(s.kind)) + " #" + std::to_string(s.sequence) +
       " (step " + std::to_string(lane.next + 1) + " of " +
       std::to_string(lane.steps.size()) + ", " + std::to_string(s.done) +
       " of " + std::to_string(s.bytes) + " bytes done)";
@@ -102,7 +102,8 @@ std::string describeWait(const Lane& lane) {
   throw error(mclRemoteError,
               "rank %d: peer rank %d is gone (%s) during %s "
               "#%llu; link %s",
-              ctx.rank, peer, link.peerGoneReason().c_str(), opKindName(s.kind),
+              ctx.rank, peer, link.peerGoneReason().c_str(),
+              collectiveProse(s.kind),
               static_cast<unsigned long long>(s.sequence), link.linkName());
 }
 
@@ -112,7 +113,7 @@ void checkAbortAndPeers(std::span<Lane> lanes) {
     const AlgoContext& ctx = *lane.context;
     if (ctx.aborted != nullptr && ctx.aborted->load(std::memory_order_relaxed))
       throw error(mclRemoteError, "rank %d: %s was aborted (mclCommAbort)",
-                  ctx.rank, opKindName(lane.steps.back().kind));
+                  ctx.rank, collectiveProse(lane.steps.back().kind));
     if (lane.stepsDone()) {
       // Flushing the last bytes: fail if their receiver is gone.
       for (const Step& s : lane.steps)

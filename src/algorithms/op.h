@@ -7,25 +7,9 @@
 #include <array>
 #include <cstddef>
 
+#include "base/collective.h"
+
 namespace mcl {
-
-enum class OpKind {
-  AllReduce,
-  AllGather,
-  Broadcast,
-  Reduce,
-  ReduceScatter,
-  AllToAll,
-  Barrier,
-  Send,
-  Recv,
-};
-
-const char* opKindName(OpKind kind);
-
-inline bool isPointToPoint(OpKind kind) {
-  return kind == OpKind::Send || kind == OpKind::Recv;
-}
 
 // A PreMulSum op resolved for one call: each rank's input is multiplied by
 // the scalar (read from `pointer` when the call runs, else `value`) before
@@ -37,7 +21,7 @@ struct PreMultiply {
 };
 
 struct OpArgs {
-  OpKind kind = OpKind::Barrier;
+  Collective kind = Collective::Barrier;
   const void* sendbuff = nullptr;
   void* recvbuff = nullptr;
   size_t count = 0;  // per the API call (sendcount, recvcount, ...)

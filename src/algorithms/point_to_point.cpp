@@ -9,7 +9,7 @@ namespace mcl {
 void appendPointToPoint(const OpArgs& op, const AlgoContext& ctx,
                         std::vector<Step>& steps) {
   StepBuilder b(op, ctx, steps);
-  if (op.kind == OpKind::Send) {
+  if (op.kind == Collective::Send) {
     b.sendTo(op.root, b.send(0), nullptr, op.count);
   } else {
     b.recvFrom(op.root, b.recv(0), op.count);

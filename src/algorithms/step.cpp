@@ -123,7 +123,7 @@ bool progressStep(Step& s) {
       throw error(mclInternalError,
                   "%s #%llu: a piece of %zu bytes splits a %zu-byte element "
                   "(a transport broke the whole-element rule)",
-                  opKindName(s.kind),
+                  collectiveProse(s.kind),
                   static_cast<unsigned long long>(s.sequence), len,
                   elementBytes);
     const std::byte* local = s.local ? s.local + s.done : nullptr;

@@ -52,7 +52,7 @@ struct Step {
   // For messages: whom we wait on, and in which operation.
   int recvPeer = -1;
   int sendPeer = -1;
-  OpKind kind = OpKind::Barrier;
+  Collective kind = Collective::Barrier;
   uint64_t sequence = 0;
   mclDataType_t type = mclUint8;
   mclRedOp_t op = mclSum;

@@ -27,7 +27,7 @@ constexpr int64_t kCrowdedSpinNs = 10000;
 }  // namespace
 
 bool takesTinyAllReduce(const OpArgs& op, const AlgoContext& ctx) {
-  if (op.kind != OpKind::AllReduce || !ctx.allShm || ctx.nranks < 2 ||
+  if (op.kind != Collective::AllReduce || !ctx.allShm || ctx.nranks < 2 ||
       op.preMultiply.active || op.op >= mclNumOps || op.count == 0)
     return false;
   const size_t bytes = op.count * kernels::typeSize(op.type);

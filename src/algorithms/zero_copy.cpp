@@ -161,7 +161,8 @@ class ZeroCopyTask final : public StepTask {
         return false;
       // A rank's all-to-all input in place is overwritten while its peers
       // still read it.
-      if (op_.kind == OpKind::AllToAll && (f & Offer::kInPlace)) return false;
+      if (op_.kind == Collective::AllToAll && (f & Offer::kInPlace))
+        return false;
     }
     return true;
   }
@@ -193,7 +194,7 @@ class ZeroCopyTask final : public StepTask {
     } catch (...) {
       MCL_LOG(Warn, kLogColl,
               "%s #%llu: %s; the call copies through the rings instead",
-              opKindName(op_.kind),
+              collectiveProse(op_.kind),
               static_cast<unsigned long long>(proto_.sequence),
               asError(std::current_exception()).what());
       votes_[static_cast<size_t>(ctx_.rank)].failed = 1;
@@ -231,7 +232,7 @@ class ZeroCopyTask final : public StepTask {
                     "rank %d: %s #%llu ran in place on mclMemAlloc memory, "
                     "and rank %zu failed its share (its error says why): "
                     "the result is incomplete",
-                    ctx_.rank, opKindName(op_.kind),
+                    ctx_.rank, collectiveProse(op_.kind),
                     static_cast<unsigned long long>(proto_.sequence), r);
     ctx_.sharedBuffers->noteInPlaceCall();
     phase_ = Phase::Done;
@@ -273,9 +274,8 @@ bool appendZeroCopy(const OpArgs& op, const AlgoContext& ctx,
           ctx.zeroCopyMinBytes ||
       op.ringsOnly || op.preMultiply.active || op.op >= mclNumOps)
     return false;
-  Collective collective;
-  if (!collectiveOf(op.kind, &collective) ||
-      ctx.forced[static_cast<size_t>(collective)] != Algorithm::Auto)
+  if (!hasAlgorithms(op.kind) ||
+      ctx.forced[static_cast<size_t>(op.kind)] != Algorithm::Auto)
     return false;
   Step step;
   step.bytes = 1;

@@ -70,13 +70,13 @@ void reduceSlice(const OpArgs& op, const InPlaceView& v, size_t inAt,
 
 }  // namespace
 
-ZeroCopyNeeds zeroCopyNeeds(OpKind kind) {
+ZeroCopyNeeds zeroCopyNeeds(Collective kind) {
   switch (kind) {
-    case OpKind::AllReduce:
+    case Collective::AllReduce:
       return {true, true, false};
-    case OpKind::Reduce:
+    case Collective::Reduce:
       return {true, false, true};
-    case OpKind::Broadcast:
+    case Collective::Broadcast:
       return {false, false, false};
     default:  // reduce-scatter, all-gather, all-to-all: read, write own
       return {true, false, false};
@@ -86,14 +86,14 @@ ZeroCopyNeeds zeroCopyNeeds(OpKind kind) {
 size_t sendBytes(const OpArgs& op, int nranks) {
   const size_t bytes = op.count * kernels::typeSize(op.type);
   const bool whole =
-      op.kind == OpKind::ReduceScatter || op.kind == OpKind::AllToAll;
+      op.kind == Collective::ReduceScatter || op.kind == Collective::AllToAll;
   return whole ? bytes * static_cast<size_t>(nranks) : bytes;
 }
 
 size_t recvBytes(const OpArgs& op, int nranks) {
   const size_t bytes = op.count * kernels::typeSize(op.type);
   const bool whole =
-      op.kind == OpKind::AllGather || op.kind == OpKind::AllToAll;
+      op.kind == Collective::AllGather || op.kind == Collective::AllToAll;
   return whole ? bytes * static_cast<size_t>(nranks) : bytes;
 }
 
@@ -105,34 +105,34 @@ void runZeroCopyShare(const OpArgs& op, const InPlaceView& v) {
   const bool stream =
       std::max(sendBytes(op, n), recvBytes(op, n)) >= kStreamBytes;
   switch (op.kind) {
-    case OpKind::AllReduce:
-    case OpKind::Reduce: {
+    case Collective::AllReduce:
+    case Collective::Reduce: {
       size_t begin, end;
       slice(op.count, es, r, n, &begin, &end);
       std::vector<std::byte*> outs;
-      if (op.kind == OpKind::Reduce)
+      if (op.kind == Collective::Reduce)
         outs.push_back(v.recv[static_cast<size_t>(op.root)]);
       else
         outs = v.recv;
       reduceSlice(op, v, begin * es, begin * es, end - begin, outs, stream);
       return;
     }
-    case OpKind::ReduceScatter: {
+    case Collective::ReduceScatter: {
       const std::vector<std::byte*> outs{v.recv[static_cast<size_t>(r)]};
       reduceSlice(op, v, blockBytes * static_cast<size_t>(r), 0, op.count, outs,
                   stream);
       return;
     }
-    case OpKind::AllGather:
+    case Collective::AllGather:
       for (int i = 0; i < n; ++i)
         copyOut(v.recv[static_cast<size_t>(r)] + blockBytes * size_t(i),
                 v.send[static_cast<size_t>(i)], blockBytes, stream);
       return;
-    case OpKind::Broadcast:
+    case Collective::Broadcast:
       copyOut(v.recv[static_cast<size_t>(r)],
               v.send[static_cast<size_t>(op.root)], blockBytes, stream);
       return;
-    case OpKind::AllToAll:
+    case Collective::AllToAll:
       for (int i = 0; i < n; ++i)
         copyOut(v.recv[static_cast<size_t>(r)] + blockBytes * size_t(i),
                 v.send[static_cast<size_t>(i)] + blockBytes * size_t(r),

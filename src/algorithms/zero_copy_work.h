@@ -34,7 +34,7 @@ struct ZeroCopyNeeds {
   bool everyRecv = false;
   bool rootRecv = false;
 };
-ZeroCopyNeeds zeroCopyNeeds(OpKind kind);
+ZeroCopyNeeds zeroCopyNeeds(Collective kind);
 
 // Bytes of this rank's send and receive buffers in op.
 size_t sendBytes(const OpArgs& op, int nranks);

@@ -18,10 +18,6 @@ namespace {
 
 // The operation a query about `func` describes; throws on bad arguments.
 mcl::OpArgs queriedOp(mclFunc_t func, size_t count, mclDataType_t type) {
-  static constexpr mcl::OpKind kKinds[] = {
-      mcl::OpKind::AllReduce,     mcl::OpKind::AllGather,
-      mcl::OpKind::Broadcast,     mcl::OpKind::Reduce,
-      mcl::OpKind::ReduceScatter, mcl::OpKind::AllToAll};
   if (static_cast<int>(func) < 0 || func >= mclNumFuncs)
     throw error(mclInvalidArgument, "func %d is not an mclFunc_t (0..%d)",
                 static_cast<int>(func), mclNumFuncs - 1);
@@ -30,7 +26,7 @@ mcl::OpArgs queriedOp(mclFunc_t func, size_t count, mclDataType_t type) {
                 "datatype %d is not an mclDataType_t (0..%d)",
                 static_cast<int>(type), mclNumTypes - 1);
   mcl::OpArgs op;
-  op.kind = kKinds[func];
+  op.kind = mcl::Collective(func);  // numbered alike (base/collective.h)
   op.count = count;
   op.type = type;
   return op;
@@ -76,8 +72,7 @@ mclResult_t mclCommPredict(const mclComm_t comm, mclFunc_t func,
     if (algorithm == nullptr)
       throw error(mclInvalidArgument, "algorithm is NULL");
     const mcl::OpArgs op = queriedOp(func, count, type);
-    mcl::Collective collective;
-    mcl::collectiveOf(op.kind, &collective);
+    const mcl::Collective collective = op.kind;
     const mcl::AlgorithmInfo* found = nullptr;
     for (const mcl::AlgorithmInfo& a : mcl::algorithmTable())
       if (a.collective == collective && a.name == std::string(algorithm))

@@ -9,7 +9,7 @@
 
 namespace {
 
-mcl::OpArgs makeOp(mcl::OpKind kind, const void* sendbuff, void* recvbuff,
+mcl::OpArgs makeOp(mcl::Collective kind, const void* sendbuff, void* recvbuff,
                    size_t count, mclDataType_t type, mclRedOp_t op, int root) {
   mcl::OpArgs a;
   a.kind = kind;
@@ -43,7 +43,7 @@ mclResult_t mclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                          mclDataType_t datatype, mclRedOp_t op, mclComm_t comm,
                          mclStream_t stream) {
   return runOp(__func__, comm,
-               makeOp(mcl::OpKind::AllReduce, sendbuff, recvbuff, count,
+               makeOp(mcl::Collective::AllReduce, sendbuff, recvbuff, count,
                       datatype, op, -1),
                stream);
 }
@@ -52,7 +52,7 @@ mclResult_t mclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
                          mclDataType_t datatype, mclComm_t comm,
                          mclStream_t stream) {
   return runOp(__func__, comm,
-               makeOp(mcl::OpKind::AllGather, sendbuff, recvbuff, sendcount,
+               makeOp(mcl::Collective::AllGather, sendbuff, recvbuff, sendcount,
                       datatype, mclSum, -1),
                stream);
 }
@@ -61,7 +61,7 @@ mclResult_t mclBroadcast(const void* sendbuff, void* recvbuff, size_t count,
                          mclDataType_t datatype, int root, mclComm_t comm,
                          mclStream_t stream) {
   return runOp(__func__, comm,
-               makeOp(mcl::OpKind::Broadcast, sendbuff, recvbuff, count,
+               makeOp(mcl::Collective::Broadcast, sendbuff, recvbuff, count,
                       datatype, mclSum, root),
                stream);
 }
@@ -70,8 +70,8 @@ mclResult_t mclReduce(const void* sendbuff, void* recvbuff, size_t count,
                       mclDataType_t datatype, mclRedOp_t op, int root,
                       mclComm_t comm, mclStream_t stream) {
   return runOp(__func__, comm,
-               makeOp(mcl::OpKind::Reduce, sendbuff, recvbuff, count, datatype,
-                      op, root),
+               makeOp(mcl::Collective::Reduce, sendbuff, recvbuff, count,
+                      datatype, op, root),
                stream);
 }
 
@@ -80,8 +80,8 @@ mclResult_t mclReduceScatter(const void* sendbuff, void* recvbuff,
                              mclRedOp_t op, mclComm_t comm,
                              mclStream_t stream) {
   return runOp(__func__, comm,
-               makeOp(mcl::OpKind::ReduceScatter, sendbuff, recvbuff, recvcount,
-                      datatype, op, -1),
+               makeOp(mcl::Collective::ReduceScatter, sendbuff, recvbuff,
+                      recvcount, datatype, op, -1),
                stream);
 }
 
@@ -89,7 +89,7 @@ mclResult_t mclAlltoAll(const void* sendbuff, void* recvbuff, size_t count,
                         mclDataType_t datatype, mclComm_t comm,
                         mclStream_t stream) {
   return runOp(__func__, comm,
-               makeOp(mcl::OpKind::AllToAll, sendbuff, recvbuff, count,
+               makeOp(mcl::Collective::AllToAll, sendbuff, recvbuff, count,
                       datatype, mclSum, -1),
                stream);
 }
@@ -114,16 +114,16 @@ mclResult_t mclRedOpDestroy(mclRedOp_t op, mclComm_t comm) {
 }
 
 mclResult_t mclBarrier(mclComm_t comm, mclStream_t stream) {
-  return runOp(
-      __func__, comm,
-      makeOp(mcl::OpKind::Barrier, nullptr, nullptr, 0, mclUint8, mclMax, -1),
-      stream);
+  return runOp(__func__, comm,
+               makeOp(mcl::Collective::Barrier, nullptr, nullptr, 0, mclUint8,
+                      mclMax, -1),
+               stream);
 }
 
 mclResult_t mclSend(const void* sendbuff, size_t count, mclDataType_t datatype,
                     int peer, mclComm_t comm, mclStream_t stream) {
   return runOp(__func__, comm,
-               makeOp(mcl::OpKind::Send, sendbuff, nullptr, count, datatype,
+               makeOp(mcl::Collective::Send, sendbuff, nullptr, count, datatype,
                       mclSum, peer),
                stream);
 }
@@ -131,7 +131,7 @@ mclResult_t mclSend(const void* sendbuff, size_t count, mclDataType_t datatype,
 mclResult_t mclRecv(void* recvbuff, size_t count, mclDataType_t datatype,
                     int peer, mclComm_t comm, mclStream_t stream) {
   return runOp(__func__, comm,
-               makeOp(mcl::OpKind::Recv, nullptr, recvbuff, count, datatype,
+               makeOp(mcl::Collective::Recv, nullptr, recvbuff, count, datatype,
                       mclSum, peer),
                stream);
 }

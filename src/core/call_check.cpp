@@ -14,13 +14,13 @@ namespace {
 
 constexpr uint8_t kNoOp = 0xff;
 
-bool reduces(OpKind kind) {
-  return kind == OpKind::AllReduce || kind == OpKind::Reduce ||
-         kind == OpKind::ReduceScatter;
+bool reduces(Collective kind) {
+  return kind == Collective::AllReduce || kind == Collective::Reduce ||
+         kind == Collective::ReduceScatter;
 }
 
-bool hasRoot(OpKind kind) {
-  return kind == OpKind::Broadcast || kind == OpKind::Reduce;
+bool hasRoot(Collective kind) {
+  return kind == Collective::Broadcast || kind == Collective::Reduce;
 }
 
 bool sameCall(const CallFingerprint& a, const CallFingerprint& b) {
@@ -36,7 +36,7 @@ CallFingerprint fingerprintOf(const OpArgs& op, uint64_t call,
   f.groupSize = groupSize;
   f.indexInGroup = indexInGroup;
   f.kind = static_cast<uint8_t>(op.kind);
-  if (op.kind != OpKind::Barrier) {
+  if (op.kind != Collective::Barrier) {
     f.count = op.count;
     f.type = static_cast<uint8_t>(op.type);
   }
@@ -47,9 +47,9 @@ CallFingerprint fingerprintOf(const OpArgs& op, uint64_t call,
 }
 
 std::string describeCall(const CallFingerprint& f) {
-  const auto kind = static_cast<OpKind>(f.kind);
-  std::string text = opKindName(kind);
-  if (kind != OpKind::Barrier) {
+  const auto kind = static_cast<Collective>(f.kind);
+  std::string text = collectiveProse(kind);
+  if (kind != Collective::Barrier) {
     text += "(count " + std::to_string(f.count) + ", " +
             kernels::typeName(static_cast<mclDataType_t>(f.type));
     if (f.op != kNoOp)

@@ -20,7 +20,7 @@ struct CallFingerprint {
   uint32_t groupSize = 0;  // collectives of this comm in the batch
   uint32_t indexInGroup = 0;
   int32_t root = -1;  // -1 where the collective has none
-  uint8_t kind = 0;   // OpKind
+  uint8_t kind = 0;   // Collective
   uint8_t type = 0;   // mclDataType_t; 0 for a barrier
   uint8_t op = 0;     // mclRedOp_t; kNoOp where nothing is reduced
   uint8_t reserved = 0;

@@ -113,6 +113,35 @@ std::string algorithmsStated(const CommSettings& s, int64_t zeroCopyMin) {
          std::to_string(zeroCopyMin) + " B)";
 }
 
+// What this rank tells the others in init's first all-gather.
+InitDetails detailsOf(const mclComm& comm, const std::vector<bool>& opened,
+                      const TopologyFileRead& topoFile, int64_t zeroCopyMin,
+                      platform::Deadline deadline) {
+  InitDetails mine;
+  for (size_t d = 0; d < comm.devices.size(); ++d)
+    if (opened[d])
+      mine.devices.emplace_back(comm.devices[d]->name(),
+                                comm.devices[d]->details());
+  mine.inventory = localInventory(comm, deadline);
+  mine.topoFile = topoFile.status.substr(0, 4000);
+  mine.transport = comm.settings.transport;
+  mine.algorithms = algorithmsStated(comm.settings, zeroCopyMin);
+  mine.cores = static_cast<uint32_t>(platform::onlineCpuCount());
+  return mine;
+}
+
+topology::Cluster clusterOf(const mclComm& comm,
+                            const TopologyFileRead& topoFile,
+                            const std::vector<InitDetails>& all) {
+  std::vector<std::string> inventories;
+  std::vector<std::string> fileStatus;
+  for (const InitDetails& d : all) {
+    inventories.push_back(d.inventory);
+    fileStatus.push_back(d.topoFile);
+  }
+  return buildCommCluster(comm, topoFile, fileStatus, inventories);
+}
+
 std::string openedNames(const InitDetails& d) {
   std::string names;
   for (const auto& [name, bytes] : d.devices)
@@ -361,17 +390,9 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
   std::unique_ptr<BootstrapClient> bootstrap =
       joinRendezvous(*comm, contents, deadline);
   const std::vector<bool> opened = openTransports(*comm, deadline);
-  InitDetails mine;
-  for (size_t d = 0; d < comm->devices.size(); ++d)
-    if (opened[d])
-      mine.devices.emplace_back(comm->devices[d]->name(),
-                                comm->devices[d]->details());
-  mine.inventory = localInventory(*comm, deadline);
   const TopologyFileRead topoFile = readTopologyFile(*comm);
-  mine.topoFile = topoFile.status.substr(0, 4000);
-  mine.transport = comm->settings.transport;
-  mine.algorithms = algorithmsStated(comm->settings, zeroCopyMin);
-  mine.cores = static_cast<uint32_t>(platform::onlineCpuCount());
+  const InitDetails mine =
+      detailsOf(*comm, opened, topoFile, zeroCopyMin, deadline);
   std::vector<InitDetails> all;
   for (const auto& bytes : bootstrap->allGather(encodeDetails(mine)))
     all.push_back(decodeDetails(bytes));
@@ -379,13 +400,7 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
   // Agree, and see the cluster alike: a bad MCL_TOPO_FILE fails every rank
   // alike, before anything is mapped.
   checkAgreement(*comm, all, mine);
-  std::vector<std::string> inventories;
-  std::vector<std::string> fileStatus;
-  for (const InitDetails& d : all) {
-    inventories.push_back(d.inventory);
-    fileStatus.push_back(d.topoFile);
-  }
-  comm->cluster = buildCommCluster(*comm, topoFile, fileStatus, inventories);
+  comm->cluster = clusterOf(*comm, topoFile, all);
   teachTransports(*comm, opened, all);
 
   // Choose each pair's transport, then connect.

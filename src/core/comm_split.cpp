@@ -26,7 +26,7 @@ template <class T>
 std::vector<T> allGather(mclComm& parent, const T& mine) {
   std::vector<T> all(static_cast<size_t>(parent.nranks));
   OpArgs op;
-  op.kind = OpKind::AllGather;
+  op.kind = Collective::AllGather;
   op.sendbuff = &mine;
   op.recvbuff = all.data();
   op.count = sizeof(T);

@@ -68,9 +68,9 @@ void CustomOps::destroy(mclRedOp_t op, const std::string& label) {
 }
 
 OpArgs CustomOps::resolve(const OpArgs& op, const std::string& label) const {
-  const bool reduces = op.kind == OpKind::AllReduce ||
-                       op.kind == OpKind::Reduce ||
-                       op.kind == OpKind::ReduceScatter;
+  const bool reduces = op.kind == Collective::AllReduce ||
+                       op.kind == Collective::Reduce ||
+                       op.kind == Collective::ReduceScatter;
   if (!reduces || kernels::isValidOp(op.op) || static_cast<int>(op.op) < 0)
     return op;  // validation rejects negative ops
   std::lock_guard<std::mutex> lock(mutex_);

@@ -74,7 +74,7 @@ void compareCall(mclComm& comm, const OpArgs& op, uint32_t indexInGroup,
       fingerprintOf(op, comm.checkedCalls++, indexInGroup, groupSize);
   std::vector<CallFingerprint> all(static_cast<size_t>(comm.nranks));
   OpArgs gather;
-  gather.kind = OpKind::AllGather;
+  gather.kind = Collective::AllGather;
   gather.sendbuff = &mine;
   gather.recvbuff = all.data();
   gather.count = sizeof(mine);
@@ -124,7 +124,7 @@ void runBatch(std::vector<PendingOp>& ops, std::vector<mclComm*>& comms) {
   std::map<std::tuple<mclComm*, int, bool>, std::vector<const OpArgs*>> p2p;
   for (const auto& op : ops)
     if (isPointToPoint(op.args.kind))
-      p2p[{op.comm, op.args.root, op.args.kind == OpKind::Send}].push_back(
+      p2p[{op.comm, op.args.root, op.args.kind == Collective::Send}].push_back(
           &op.args);
   std::vector<LaneRange> ranges;
   for (const auto& [key, list] : p2p) {

@@ -61,22 +61,23 @@ void validateOp(const mclComm& comm, const OpArgs& op) {
   const size_t es = kernels::typeSize(op.type);
   const auto n = static_cast<size_t>(comm.nranks);
   const auto rank = static_cast<size_t>(comm.rank);
-  bool reduces = op.kind == OpKind::AllReduce || op.kind == OpKind::Reduce ||
-                 op.kind == OpKind::ReduceScatter;
+  bool reduces = op.kind == Collective::AllReduce ||
+                 op.kind == Collective::Reduce ||
+                 op.kind == Collective::ReduceScatter;
   if (reduces && !kernels::isValidOp(op.op))
     throw error(mclInvalidArgument, "%s: op %d is not an mclRedOp_t (0..%d)",
                 comm.label().c_str(), static_cast<int>(op.op), mclNumOps - 1);
   const char* sendName = "sendbuff";
   const char* recvName = "recvbuff";
   switch (op.kind) {
-    case OpKind::AllReduce: {
+    case Collective::AllReduce: {
       size_t bytes = checkedBytes(comm, op.count, es, 1, "count");
       checkPointer(comm, op.sendbuff, sendName, bytes);
       checkPointer(comm, op.recvbuff, recvName, bytes);
       checkOverlap(comm, op.sendbuff, bytes, op.recvbuff, bytes, op.recvbuff);
       break;
     }
-    case OpKind::AllGather: {
+    case Collective::AllGather: {
       size_t bytes = checkedBytes(comm, op.count, es, 1, "sendcount");
       size_t total = checkedBytes(comm, op.count, es, n, "sendcount");
       checkPointer(comm, op.sendbuff, sendName, bytes);
@@ -87,7 +88,7 @@ void validateOp(const mclComm& comm, const OpArgs& op) {
       checkOverlap(comm, op.sendbuff, bytes, op.recvbuff, total, inPlace);
       break;
     }
-    case OpKind::ReduceScatter: {
+    case Collective::ReduceScatter: {
       size_t bytes = checkedBytes(comm, op.count, es, 1, "recvcount");
       size_t total = checkedBytes(comm, op.count, es, n, "recvcount");
       checkPointer(comm, op.sendbuff, sendName, total);
@@ -100,39 +101,43 @@ void validateOp(const mclComm& comm, const OpArgs& op) {
         checkOverlap(comm, op.sendbuff, total, op.recvbuff, bytes, nullptr);
       break;
     }
-    case OpKind::AllToAll: {
+    case Collective::AllToAll: {
       size_t total = checkedBytes(comm, op.count, es, n, "count");
       checkPointer(comm, op.sendbuff, sendName, total);
       checkPointer(comm, op.recvbuff, recvName, total);
       checkOverlap(comm, op.sendbuff, total, op.recvbuff, total, op.recvbuff);
       break;
     }
-    case OpKind::Broadcast:
-    case OpKind::Reduce: {
+    case Collective::Broadcast:
+    case Collective::Reduce: {
       checkRank(comm, op.root, "root");
       size_t bytes = checkedBytes(comm, op.count, es, 1, "count");
       bool root = comm.rank == op.root;
-      bool needSend = op.kind == OpKind::Reduce || root;
-      bool needRecv = op.kind == OpKind::Broadcast || root;
+      bool needSend = op.kind == Collective::Reduce || root;
+      bool needRecv = op.kind == Collective::Broadcast || root;
       if (needSend) checkPointer(comm, op.sendbuff, sendName, bytes);
       if (needRecv) checkPointer(comm, op.recvbuff, recvName, bytes);
       if (needSend && needRecv)
         checkOverlap(comm, op.sendbuff, bytes, op.recvbuff, bytes, op.recvbuff);
       break;
     }
-    case OpKind::Send:
-    case OpKind::Recv: {
+    case Collective::Send:
+    case Collective::Recv: {
       checkRank(comm, op.root, "peer");
       size_t bytes = checkedBytes(comm, op.count, es, 1, "count");
-      if (op.kind == OpKind::Send) {
+      if (op.kind == Collective::Send) {
         checkPointer(comm, op.sendbuff, sendName, bytes);
       } else {
         checkPointer(comm, op.recvbuff, recvName, bytes);
       }
       break;
     }
-    case OpKind::Barrier:
+    case Collective::Barrier:
       break;
+    case Collective::SendRecv:
+      // The API makes a send and a receive; a pair is the benchmarks' word.
+      throw error(mclInternalError, "%s: an operation of kind sendrecv",
+                  comm.label().c_str());
   }
 }
 

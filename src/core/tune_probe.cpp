@@ -51,7 +51,7 @@ double timeCalls(mclComm& comm, const OpArgs& op, Collective collective,
 double slowest(mclComm& comm, double mine) {
   double value = mine;
   OpArgs op;
-  op.kind = OpKind::AllReduce;
+  op.kind = Collective::AllReduce;
   op.sendbuff = &value;
   op.recvbuff = &value;
   op.count = 1;
@@ -71,7 +71,7 @@ void measureRate(mclComm& comm, size_t bytes, double alphaUs, double* gbps) {
   const double nd = comm.nranks;
   std::vector<std::byte> buffer(bytes * 2);
   OpArgs gather;
-  gather.kind = OpKind::AllGather;
+  gather.kind = Collective::AllGather;
   gather.count = bytes / static_cast<size_t>(comm.nranks);
   gather.sendbuff = buffer.data() + bytes;
   gather.recvbuff = buffer.data();
@@ -95,7 +95,7 @@ void probeLinkModel(mclComm& comm) {
   // it is part of every hop's price).
   double tiny[2] = {1, 1};
   OpArgs small;
-  small.kind = OpKind::AllReduce;
+  small.kind = Collective::AllReduce;
   small.sendbuff = &tiny[0];
   small.recvbuff = &tiny[1];
   small.count = 1;

@@ -17,7 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!mcl::fuzz::acceptedOr(mclInvalidArgument,
                              [&] { forced = mcl::parseAlgorithmSpec(spec); }))
     return 0;
-  for (size_t c = 0; c < mcl::kCollectiveCount; ++c)
+  for (size_t c = 0; c < mcl::kTunedCollectives; ++c)
     check(forced[c] == mcl::Algorithm::Auto ||
               mcl::findAlgorithm(mcl::Collective(c), forced[c]) != nullptr,
           "a forced algorithm exists for its collective");

@@ -13,44 +13,16 @@
 #include <utility>
 #include <vector>
 
+#include "base/collective.h"
 #include "multiprocess.h"
 #include "reference.h"
 
 namespace mcl::test {
 namespace {
 
-enum class Coll {
-  AllReduce,
-  AllGather,
-  Broadcast,
-  Reduce,
-  ReduceScatter,
-  AllToAll,
-  SendRecv
-};
-
-const char* collName(Coll c) {
-  switch (c) {
-    case Coll::AllReduce:
-      return "AllReduce";
-    case Coll::AllGather:
-      return "AllGather";
-    case Coll::Broadcast:
-      return "Broadcast";
-    case Coll::Reduce:
-      return "Reduce";
-    case Coll::ReduceScatter:
-      return "ReduceScatter";
-    case Coll::AllToAll:
-      return "AllToAll";
-    case Coll::SendRecv:
-      return "SendRecv";
-  }
-  return "?";
-}
-
-bool reduces(Coll c) {
-  return c == Coll::AllReduce || c == Coll::Reduce || c == Coll::ReduceScatter;
+bool reduces(Collective c) {
+  return c == Collective::AllReduce || c == Collective::Reduce ||
+         c == Collective::ReduceScatter;
 }
 
 struct Matrix {
@@ -84,7 +56,7 @@ class CaseRunner {
  public:
   CaseRunner(RankContext& ctx, mclComm_t comm) : ctx_(ctx), comm_(comm) {}
 
-  void run(Coll coll, mclDataType_t type, mclRedOp_t op, size_t count,
+  void run(Collective coll, mclDataType_t type, mclRedOp_t op, size_t count,
            bool inPlace, int root) {
     type_ = type;
     op_ = op;
@@ -92,8 +64,9 @@ class CaseRunner {
     const int n = ctx_.nranks();
     const int r = ctx_.rank();
     snprintf(label_, sizeof(label_), "%s %s %s count=%zu %s root=%d",
-             collName(coll), typeLabel(type), reduces(coll) ? opLabel(op) : "-",
-             count, inPlace ? "in-place" : "out-of-place", root);
+             namesOf(coll).title, typeLabel(type),
+             reduces(coll) ? opLabel(op) : "-", count,
+             inPlace ? "in-place" : "out-of-place", root);
     auto red = [&](int rank) {
       return
           [&, rank](size_t i) { return reductionInput(type, op, n, rank, i); };
@@ -105,7 +78,7 @@ class CaseRunner {
     const auto rz = static_cast<size_t>(r);
     mclResult_t res = mclSuccess;
     switch (coll) {
-      case Coll::AllReduce: {
+      case Collective::AllReduce: {
         auto in = makeBuffer(type, count, red(r));
         Bytes out = inPlace ? in : sentinel(count);
         uint8_t* o = out.data();
@@ -116,7 +89,7 @@ class CaseRunner {
         if (!inPlace) checkUnchanged(in, count, red(r));
         break;
       }
-      case Coll::Reduce: {
+      case Collective::Reduce: {
         auto in = makeBuffer(type, count, red(r));
         Bytes out = inPlace ? in : sentinel(count);
         res = mclReduce(inPlace ? out.data() : in.data(), out.data(), count,
@@ -125,7 +98,7 @@ class CaseRunner {
         if (r == root) checkReduced(out.data(), count, 0);
         break;
       }
-      case Coll::ReduceScatter: {
+      case Collective::ReduceScatter: {
         auto in = makeBuffer(type, count * nz, red(r));
         Bytes out = sentinel(count);
         uint8_t* o = inPlace ? in.data() + rz * count * es_ : out.data();
@@ -134,7 +107,7 @@ class CaseRunner {
         checkReduced(o, count, rz * count);
         break;
       }
-      case Coll::AllGather: {
+      case Collective::AllGather: {
         Bytes out = sentinel(count * nz);
         auto in = makeBuffer(type, count, mov(r));
         const uint8_t* s = in.data();
@@ -150,7 +123,7 @@ class CaseRunner {
                      src);
         break;
       }
-      case Coll::AllToAll: {
+      case Collective::AllToAll: {
         auto in = makeBuffer(type, count * nz, mov(r));
         Bytes out = inPlace ? in : sentinel(count * nz);
         res = mclAlltoAll(inPlace ? out.data() : in.data(), out.data(), count,
@@ -161,7 +134,7 @@ class CaseRunner {
                      src, rz * count);
         break;
       }
-      case Coll::Broadcast: {
+      case Collective::Broadcast: {
         auto in = makeBuffer(type, count, mov(root));
         Bytes out = (inPlace && r == root) ? in : sentinel(count);
         const uint8_t* s =
@@ -171,7 +144,7 @@ class CaseRunner {
         checkMoved(out.data(), count, root);
         break;
       }
-      case Coll::SendRecv: {
+      case Collective::SendRecv: {
         // Ring exchange plus a message to self, in one group.
         int next = (r + 1) % n;
         int prev = (r + n - 1) % n;
@@ -190,6 +163,11 @@ class CaseRunner {
         checkMoved(fromSelf.data(), count, r);
         break;
       }
+      case Collective::Barrier:  // not in the matrix
+      case Collective::Send:
+      case Collective::Recv:
+        ctx_.fail("%s: not a case of the matrix", label_);
+        break;
     }
   }
 
@@ -237,7 +215,7 @@ class CaseRunner {
 
 // Runs every case of the matrix for coll (stopping at the first failure);
 // returns the number of calls, and counts those in place.
-uint64_t runCases(RankContext& ctx, CaseRunner& runner, Coll coll,
+uint64_t runCases(RankContext& ctx, CaseRunner& runner, Collective coll,
                   const Matrix& m, uint64_t* inPlaceCalls = nullptr) {
   std::vector<mclRedOp_t> ops =
       reduces(coll) ? m.ops : std::vector<mclRedOp_t>{mclSum};
@@ -257,7 +235,7 @@ uint64_t runCases(RankContext& ctx, CaseRunner& runner, Coll coll,
   return calls;
 }
 
-void runMatrix(RankContext& ctx, Coll coll, const Matrix& m) {
+void runMatrix(RankContext& ctx, Collective coll, const Matrix& m) {
   mclComm_t comm = initComm(ctx);
   if (comm == nullptr) return;
   CaseRunner runner(ctx, comm);
@@ -266,7 +244,7 @@ void runMatrix(RankContext& ctx, Coll coll, const Matrix& m) {
 }
 
 struct MatrixCase {
-  Coll coll;
+  Collective coll;
   int nranks;
 };
 
@@ -281,9 +259,10 @@ TEST_P(CollectiveMatrix, MatchesReferenceExactly) {
 
 std::vector<MatrixCase> allCases() {
   std::vector<MatrixCase> cases;
-  for (Coll coll :
-       {Coll::AllReduce, Coll::AllGather, Coll::Broadcast, Coll::Reduce,
-        Coll::ReduceScatter, Coll::AllToAll, Coll::SendRecv})
+  for (Collective coll :
+       {Collective::AllReduce, Collective::AllGather, Collective::Broadcast,
+        Collective::Reduce, Collective::ReduceScatter, Collective::AllToAll,
+        Collective::SendRecv})
     for (int n : {1, 2, 3, 4, 8}) cases.push_back({coll, n});
   return cases;
 }
@@ -300,9 +279,10 @@ TEST_P(CollectiveMatrixThreads, MatchesReferenceExactly) {
 
 std::vector<MatrixCase> threadCases() {
   std::vector<MatrixCase> cases;
-  for (Coll coll :
-       {Coll::AllReduce, Coll::AllGather, Coll::Broadcast, Coll::Reduce,
-        Coll::ReduceScatter, Coll::AllToAll, Coll::SendRecv})
+  for (Collective coll :
+       {Collective::AllReduce, Collective::AllGather, Collective::Broadcast,
+        Collective::Reduce, Collective::ReduceScatter, Collective::AllToAll,
+        Collective::SendRecv})
     cases.push_back({coll, 3});
   return cases;
 }
@@ -330,7 +310,7 @@ TEST_P(CollectiveMatrixTcpThreads, MatchesReferenceExactly) {
 }
 
 std::string caseName(const ::testing::TestParamInfo<MatrixCase>& caseInfo) {
-  return std::string(collName(caseInfo.param.coll)) + "_" +
+  return std::string(namesOf(caseInfo.param.coll).title) + "_" +
          std::to_string(caseInfo.param.nranks) + "ranks";
 }
 
@@ -348,9 +328,10 @@ TEST_P(CollectiveMatrixTcp, MatchesReferenceExactly) {
 
 std::vector<MatrixCase> tcpCases() {
   std::vector<MatrixCase> cases;
-  for (Coll coll :
-       {Coll::AllReduce, Coll::AllGather, Coll::Broadcast, Coll::Reduce,
-        Coll::ReduceScatter, Coll::AllToAll, Coll::SendRecv})
+  for (Collective coll :
+       {Collective::AllReduce, Collective::AllGather, Collective::Broadcast,
+        Collective::Reduce, Collective::ReduceScatter, Collective::AllToAll,
+        Collective::SendRecv})
     for (int n : {2, 3}) cases.push_back({coll, n});
   return cases;
 }
@@ -358,7 +339,7 @@ std::vector<MatrixCase> tcpCases() {
 // The same matrix over RDMA on the emulated Thunderbolt fabric: real
 // processes, one per Mac of each cabling (tests/fixtures/rdma).
 struct RdmaCase {
-  Coll coll;
+  Collective coll;
   const char* fabric;  // file name; its rows give the number of ranks
   int nranks;
 };
@@ -382,9 +363,10 @@ std::vector<RdmaCase> rdmaCases() {
   const std::pair<const char*, int> fabrics[] = {
       {"pair", 2},  {"pair2", 2}, {"pair2_crossed", 2},
       {"ring3", 3}, {"mesh4", 4}, {"mesh4_doubled", 4}};
-  for (Coll coll :
-       {Coll::AllReduce, Coll::AllGather, Coll::Broadcast, Coll::Reduce,
-        Coll::ReduceScatter, Coll::AllToAll, Coll::SendRecv})
+  for (Collective coll :
+       {Collective::AllReduce, Collective::AllGather, Collective::Broadcast,
+        Collective::Reduce, Collective::ReduceScatter, Collective::AllToAll,
+        Collective::SendRecv})
     for (const auto& [fabric, n] : fabrics) cases.push_back({coll, fabric, n});
   return cases;
 }
@@ -392,14 +374,14 @@ std::vector<RdmaCase> rdmaCases() {
 INSTANTIATE_TEST_SUITE_P(
     RdmaEmu, CollectiveMatrixRdma, ::testing::ValuesIn(rdmaCases()),
     [](const ::testing::TestParamInfo<RdmaCase>& caseInfo) {
-      return std::string(collName(caseInfo.param.coll)) + "_" +
+      return std::string(namesOf(caseInfo.param.coll).title) + "_" +
              caseInfo.param.fabric;
     });
 
 // Every algorithm of every collective, forced through MCL_ALGO, over shared
 // memory (3 and 5 ranks: a fold in halving-doubling, uneven trees) and TCP.
 struct AlgoCase {
-  Coll coll;
+  Collective coll;
   const char* algo;
   const char* transport;
   int nranks;
@@ -420,20 +402,20 @@ TEST_P(CollectiveMatrixAlgo, MatchesReferenceExactly) {
 }
 
 std::vector<AlgoCase> algoCases() {
-  const std::pair<Coll, const char*> algos[] = {
-      {Coll::AllReduce, "allreduce:ring"},
-      {Coll::AllReduce, "allreduce:tree"},
-      {Coll::AllReduce, "allreduce:direct"},
-      {Coll::AllReduce, "allreduce:halving_doubling"},
-      {Coll::AllGather, "allgather:ring"},
-      {Coll::AllGather, "allgather:direct"},
-      {Coll::Broadcast, "broadcast:chain"},
-      {Coll::Broadcast, "broadcast:tree"},
-      {Coll::Reduce, "reduce:chain"},
-      {Coll::Reduce, "reduce:tree"},
-      {Coll::ReduceScatter, "reducescatter:ring"},
-      {Coll::ReduceScatter, "reducescatter:direct"},
-      {Coll::AllToAll, "alltoall:direct"}};
+  const std::pair<Collective, const char*> algos[] = {
+      {Collective::AllReduce, "allreduce:ring"},
+      {Collective::AllReduce, "allreduce:tree"},
+      {Collective::AllReduce, "allreduce:direct"},
+      {Collective::AllReduce, "allreduce:halving_doubling"},
+      {Collective::AllGather, "allgather:ring"},
+      {Collective::AllGather, "allgather:direct"},
+      {Collective::Broadcast, "broadcast:chain"},
+      {Collective::Broadcast, "broadcast:tree"},
+      {Collective::Reduce, "reduce:chain"},
+      {Collective::Reduce, "reduce:tree"},
+      {Collective::ReduceScatter, "reducescatter:ring"},
+      {Collective::ReduceScatter, "reducescatter:direct"},
+      {Collective::AllToAll, "alltoall:direct"}};
   std::vector<AlgoCase> cases;
   for (const auto& [coll, algo] : algos) {
     cases.push_back({coll, algo, "shm", 3});
@@ -449,8 +431,8 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<AlgoCase>& caseInfo) {
       std::string algo = caseInfo.param.algo;
       return algo.substr(algo.find(':') + 1) + "_" +
-             collName(caseInfo.param.coll) + "_" + caseInfo.param.transport +
-             std::to_string(caseInfo.param.nranks);
+             namesOf(caseInfo.param.coll).title + "_" +
+             caseInfo.param.transport + std::to_string(caseInfo.param.nranks);
     });
 
 // Shared-memory rings written with non-temporal stores only (what a rank
@@ -500,7 +482,7 @@ uint64_t zeroCopyCalls(RankContext& ctx, mclComm_t comm) {
 }
 
 struct ZeroCopyCase {
-  Coll coll;
+  Collective coll;
   int nranks;
   int plainRank;  // its buffers come from malloc; -1: none
 };
@@ -523,7 +505,7 @@ void runZeroCopyMatrix(RankContext& ctx, const ZeroCopyCase& c) {
       runCases(ctx, runner, c.coll, reducedMatrix(), &inPlaceCalls);
   // In place, a rank's all-to-all input would be overwritten while its
   // peers read it: those calls take the usual way.
-  if (c.coll == Coll::AllToAll) calls -= inPlaceCalls;
+  if (c.coll == Collective::AllToAll) calls -= inPlaceCalls;
   const uint64_t ranInPlace = zeroCopyCalls(ctx, comm);
   if (c.plainRank < 0 && ranInPlace != calls)
     ctx.fail("%llu calls ran in place, want %llu",
@@ -531,7 +513,7 @@ void runZeroCopyMatrix(RankContext& ctx, const ZeroCopyCase& c) {
              static_cast<unsigned long long>(calls));
   // Broadcast needs only the root's buffer: it runs in place whenever the
   // root is not the plain rank.
-  if (c.plainRank >= 0 && c.coll != Coll::Broadcast && ranInPlace != 0)
+  if (c.plainRank >= 0 && c.coll != Collective::Broadcast && ranInPlace != 0)
     ctx.fail("%llu calls ran in place with rank %d on malloc'd buffers",
              static_cast<unsigned long long>(ranInPlace), c.plainRank);
   ctx.ok(mclCommDestroy(comm), "mclCommDestroy");
@@ -561,8 +543,9 @@ TEST_P(CollectiveMatrixZeroCopyThreads, MatchesReferenceExactly) {
 
 std::vector<ZeroCopyCase> zeroCopyCases() {
   std::vector<ZeroCopyCase> cases;
-  for (Coll coll : {Coll::AllReduce, Coll::AllGather, Coll::Broadcast,
-                    Coll::Reduce, Coll::ReduceScatter, Coll::AllToAll}) {
+  for (Collective coll :
+       {Collective::AllReduce, Collective::AllGather, Collective::Broadcast,
+        Collective::Reduce, Collective::ReduceScatter, Collective::AllToAll}) {
     for (int n : {2, 3, 4}) cases.push_back({coll, n, -1});
     cases.push_back({coll, 3, 1});
   }
@@ -571,8 +554,9 @@ std::vector<ZeroCopyCase> zeroCopyCases() {
 
 std::vector<ZeroCopyCase> zeroCopyThreadCases() {
   std::vector<ZeroCopyCase> cases;
-  for (Coll coll : {Coll::AllReduce, Coll::AllGather, Coll::Broadcast,
-                    Coll::Reduce, Coll::ReduceScatter, Coll::AllToAll})
+  for (Collective coll :
+       {Collective::AllReduce, Collective::AllGather, Collective::Broadcast,
+        Collective::Reduce, Collective::ReduceScatter, Collective::AllToAll})
     cases.push_back({coll, 3, -1});
   return cases;
 }
@@ -580,7 +564,7 @@ std::vector<ZeroCopyCase> zeroCopyThreadCases() {
 std::string zeroCopyName(
     const ::testing::TestParamInfo<ZeroCopyCase>& caseInfo) {
   const ZeroCopyCase& c = caseInfo.param;
-  return std::string(collName(c.coll)) + "_" + std::to_string(c.nranks) +
+  return std::string(namesOf(c.coll).title) + "_" + std::to_string(c.nranks) +
          "ranks" +
          (c.plainRank < 0 ? ""
                           : "_rank" + std::to_string(c.plainRank) + "Plain");
@@ -604,7 +588,7 @@ INSTANTIATE_TEST_SUITE_P(TcpThreads, CollectiveMatrixTcpThreads,
 INSTANTIATE_TEST_SUITE_P(
     Shm, CollectiveMatrix, ::testing::ValuesIn(allCases()),
     [](const ::testing::TestParamInfo<MatrixCase>& caseInfo) {
-      return std::string(collName(caseInfo.param.coll)) + "_" +
+      return std::string(namesOf(caseInfo.param.coll).title) + "_" +
              std::to_string(caseInfo.param.nranks) + "ranks";
     });
 

@@ -15,7 +15,7 @@
 namespace mcl {
 namespace {
 
-OpArgs call(OpKind kind, size_t count, mclDataType_t type, mclRedOp_t op,
+OpArgs call(Collective kind, size_t count, mclDataType_t type, mclRedOp_t op,
             int root) {
   OpArgs a;
   a.kind = kind;
@@ -38,26 +38,26 @@ std::string mismatchMessage(const std::vector<CallFingerprint>& all) {
 
 TEST(CallCheck, UnusedFieldsNeverDiffer) {
   // All-gather has no op or root; a barrier has no count or type either.
-  auto a =
-      fingerprintOf(call(OpKind::AllGather, 8, mclFloat32, mclSum, 3), 0, 0, 1);
-  auto b = fingerprintOf(call(OpKind::AllGather, 8, mclFloat32, mclMax, -1), 0,
-                         0, 1);
+  auto a = fingerprintOf(call(Collective::AllGather, 8, mclFloat32, mclSum, 3),
+                         0, 0, 1);
+  auto b = fingerprintOf(call(Collective::AllGather, 8, mclFloat32, mclMax, -1),
+                         0, 0, 1);
   EXPECT_EQ(mismatchMessage({a, b}), "");
-  auto c =
-      fingerprintOf(call(OpKind::Barrier, 0, mclUint8, mclSum, -1), 4, 0, 1);
-  auto d =
-      fingerprintOf(call(OpKind::Barrier, 7, mclFloat64, mclAvg, 1), 4, 0, 1);
+  auto c = fingerprintOf(call(Collective::Barrier, 0, mclUint8, mclSum, -1), 4,
+                         0, 1);
+  auto d = fingerprintOf(call(Collective::Barrier, 7, mclFloat64, mclAvg, 1), 4,
+                         0, 1);
   EXPECT_EQ(mismatchMessage({c, d, c}), "");
   // An all-reduce has no root.
-  auto e =
-      fingerprintOf(call(OpKind::AllReduce, 8, mclInt32, mclSum, 0), 1, 0, 1);
-  auto f =
-      fingerprintOf(call(OpKind::AllReduce, 8, mclInt32, mclSum, 2), 1, 0, 1);
+  auto e = fingerprintOf(call(Collective::AllReduce, 8, mclInt32, mclSum, 0), 1,
+                         0, 1);
+  auto f = fingerprintOf(call(Collective::AllReduce, 8, mclInt32, mclSum, 2), 1,
+                         0, 1);
   EXPECT_EQ(mismatchMessage({e, f}), "");
 }
 
 TEST(CallCheck, UsedFieldsDifferAndAreNamed) {
-  auto base = call(OpKind::Reduce, 100, mclBfloat16, mclMax, 1);
+  auto base = call(Collective::Reduce, 100, mclBfloat16, mclMax, 1);
   auto mine = fingerprintOf(base, 6, 0, 1);
   auto otherRoot = base;
   otherRoot.root = 2;
@@ -80,7 +80,7 @@ TEST(CallCheck, UsedFieldsDifferAndAreNamed) {
 }
 
 TEST(CallCheck, GroupPlaceIsCompared) {
-  auto op = call(OpKind::AllReduce, 4, mclFloat32, mclSum, -1);
+  auto op = call(Collective::AllReduce, 4, mclFloat32, mclSum, -1);
   std::string m =
       mismatchMessage({fingerprintOf(op, 0, 0, 2), fingerprintOf(op, 0, 0, 3)});
   EXPECT_NE(m.find("(collective 1 of 2 in a group)"), std::string::npos) << m;

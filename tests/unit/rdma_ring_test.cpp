@@ -84,7 +84,7 @@ void expectRingAllReduceCompletes(const FrameShape& shape, int cycle) {
     in[size_t(mac)].assign(count, mac + 1);
     out[size_t(mac)].assign(count, 0);
     OpArgs op;
-    op.kind = OpKind::AllReduce;
+    op.kind = Collective::AllReduce;
     op.sendbuff = in[size_t(mac)].data();
     op.recvbuff = out[size_t(mac)].data();
     op.count = count;

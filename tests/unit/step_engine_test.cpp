@@ -123,12 +123,12 @@ void runCase(Cluster& c, const Case& k) {
       a.sendbuff = o + at;
     }
     if (k.inPlace && k.coll == Coll::ReduceScatter) a.recvbuff = o + ur * count;
-    a.kind = k.coll == Coll::AllReduce       ? OpKind::AllReduce
-             : k.coll == Coll::AllGather     ? OpKind::AllGather
-             : k.coll == Coll::ReduceScatter ? OpKind::ReduceScatter
-             : k.coll == Coll::Broadcast     ? OpKind::Broadcast
-             : k.coll == Coll::AllToAll      ? OpKind::AllToAll
-                                             : OpKind::Reduce;
+    a.kind = k.coll == Coll::AllReduce       ? Collective::AllReduce
+             : k.coll == Coll::AllGather     ? Collective::AllGather
+             : k.coll == Coll::ReduceScatter ? Collective::ReduceScatter
+             : k.coll == Coll::Broadcast     ? Collective::Broadcast
+             : k.coll == Coll::AllToAll      ? Collective::AllToAll
+                                             : Collective::Reduce;
   }
   ASSERT_NO_THROW(c.run(ops));
   EXPECT_EQ(c.piecesLeft(), 0u) << "bytes left unconsumed in the rings";
@@ -372,7 +372,7 @@ TEST(ProgressStepTest, ReduceForwardsInSmallerPiecesAndDivides) {
 
 // ---- failures: timeout, abort, peer gone ----
 
-OpArgs pointToPoint(OpKind kind, int peer, std::vector<int32_t>& buf) {
+OpArgs pointToPoint(Collective kind, int peer, std::vector<int32_t>& buf) {
   OpArgs a;
   a.kind = kind;
   a.sendbuff = buf.data();
@@ -403,7 +403,7 @@ TEST(RunLanesFailureTest, WaitingForDataTimesOutNamingThePeer) {
   c.context(0).timeout = std::chrono::milliseconds(200);
   std::vector<int32_t> buf(4);
   double seconds = 0;
-  Error e = runAlone(c, pointToPoint(OpKind::Recv, 2, buf), &seconds);
+  Error e = runAlone(c, pointToPoint(Collective::Recv, 2, buf), &seconds);
   EXPECT_EQ(e.code(), mclTimeout) << e.what();
   std::string msg = e.what();
   EXPECT_NE(msg.find("from rank 2"), std::string::npos) << msg;
@@ -420,7 +420,7 @@ TEST(RunLanesFailureTest, WaitingForRoomTimesOutNamingThePeer) {
   c.context(0).timeout = std::chrono::milliseconds(100);
   std::vector<int32_t> buf(64);  // 256 bytes into a 16-byte ring
   double seconds = 0;
-  Error e = runAlone(c, pointToPoint(OpKind::Send, 1, buf), &seconds);
+  Error e = runAlone(c, pointToPoint(Collective::Send, 1, buf), &seconds);
   EXPECT_EQ(e.code(), mclTimeout) << e.what();
   EXPECT_NE(std::string(e.what()).find("send to rank 1"), std::string::npos)
       << e.what();
@@ -434,7 +434,7 @@ TEST(RunLanesFailureTest, AbortEndsTheWaitWithRemoteError) {
   c.context(0).aborted = &aborted;
   std::vector<int32_t> buf(4);
   double seconds = 0;
-  Error e = runAlone(c, pointToPoint(OpKind::Recv, 1, buf), &seconds);
+  Error e = runAlone(c, pointToPoint(Collective::Recv, 1, buf), &seconds);
   EXPECT_EQ(e.code(), mclRemoteError) << e.what();
   EXPECT_NE(std::string(e.what()).find("abort"), std::string::npos) << e.what();
   EXPECT_LT(seconds, 2.0);
@@ -446,7 +446,7 @@ TEST(RunLanesFailureTest, PeerGoneIsRemoteErrorNamingThePeer) {
   c.connection(0, 1).alive = false;
   std::vector<int32_t> buf(4);
   double seconds = 0;
-  Error e = runAlone(c, pointToPoint(OpKind::Recv, 1, buf), &seconds);
+  Error e = runAlone(c, pointToPoint(Collective::Recv, 1, buf), &seconds);
   EXPECT_EQ(e.code(), mclRemoteError) << e.what();
   EXPECT_NE(std::string(e.what()).find("peer rank 1"), std::string::npos)
       << e.what();
@@ -456,9 +456,9 @@ TEST(RunLanesFailureTest, PeerGoneIsRemoteErrorNamingThePeer) {
 TEST(RunLanesFailureTest, PeerGoneAfterSendingEverythingIsNoFailure) {
   Cluster c(2, {4, 64});
   std::vector<int32_t> sent = {1, 2, 3}, got(3);
-  c.run({pointToPoint(OpKind::Send, 0, sent)}, {1});
+  c.run({pointToPoint(Collective::Send, 0, sent)}, {1});
   c.connection(0, 1).alive = false;
-  c.run({pointToPoint(OpKind::Recv, 1, got)}, {0});
+  c.run({pointToPoint(Collective::Recv, 1, got)}, {0});
   EXPECT_EQ(got, sent);
 }
 
@@ -474,7 +474,7 @@ TEST(RunLanesFailureTest, RoundsLargerThanHalfARingDeadlock) {
     c.context(r).timeout = std::chrono::milliseconds(100);
     c.context(r).forced[size_t(Collective::AllReduce)] = Algorithm::Ring;
     OpArgs a;
-    a.kind = OpKind::AllReduce;
+    a.kind = Collective::AllReduce;
     a.sendbuff = a.recvbuff = bufs[static_cast<size_t>(r)].data();
     a.count = 64;
     a.type = mclFloat32;

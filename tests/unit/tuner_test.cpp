@@ -27,7 +27,7 @@ AlgoContext contextFor(const char* kind, bool crowded, int nranks) {
 
 OpArgs allReduceOf(size_t bytes) {
   OpArgs op;
-  op.kind = OpKind::AllReduce;
+  op.kind = Collective::AllReduce;
   op.type = mclUint8;
   op.count = bytes;
   return op;
