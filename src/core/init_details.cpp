@@ -1,6 +1,8 @@
 #include "core/init_details.h"
 
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "base/error.h"

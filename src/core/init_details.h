@@ -5,6 +5,7 @@
 // bounds every field and refuses the rest.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>

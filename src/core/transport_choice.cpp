@@ -1,6 +1,7 @@
 #include "core/transport_choice.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>

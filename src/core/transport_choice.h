@@ -4,6 +4,7 @@
 // alike when some pair cannot be joined.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <utility>

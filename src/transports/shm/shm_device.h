@@ -3,6 +3,7 @@
 // connection to itself is shared memory whatever MCL_TRANSPORT says.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>

@@ -1,6 +1,7 @@
 #include "transports/tcp/tcp_device.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>

@@ -3,6 +3,7 @@
 // priority: it joins what nothing faster can.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
