@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "transports/rdma/rdma_options.h"
 #include "transports/rdma/rdma_wires.h"
 
 namespace mcl::transport::rdma {
@@ -15,6 +16,7 @@ inline RdmaOptions emuOptions(const std::string& fabric, int mac,
   o.provider.provider = "emu";
   o.provider.emuFabric =
       std::string(MCL_FIXTURE_DIR) + "/rdma/" + fabric + ".json";
+  o.provider.emuCabling = loadEmuCabling(o.provider.emuFabric);
   o.provider.emuMac = mac;
   o.provider.emuNamespace = nameSpace;
   o.provider.emuLatencyUs = 0;

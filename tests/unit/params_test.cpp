@@ -242,6 +242,10 @@ TEST_F(ParamsTest, RdmaSettingsAreChecked) {
   set("MCL_RDMA_PROVIDER", "magic");
   expectInvalid([] { rdmaOptions(); }, "MCL_RDMA_PROVIDER=magic");
   set("MCL_RDMA_PROVIDER", "emu");
+  expectInvalid([] { rdmaOptions(); }, "needs MCL_EMU_FABRIC");
+  set("MCL_EMU_FABRIC", "/nonexistent/fabric.json");
+  expectInvalid([] { rdmaOptions(); }, "MCL_EMU_FABRIC=/nonexistent");
+  set("MCL_EMU_FABRIC", MCL_FIXTURE_DIR "/rdma/pair.json");
   set("MCL_RDMA_QP", "ud");
   expectInvalid([] { rdmaOptions(); }, "MCL_RDMA_QP=ud");
   set("MCL_RDMA_QP", "rc");
@@ -252,6 +256,7 @@ TEST_F(ParamsTest, RdmaSettingsAreChecked) {
   EXPECT_EQ(r.provider.provider, "emu");
   EXPECT_EQ(r.qpType, transport::rdma::QpType::RC);
   EXPECT_EQ(r.shape.depth, 16);
+  EXPECT_EQ(r.provider.emuCabling.size(), 2u);  // the pair's two Macs
 }
 
 TEST_F(ParamsTest, ShmRingSizesAreChecked) {

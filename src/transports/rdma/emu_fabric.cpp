@@ -7,7 +7,6 @@
 #include <string>
 
 #include "base/error.h"
-#include "topology/device_matrix.h"
 
 namespace mcl::transport::rdma {
 
@@ -55,29 +54,20 @@ EmuEnd EmuFabric::peerOf(int mac, const std::string& device) const {
   return {};
 }
 
-EmuFabric parseEmuFabric(const std::string& matrixJson,
-                         const std::string& faults, const std::string& path) {
-  topology::DeviceMatrix m;
-  try {
-    m = topology::parseDeviceMatrix(matrixJson);
-  } catch (const Error& e) {
-    throw error(mclInvalidArgument, "MCL_EMU_FABRIC=%s: %s", path.c_str(),
-                e.what());
-  }
+EmuFabric buildEmuFabric(const EmuCabling& cabling, const std::string& faults) {
   EmuFabric fabric;
-  fabric.macs = m.ranks;
-  fabric.devices.resize(size_t(m.ranks));
-  for (int i = 0; i < m.ranks; ++i) {
+  const auto macs = cabling.size();
+  fabric.macs = int(macs);
+  fabric.devices.resize(macs);
+  for (size_t i = 0; i < macs; ++i) {
     std::set<std::string> names;
-    for (int j = 0; j < m.ranks; ++j)
-      for (const std::string& d : m.devices[size_t(i)][size_t(j)])
-        names.insert(d);
-    fabric.devices[size_t(i)].assign(names.begin(), names.end());
-    for (int j = i + 1; j < m.ranks; ++j)
-      for (int k = 0; k < m.cableCount(i, j); ++k)
-        fabric.cables.push_back(
-            {EmuEnd{i, m.devices[size_t(i)][size_t(j)][size_t(k)]},
-             EmuEnd{j, m.devices[size_t(j)][size_t(i)][size_t(k)]}});
+    for (size_t j = 0; j < macs; ++j)
+      for (const std::string& d : cabling[i][j]) names.insert(d);
+    fabric.devices[i].assign(names.begin(), names.end());
+    for (size_t j = i + 1; j < macs; ++j)
+      for (size_t k = 0; k < cabling[i][j].size(); ++k)
+        fabric.cables.push_back({EmuEnd{int(i), cabling[i][j][k]},
+                                 EmuEnd{int(j), cabling[j][i][k]}});
   }
   size_t start = 0;
   while (start < faults.size()) {

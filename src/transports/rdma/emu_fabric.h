@@ -1,7 +1,8 @@
 // The emulated Thunderbolt fabric: which rdma_enX of which Mac is cabled to
-// which, read from a JACCL device matrix (row i = Mac i), each cable's
-// latency and bandwidth, and the faults asked for (a port that goes down at
-// a given time). Pure data; the provider (emu_provider.cpp) moves frames.
+// which, given as a JACCL device matrix's cells (row i = Mac i; the RDMA
+// options read MCL_EMU_FABRIC's file, rdma_options.h), each cable's latency
+// and bandwidth, and the faults asked for (a port that goes down at a given
+// time). Pure data; the provider (emu_provider.cpp) moves frames.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,10 @@
 #include <vector>
 
 namespace mcl::transport::rdma {
+
+// cabling[i][j]: the devices Mac i uses toward Mac j, one per cable, in
+// cable order (a JACCL device matrix, checked: square, symmetric counts).
+using EmuCabling = std::vector<std::vector<std::vector<std::string>>>;
 
 struct EmuEnd {
   int mac = -1;
@@ -35,10 +40,9 @@ struct EmuFabric {
   EmuEnd peerOf(int mac, const std::string& device) const;
 };
 
-// `matrixJson` as MCL_EMU_FABRIC's file holds it; `faults` as MCL_EMU_FAULTS:
-// "port_down:MAC:DEVICE@MS[;...]", e.g. "port_down:1:rdma_en2@300". Throws
-// mcl::Error(mclInvalidArgument) naming `path` and the defect.
-EmuFabric parseEmuFabric(const std::string& matrixJson,
-                         const std::string& faults, const std::string& path);
+// `faults` as MCL_EMU_FAULTS: "port_down:MAC:DEVICE@MS[;...]", e.g.
+// "port_down:1:rdma_en2@300". Throws mcl::Error(mclInvalidArgument) naming
+// the fault and the defect.
+EmuFabric buildEmuFabric(const EmuCabling& cabling, const std::string& faults);
 
 }  // namespace mcl::transport::rdma

@@ -1,8 +1,6 @@
 #include "transports/rdma/provider.h"
 
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <utility>
 
 #include "base/error.h"
@@ -18,19 +16,13 @@ const char* qpTypeName(QpType type) { return type == QpType::UC ? "UC" : "RC"; }
 namespace {
 
 std::unique_ptr<Provider> openEmu(const ProviderOptions& o) {
-  if (o.emuFabric.empty())
+  if (o.emuCabling.empty())
     throw error(mclInvalidArgument,
                 "MCL_RDMA_PROVIDER=emu needs MCL_EMU_FABRIC: the path of a "
                 "JACCL device-matrix JSON file saying which rdma_enX of which "
                 "Mac (rank) is cabled to which");
-  std::ifstream in(o.emuFabric);
-  if (!in)
-    throw error(mclInvalidArgument, "MCL_EMU_FABRIC=%s: cannot open it",
-                o.emuFabric.c_str());
-  std::ostringstream text;
-  text << in.rdbuf();
   EmuSettings s;
-  s.fabric = parseEmuFabric(text.str(), o.emuFaults, o.emuFabric);
+  s.fabric = buildEmuFabric(o.emuCabling, o.emuFaults);
   s.mac = o.emuMac;
   s.nameSpace = o.emuNamespace;
   s.latencyUs = o.emuLatencyUs;

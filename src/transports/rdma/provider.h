@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "transports/rdma/emu_fabric.h"
 #include "transports/rdma/verbs.h"
 
 namespace mcl::transport::rdma {
@@ -13,7 +14,8 @@ namespace mcl::transport::rdma {
 struct ProviderOptions {
   std::string provider = "ibverbs";  // MCL_RDMA_PROVIDER
   std::string library;               // MCL_RDMA_LIBRARY; "" = the default
-  std::string emuFabric;             // MCL_EMU_FABRIC
+  std::string emuFabric;             // MCL_EMU_FABRIC, the file's path
+  EmuCabling emuCabling;             // its device matrix (rdma_options.h)
   int emuMac = 0;                    // which Mac of the fabric this rank is
   std::string emuNamespace;          // keeps communicators' wires apart
   double emuLatencyUs = 2.0;         // MCL_EMU_LATENCY_US, one way

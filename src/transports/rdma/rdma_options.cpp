@@ -2,9 +2,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "base/error.h"
+#include "topology/device_matrix.h"
 
 namespace mcl::transport::rdma {
 
@@ -40,6 +43,21 @@ constexpr ParamDef kParams[] = {
 
 ParamTable rdmaParams() { return kParams; }
 
+EmuCabling loadEmuCabling(const std::string& path) {
+  std::ifstream in(path);
+  if (!in)
+    throw error(mclInvalidArgument, "MCL_EMU_FABRIC=%s: cannot open it",
+                path.c_str());
+  std::ostringstream text;
+  text << in.rdbuf();
+  try {
+    return topology::parseDeviceMatrix(text.str()).devices;
+  } catch (const Error& e) {
+    throw error(mclInvalidArgument, "MCL_EMU_FABRIC=%s: %s", path.c_str(),
+                e.what());
+  }
+}
+
 RdmaOptions loadRdmaOptions(const ParamSource& params) {
   RdmaOptions r;
   r.provider.provider = params.text("MCL_RDMA_PROVIDER");
@@ -49,6 +67,14 @@ RdmaOptions loadRdmaOptions(const ParamSource& params) {
                 r.provider.provider.c_str());
   r.provider.library = params.text("MCL_RDMA_LIBRARY");
   r.provider.emuFabric = params.text("MCL_EMU_FABRIC");
+  if (r.provider.provider == "emu") {
+    if (r.provider.emuFabric.empty())
+      throw error(mclInvalidArgument,
+                  "MCL_RDMA_PROVIDER=emu needs MCL_EMU_FABRIC: the path of a "
+                  "JACCL device-matrix JSON file saying which rdma_enX of "
+                  "which Mac (rank) is cabled to which");
+    r.provider.emuCabling = loadEmuCabling(r.provider.emuFabric);
+  }
   r.provider.emuFaults = params.text("MCL_EMU_FAULTS");
   r.provider.emuLatencyUs =
       static_cast<double>(params.integer("MCL_EMU_LATENCY_US", 0, 1000000));

@@ -19,8 +19,14 @@ struct RdmaOptions {
   std::vector<std::string> devices;  // MCL_RDMA_DEVICES; empty: every one
 };
 
-// Throws mclInvalidArgument naming the variable.
+// Throws mclInvalidArgument naming the variable. Under the emu provider it
+// reads MCL_EMU_FABRIC's device matrix (loadEmuCabling).
 RdmaOptions loadRdmaOptions(const ParamSource& params);
+
+// The device matrix in the JSON file at `path` (a JACCL device matrix),
+// checked. Throws mclInvalidArgument naming MCL_EMU_FABRIC, the path and the
+// defect.
+EmuCabling loadEmuCabling(const std::string& path);
 
 ParamTable rdmaParams();
 
