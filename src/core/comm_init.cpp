@@ -63,10 +63,8 @@ DeviceList makeDevices(const mclComm& comm, const Secret& secret) {
   init.emuMac = comm.emuMac;
   init.params = &environmentParams();
   DeviceList devices;
-  for (const TransportEntry& entry : transportsFor(comm.settings.transport)) {
-    init.forced = comm.settings.transport == entry.name;
+  for (const TransportEntry& entry : transportsFor(comm.settings.transport))
     devices.push_back(entry.make(init));
-  }
   return devices;
 }
 
@@ -224,10 +222,7 @@ void connectTransports(mclComm& comm, const std::vector<bool>& opened,
                        platform::Deadline deadline) {
   BootstrapExchange exchange(bootstrap);
   for (size_t d = 0; d < comm.devices.size(); ++d) {
-    bool used = false;
-    for (int r = 0; r < comm.nranks && !used; ++r)
-      used = !comm.transports.peersOver(r, int(d)).empty();
-    if (!used) continue;
+    if (!comm.transports.usesDevice(int(d))) continue;
     comm.devices[d]->connect(comm.transports.peersOver(comm.rank, int(d)),
                              exchange, deadline);
     checkPeerBufferLimit(comm, *comm.devices[d]);  // now with its wires

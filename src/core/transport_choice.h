@@ -4,6 +4,7 @@
 // alike when some pair cannot be joined.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -42,6 +43,11 @@ class TransportChoice {
   std::vector<int> peersOver(int rank, int d) const;
   // Whether d joins some two different ranks of the communicator.
   bool joinsSomePair(int d) const;
+  // Whether d joins any pair, a rank to itself included.
+  bool usesDevice(int d) const {
+    return std::find(deviceOfPair_.begin(), deviceOfPair_.end(), d) !=
+           deviceOfPair_.end();
+  }
 
  private:
   int nranks_ = 0;

@@ -44,7 +44,6 @@ const char* linkKindName(LinkKind kind);
 // Every transport has these two channels to each peer: collectives and
 // point-to-point traffic never share one, so neither waits on the other.
 enum class Channel : uint32_t { Collective = 0, PointToPoint = 1 };
-constexpr uint32_t kChannelCount = 2;
 
 // Where a rank runs, from the rendezvous.
 struct RankPlace {
@@ -64,9 +63,6 @@ struct DeviceInit {
   // The Mac this process plays on the emulated RDMA fabric (a process
   // keeps its Mac when it joins a smaller communicator).
   int emuMac = 0;
-  // MCL_TRANSPORT names this transport: what it cannot do is an error, not
-  // a reason to try the next one.
-  bool forced = false;
   const ParamSource* params = nullptr;
 };
 
@@ -145,11 +141,6 @@ class Device {
   // The fewest wires between two ranks joined by this device (the tuner
   // splits large transfers over them), known after connect().
   virtual int fewestWires() const { return 1; }
-  // For the log: how this rank reaches `peer` ("rdma_en2->rdma_en4, UC").
-  virtual std::string describe(int peer) const {
-    (void)peer;
-    return name();
-  }
 
  protected:
   uint64_t commId_ = 0;

@@ -168,8 +168,4 @@ BufferUse RdmaDevice::bufferUse() const {
   return u;
 }
 
-std::string RdmaDevice::describe(int peer) const {
-  return wires_->describe(peer);
-}
-
 }  // namespace mcl::transport::rdma

@@ -40,7 +40,6 @@ class RdmaDevice final : public Device {
   uint64_t receiveCapacity() const override;
   BufferUse bufferUse() const override;
   int fewestWires() const override { return fewestWires_; }
-  std::string describe(int peer) const override;
 
  private:
   std::map<int, WirePlan> planFor(const std::vector<int>& peers,
