@@ -50,7 +50,8 @@ def test_acceptance_run_on_the_emulated_mesh():
 @pytest.mark.parametrize("name,ranks", [("pair2_crossed", 2),
                                         ("mesh4_doubled", 4)])
 def test_no_frame_is_dropped(qp, name, ranks):
-    env = emu_env(name, MCL_RDMA_QP=qp, MCL_DEBUG="INFO",
+    env = emu_env(name, MCL_RDMA_QP=qp, MCL_EMU_RC="1" if qp == "rc" else "0",
+                  MCL_DEBUG="INFO",
                   MCL_DEBUG_SUBSYS="INIT")
     run = subprocess.run([PERF, "allreduce", "-np", str(ranks), "-b", "8",
                           "-e", "4M", "-f", "16", "-n", "3", "-w", "1",

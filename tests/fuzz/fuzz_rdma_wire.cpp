@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "fuzz_check.h"
+#include "platform/page_buffer.h"
 #include "topology/cluster_json.h"
 #include "transports/rdma/rdma_connection.h"
 #include "transports/rdma/rdma_wire_plan.h"
@@ -91,6 +92,7 @@ struct FakeQueuePair final : rdma::QueuePair {
   std::deque<Receive> receives;
 
   rdma::QpAddress address() const override { return {}; }
+  uint32_t inlineBytes() const override { return 0; }
   void connect(const rdma::QpAddress&) override {}
   void postSend(uint64_t wrId, const rdma::MemoryRegion&, const std::byte*,
                 uint32_t bytes) override {
@@ -135,8 +137,8 @@ void framesOnWires(const uint8_t* data, size_t size) {
   for (rdma::Wire& w : wires) {
     w.device = "rdma_en2";
     w.remoteDevice = "rdma_en3";
-    w.sendFrames.resize(size_t{kDepth} * kFrameBytes);
-    w.recvFrames.resize(size_t{kDepth} * kFrameBytes);
+    w.sendFrames = mcl::platform::PageBuffer(size_t{kDepth} * kFrameBytes);
+    w.recvFrames = mcl::platform::PageBuffer(size_t{kDepth} * kFrameBytes);
     w.sendMr = std::make_unique<FakeRegion>();
     w.recvMr = std::make_unique<FakeRegion>();
     auto cq = std::make_unique<FakeCompletions>();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -17,13 +18,27 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "platform/page_buffer.h"
 #include "platform/shared_memory.h"
 
 namespace mcl::transport::rdma {
 
 namespace {
 
+// EOPNOTSUPP as macOS numbers it: the errno Apple's provider gives for RC.
+constexpr int kEopnotsuppApple = 102;
+
 std::atomic<uint64_t> droppedFrames{0};
+
+// A rule of Apple's provider broken: the verb fails as a provider's would,
+// with an errno, and the text says which rule (a test reads it).
+[[noreturn]] void refuse(const std::string& verb, int err,
+                         const std::string& rule) {
+  throw error(mclSystemError,
+              "%s failed: %s (errno %d); the emulated Apple provider "
+              "refuses it: %s",
+              verb.c_str(), std::strerror(err), err, rule.c_str());
+}
 
 int64_t nowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -170,15 +185,21 @@ class EmuQueuePair final : public QueuePair {
     platform::SharedMemory::unlink(name_);  // in case no peer took it
   }
 
+  uint32_t inlineBytes() const override { return 0; }  // refused at creation
+
   QpAddress address() const override {
     QpAddress a;
     a.gid = gidOf(state_->s.mac, state_->deviceIndex(device_));
     a.qpn = qpn_;
-    a.mtu = 1024;
+    a.mtu = kEmuPathMtu;
     return a;
   }
 
   void connect(const QpAddress& remote) override {
+    if (remote.mtu != kEmuPathMtu)
+      refuse("ibv_modify_qp to RTR on emulated " + device_, EINVAL,
+             "path MTU " + std::to_string(remote.mtu) + " (Thunderbolt " +
+                 "RDMA runs at " + std::to_string(kEmuPathMtu) + ")");
     int mac = remote.gid[14];
     int index = remote.gid[15] - 1;
     const auto& fabric = state_->s.fabric;
@@ -372,13 +393,21 @@ class EmuContext final : public DeviceContext {
     p.state = state_->cableDown(state_->s.mac, info_.name, nowNs())
                   ? PortState::Down
                   : PortState::Active;
-    p.mtu = 1024;
+    p.mtu = kEmuPathMtu;
     p.gidIndex = 0;
     p.gid = gidOf(state_->s.mac, state_->deviceIndex(info_.name));
     return p;
   }
   std::unique_ptr<MemoryRegion> registerMemory(void* data,
                                                size_t bytes) override {
+    // MLX's JACCL registers page-aligned memory only: the one way known to
+    // work on Apple's provider, so the emulation accepts nothing else.
+    if (reinterpret_cast<uintptr_t>(data) % platform::pageSize() != 0)
+      refuse("ibv_reg_mr of " + std::to_string(bytes) + " bytes on emulated " +
+                 info_.name,
+             EINVAL,
+             "the memory does not start on a page boundary (pages are " +
+                 std::to_string(platform::pageSize()) + " bytes here)");
     return std::make_unique<EmuMemory>(static_cast<std::byte*>(data), bytes,
                                        nextKey_++);
   }
@@ -387,6 +416,21 @@ class EmuContext final : public DeviceContext {
   }
   std::unique_ptr<QueuePair> createQueuePair(CompletionQueue& cq,
                                              const QpOptions& o) override {
+    const std::string verb = "ibv_create_qp on emulated " + info_.name;
+    const EmuSettings& s = state_->s;
+    if (o.type == QpType::RC && !s.rc)
+      refuse(verb, kEopnotsuppApple,
+             "RC queue pairs (Apple's provider makes UC only; MCL_EMU_RC=1 "
+             "emulates one that makes RC)");
+    if (o.inlineBytes > 0)
+      refuse(verb, EINVAL,
+             "inline data (" + std::to_string(o.inlineBytes) +
+                 " bytes asked; max_inline_data must be 0)");
+    if (o.maxMessageBytes > kEmuFrameBytesBefore263 && !s.macos.atLeast(26, 3))
+      refuse(verb, EINVAL,
+             "frames of " + std::to_string(o.maxMessageBytes) +
+                 " bytes on macOS " + s.macos.text() +
+                 " (over 4096 bytes needs macOS 26.3)");
     return std::make_unique<EmuQueuePair>(
         state_, info_.name, static_cast<EmuCompletionQueue&>(cq), o);
   }
@@ -406,10 +450,19 @@ class EmuProvider final : public Provider {
   }
   const char* name() const override { return "emu"; }
   bool emulated() const override { return true; }
+  FrameLimit frameLimit() const override {
+    const platform::OsVersion& v = state_->s.macos;
+    if (v.atLeast(26, 3)) return {};
+    return {kEmuFrameBytesBefore263,
+            "the emulated provider keeps macOS " + v.text() +
+                "'s rules (MCL_EMU_MACOS): frames over 4096 bytes need "
+                "macOS 26.3"};
+  }
   std::vector<DeviceInfo> devices() override {
     std::vector<DeviceInfo> out;
     for (const std::string& d : state_->s.fabric.devices[size_t(state_->s.mac)])
-      out.push_back({d, d.rfind("rdma_", 0) == 0 ? d.substr(5) : d, true, 256});
+      out.push_back(
+          {d, d.rfind("rdma_", 0) == 0 ? d.substr(5) : d, state_->s.rc, 256});
     return out;
   }
   std::unique_ptr<DeviceContext> open(const std::string& device) override {

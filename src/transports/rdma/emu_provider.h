@@ -2,16 +2,22 @@
 // Mac of the fabric; a queue pair's inbound wire is a ring in shared memory
 // that the peer's queue pair writes frames into. It keeps UC's rules (a
 // frame that arrives when no receive is posted is dropped; a send completes
-// once it left, whether or not anyone receives it), offers RC (no drops: a
-// frame waits for a receive; acknowledgements are not modelled),
-// models each cable's latency and bandwidth, and takes ports down as
-// MCL_EMU_FAULTS asks.
+// once it left, whether or not anyone receives it), models each cable's
+// latency and bandwidth, and takes ports down as MCL_EMU_FAULTS asks.
+//
+// It enforces what is known of Apple's provider, refusing the way a
+// provider would (mclSystemError with an errno), so a test fails when mcl
+// breaks a rule: UC queue pairs only (RC only when the test asks for it:
+// no drops, a frame waits for a receive, acknowledgements not modelled);
+// path MTU 1024; no inline data; registrations that start on a page
+// boundary; and on macOS before 26.3, no frame over 4096 bytes.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
 
+#include "platform/os_version.h"
 #include "transports/rdma/emu_fabric.h"
 #include "transports/rdma/verbs.h"
 
@@ -23,7 +29,13 @@ struct EmuSettings {
   std::string nameSpace;   // short text that keeps communicators apart
   double latencyUs = 2.0;  // one way
   double gbps = 60.0;      // per cable and direction
+  platform::OsVersion macos{26, 2, 0};  // the release whose rules it keeps
+  bool rc = false;                      // offers RC queue pairs (tests)
 };
+
+// The emulated provider's rules, for the tests that check them.
+constexpr uint32_t kEmuPathMtu = 1024;
+constexpr uint32_t kEmuFrameBytesBefore263 = 4096;
 
 std::unique_ptr<Provider> openEmuProvider(EmuSettings settings);
 

@@ -81,6 +81,7 @@ std::shared_ptr<Library> loadLibrary(const std::string& library) {
   MCL_IBV_FUNCTIONS(MCL_IBV_RESOLVE)
 #undef MCL_IBV_RESOLVE
   resolve(lib->v.wc_status_str, "ibv_wc_status_str", false);
+  resolve(lib->v.query_device, "ibv_query_device", false);
   return lib;
 }
 
@@ -127,6 +128,7 @@ DeviceInfo describe(const Library& lib, ibv_device* dev) {
 }
 
 int maxQpWr(const Library& lib, ibv_context* ctx) {
+  if (lib.v.query_device == nullptr) return 0;  // unknown: not checked
   ibv_device_attr attr{};
   return lib.v.query_device(ctx, &attr) == 0 ? attr.max_qp_wr : 0;
 }

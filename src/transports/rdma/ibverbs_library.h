@@ -26,9 +26,9 @@ namespace mcl::transport::rdma::ibv {
 // clang-format off
 #define MCL_IBV_FUNCTIONS(X)                                               \
   X(get_device_list) X(free_device_list) X(get_device_name) X(open_device) \
-  X(close_device) X(query_device) X(query_port) X(query_gid) X(alloc_pd)   \
-  X(dealloc_pd) X(reg_mr) X(dereg_mr) X(create_cq) X(destroy_cq)          \
-  X(create_qp) X(destroy_qp) X(modify_qp)
+  X(close_device) X(query_port) X(query_gid) X(alloc_pd) X(dealloc_pd)     \
+  X(reg_mr) X(dereg_mr) X(create_cq) X(destroy_cq) X(create_qp)            \
+  X(destroy_qp) X(modify_qp)
 // clang-format on
 
 // Naming a verb only for its type is no use of it: if an SDK marks the
@@ -42,15 +42,24 @@ struct Verbs {
 #define MCL_IBV_MEMBER(f) decltype(&::ibv_##f) f = nullptr;
   MCL_IBV_FUNCTIONS(MCL_IBV_MEMBER)
 #undef MCL_IBV_MEMBER
-  // Optional (only the text of failed completions): null when absent.
+  // Optional, null when absent: the text of failed completions, and the
+  // device's limits (MLX's JACCL never loads ibv_query_device, so Apple's
+  // library is not known to have it; without it the queue depth is not
+  // checked against the device before the queue pair is made).
   decltype(&::ibv_wc_status_str) wc_status_str = nullptr;
+  decltype(&::ibv_query_device) query_device = nullptr;
 };
 #if defined(__clang__)
 #pragma clang diagnostic pop
 #endif
 
-constexpr uint8_t kPort = 1;           // one port per Thunderbolt device
-constexpr uint32_t kInlineBytes = 64;  // asked for; the QP may grant less
+constexpr uint8_t kPort = 1;  // one port per Thunderbolt device
+
+// Memory-region and queue-pair access as MLX's JACCL sets them on Apple's
+// provider, the only settings known to work there; mcl itself needs only
+// LOCAL_WRITE (receives write into its frames).
+constexpr int kAccessFlags =
+    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
 
 // The exported ibv_query_port takes rdma-core's `_compat_ibv_port_attr`
 // (the pre-extension layout) while the header's inline wrapper passes a

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <type_traits>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "platform/os_version.h"
 #include "transports/rdma/ibverbs_library.h"
 
 namespace mcl::transport::rdma {
@@ -107,6 +109,7 @@ class IbvQueuePair : public QueuePair {
         maxInline_(maxInline),
         psn_(randomPsn()) {}
   ~IbvQueuePair() override { d_->lib->v.destroy_qp(qp_); }
+  uint32_t inlineBytes() const override { return maxInline_; }
 
   // RESET -> INIT, so receives can be posted before connect().
   void init() {
@@ -114,7 +117,7 @@ class IbvQueuePair : public QueuePair {
     a.qp_state = IBV_QPS_INIT;
     a.pkey_index = 0;
     a.port_num = kPort;
-    a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+    a.qp_access_flags = kAccessFlags;
     if (int err = modify(a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
                                 IBV_QP_ACCESS_FLAGS))
       fail(what("INIT"), err);
@@ -258,10 +261,9 @@ class IbvDeviceContext : public DeviceContext {
 
   std::unique_ptr<MemoryRegion> registerMemory(void* data,
                                                size_t bytes) override {
-    // REMOTE_WRITE keeps the region usable for RDMA WRITE later.
+    // The caller registers page-aligned memory (PageBuffer), as JACCL does.
     errno = 0;
-    ibv_mr* mr = d_->lib->v.reg_mr(
-        d_->pd, data, bytes, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+    ibv_mr* mr = d_->lib->v.reg_mr(d_->pd, data, bytes, kAccessFlags);
     if (!mr)
       fail("ibv_reg_mr of " + std::to_string(bytes) + " bytes on " +
                d_->info.name,
@@ -295,25 +297,17 @@ class IbvDeviceContext : public DeviceContext {
     ia.cap.max_send_wr = static_cast<uint32_t>(o.sendDepth);
     ia.cap.max_recv_wr = static_cast<uint32_t>(o.recvDepth);
     ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
-    ibv_qp_init_attr plain = ia;
-    ia.cap.max_inline_data = kInlineBytes;
+    // 0 unless MCL_RDMA_INLINE=1: JACCL asks for none on Apple's provider.
+    ia.cap.max_inline_data = o.inlineBytes;
     errno = 0;
     ibv_qp* qp = d_->lib->v.create_qp(d_->pd, &ia);
-    uint32_t asked = kInlineBytes;
     if (!qp) {
-      // A provider without inline sends may refuse the request outright.
-      ia = plain;
-      asked = 0;
-      errno = 0;
-      qp = d_->lib->v.create_qp(d_->pd, &ia);
-    }
-    if (!qp) {
-      char what[160];
+      char what[200];
       snprintf(what, sizeof(what),
-               "ibv_create_qp (%s, send %d, recv %d; the device allows %d) "
-               "on %s",
-               rc ? "RC" : "UC", o.sendDepth, o.recvDepth, info.maxQpWr,
-               info.name.c_str());
+               "ibv_create_qp (%s, send %d, recv %d, inline %u; the device "
+               "allows %d) on %s",
+               rc ? "RC" : "UC", o.sendDepth, o.recvDepth, o.inlineBytes,
+               info.maxQpWr, info.name.c_str());
       fail(what, verbsErrno(0, errno),
            !rc              ? ""
            : d_->lib->apple ? "the device supports UC queue pairs only "
@@ -321,7 +315,7 @@ class IbvDeviceContext : public DeviceContext {
                             : "the device may support UC queue pairs only");
     }
     // The provider reports what it granted; inline only within both.
-    uint32_t maxInline = std::min(asked, ia.cap.max_inline_data);
+    uint32_t maxInline = std::min(o.inlineBytes, ia.cap.max_inline_data);
     auto q =
         std::make_unique<IbvQueuePair>(d_, icq->cq(), qp, o.type, maxInline);
     q->init();
@@ -337,6 +331,18 @@ class IbvProvider : public Provider {
   explicit IbvProvider(std::shared_ptr<Library> lib) : lib_(std::move(lib)) {}
   const char* name() const override { return "ibverbs"; }
   bool emulated() const override { return false; }
+  FrameLimit frameLimit() const override {
+    if (!lib_->apple) return {};
+    // Apple's provider carries frames over 4 KiB only from macOS 26.3
+    // (MLX's JACCL allows them from there): asked of the running system,
+    // not the SDK mcl was built with.
+    std::optional<platform::OsVersion> v = platform::macosVersion();
+    if (v && v->atLeast(26, 3)) return {};
+    return {4096, v ? "this Mac runs macOS " + v->text() +
+                          ", and frames over 4096 bytes need macOS 26.3"
+                    : "the macOS version is unknown, and frames over 4096 "
+                      "bytes need macOS 26.3"};
+  }
 
   std::vector<DeviceInfo> devices() override {
     int n = 0;

@@ -1,9 +1,11 @@
 #include "transports/rdma/provider.h"
 
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "base/error.h"
+#include "platform/os_version.h"
 #include "transports/rdma/emu_provider.h"
 #if MCL_HAVE_VERBS
 #include "transports/rdma/ibverbs_provider.h"
@@ -27,6 +29,14 @@ std::unique_ptr<Provider> openEmu(const ProviderOptions& o) {
   s.nameSpace = o.emuNamespace;
   s.latencyUs = o.emuLatencyUs;
   s.gbps = o.emuGbps;
+  s.rc = o.emuRc;
+  std::optional<platform::OsVersion> macos =
+      platform::parseOsVersion(o.emuMacos);
+  if (!macos)
+    throw error(mclInvalidArgument,
+                "MCL_EMU_MACOS=%s is not a macOS version (like 26.2)",
+                o.emuMacos.c_str());
+  s.macos = *macos;
   return openEmuProvider(std::move(s));
 }
 

@@ -21,6 +21,8 @@ struct ProviderOptions {
   double emuLatencyUs = 2.0;         // MCL_EMU_LATENCY_US, one way
   double emuGbps = 60.0;             // MCL_EMU_GBPS, per cable and direction
   std::string emuFaults;             // MCL_EMU_FAULTS
+  std::string emuMacos = "26.2";     // MCL_EMU_MACOS: the rules it enforces
+  bool emuRc = false;                // MCL_EMU_RC: offer RC queue pairs
 };
 
 // Throws mcl::Error naming the provider and what is missing.

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "platform/page_buffer.h"
 #include "transports/rdma/verbs.h"
 #include "transports/transport.h"
 
@@ -42,8 +43,8 @@ struct Wire {
   DeviceContext* context = nullptr;  // owned by the device; outlives the wire
   std::string device;                // local device, for messages
   std::string remoteDevice;
-  std::vector<std::byte> sendFrames;
-  std::vector<std::byte> recvFrames;
+  platform::PageBuffer sendFrames;  // registered: page-aligned (page_buffer.h)
+  platform::PageBuffer recvFrames;
   std::unique_ptr<MemoryRegion> sendMr;
   std::unique_ptr<MemoryRegion> recvMr;
   std::unique_ptr<CompletionQueue> cq;

@@ -24,6 +24,10 @@ constexpr ParamDef kParams[] = {
      "Bytes per RDMA frame (64-byte header included), a multiple of 64."},
     {"MCL_RDMA_DEPTH", "32", "Receives (and sends) posted per RDMA wire."},
     {"MCL_RDMA_QP", "uc", "Queue-pair type: uc (Thunderbolt) or rc."},
+    {"MCL_RDMA_INLINE", "0",
+     "1: ask queue pairs for 64 bytes of inline data and send small frames "
+     "inline where granted. Off by default: Apple's provider is known to "
+     "work without it (MLX's JACCL sets max_inline_data = 0)."},
     {"MCL_RDMA_DEVICES", "",
      "RDMA devices this rank may use, comma-separated ('rdma_en2,rdma_en3'); "
      "cables on other devices are left out. Empty: every cabled device. "
@@ -34,6 +38,12 @@ constexpr ParamDef kParams[] = {
      "rank."},
     {"MCL_EMU_LATENCY_US", "2", "Emulated cable latency, one way."},
     {"MCL_EMU_GBPS", "60", "Emulated cable bandwidth per direction, Gb/s."},
+    {"MCL_EMU_MACOS", "26.2",
+     "The macOS release whose provider rules the emulated fabric keeps "
+     "(frames over 4096 bytes need 26.3)."},
+    {"MCL_EMU_RC", "0",
+     "1: the emulated provider also makes RC queue pairs (Apple's makes UC "
+     "only)."},
     {"MCL_EMU_FAULTS", "",
      "Emulated faults: port_down:MAC:DEVICE@MS[;...] takes that cable down "
      "MS after init."},
@@ -76,6 +86,9 @@ RdmaOptions loadRdmaOptions(const ParamSource& params) {
     r.provider.emuCabling = loadEmuCabling(r.provider.emuFabric);
   }
   r.provider.emuFaults = params.text("MCL_EMU_FAULTS");
+  r.provider.emuMacos = params.text("MCL_EMU_MACOS");
+  r.provider.emuRc = params.integer("MCL_EMU_RC", 0, 1) != 0;
+  r.inlineSends = params.integer("MCL_RDMA_INLINE", 0, 1) != 0;
   r.provider.emuLatencyUs =
       static_cast<double>(params.integer("MCL_EMU_LATENCY_US", 0, 1000000));
   r.provider.emuGbps =

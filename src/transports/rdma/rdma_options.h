@@ -16,6 +16,7 @@ struct RdmaOptions {
   ProviderOptions provider;
   FrameShape shape;
   QpType qpType = QpType::UC;        // MCL_RDMA_QP
+  bool inlineSends = false;          // MCL_RDMA_INLINE
   std::vector<std::string> devices;  // MCL_RDMA_DEVICES; empty: every one
 };
 

@@ -63,6 +63,13 @@ RdmaWires::RdmaWires(int rank, const RdmaOptions& options)
         mclInvalidArgument,
         "MCL_RDMA_FRAME_BYTES=%u must be a multiple of 64, at least %zu",
         options_.shape.frameBytes, 2 * kFrameHeaderBytes);
+  const FrameLimit limit = provider_->frameLimit();
+  if (limit.maxBytes != 0 && options_.shape.frameBytes > limit.maxBytes)
+    throw error(mclInvalidArgument,
+                "rank %d: MCL_RDMA_FRAME_BYTES=%u is more than %u: %s; leave "
+                "it at 4096",
+                rank, options_.shape.frameBytes, limit.maxBytes,
+                limit.why.c_str());
 }
 
 RdmaWires::~RdmaWires() {
@@ -97,6 +104,30 @@ std::unique_ptr<DeviceContext> RdmaWires::openChecked(
                 "(Apple's Thunderbolt RDMA): use MCL_RDMA_QP=uc",
                 rank_, device.c_str());
   return ctx;
+}
+
+// A queue pair as the options ask. Inline data is asked for only under
+// MCL_RDMA_INLINE=1; a provider may refuse the request outright (Apple's is
+// not known to take it), and then the queue pair is made without.
+std::unique_ptr<QueuePair> RdmaWires::createQueuePair(DeviceContext& ctx,
+                                                      CompletionQueue& cq) {
+  QpOptions qo;
+  qo.type = options_.qpType;
+  qo.sendDepth = options_.shape.depth;
+  qo.recvDepth = options_.shape.depth;
+  qo.maxMessageBytes = options_.shape.frameBytes;
+  qo.inlineBytes = options_.inlineSends ? kInlineBytesAsked : 0;
+  if (qo.inlineBytes == 0) return ctx.createQueuePair(cq, qo);
+  try {
+    return ctx.createQueuePair(cq, qo);
+  } catch (const Error& e) {
+    MCL_LOG(Info, kLogInit,
+            "rank %d: MCL_RDMA_INLINE=1, but %s refused inline data (%s): "
+            "sending without",
+            rank_, ctx.info().name.c_str(), e.what());
+    qo.inlineBytes = 0;
+    return ctx.createQueuePair(cq, qo);
+  }
 }
 
 namespace {
@@ -169,17 +200,16 @@ void RdmaWires::createWires(const std::map<int, WirePlan>& plan) {
         w.device = device;
         w.remoteDevice = cables[i].second;
         size_t bytes = size_t(shape.depth) * shape.frameBytes;
-        w.sendFrames.resize(bytes);
-        w.recvFrames.resize(bytes);
-        w.sendMr = ctx->registerMemory(w.sendFrames.data(), bytes);
-        w.recvMr = ctx->registerMemory(w.recvFrames.data(), bytes);
+        w.sendFrames = platform::PageBuffer(bytes);
+        w.recvFrames = platform::PageBuffer(bytes);
+        // Whole pages, as JACCL registers them: a registration pins whole
+        // pages anyway.
+        w.sendMr =
+            ctx->registerMemory(w.sendFrames.data(), w.sendFrames.pagedSize());
+        w.recvMr =
+            ctx->registerMemory(w.recvFrames.data(), w.recvFrames.pagedSize());
         w.cq = ctx->createCompletionQueue(2 * shape.depth);
-        QpOptions qo;
-        qo.type = options_.qpType;
-        qo.sendDepth = shape.depth;
-        qo.recvDepth = shape.depth;
-        qo.maxMessageBytes = shape.frameBytes;
-        w.qp = ctx->createQueuePair(*w.cq, qo);
+        w.qp = createQueuePair(*ctx, *w.cq);
         wires_.push_back({peer, channel, i, std::move(w)});
       }
   }

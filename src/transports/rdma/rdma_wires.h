@@ -27,6 +27,8 @@ namespace mcl::transport::rdma {
 using WirePlan = std::vector<std::pair<std::string, std::string>>;
 
 constexpr uint32_t kRdmaChannels = 2;  // collective, point-to-point
+// Inline bytes asked for under MCL_RDMA_INLINE=1: a credit-only frame.
+constexpr uint32_t kInlineBytesAsked = 64;
 
 // One queue pair of a rank's addresses(): which peer, channel and cable it
 // is for, and how to reach it.
@@ -88,6 +90,8 @@ class RdmaWires {
   };
 
   std::unique_ptr<DeviceContext> openChecked(const std::string& device);
+  std::unique_ptr<QueuePair> createQueuePair(DeviceContext& ctx,
+                                             CompletionQueue& cq);
 
   int rank_;
   RdmaOptions options_;

@@ -75,6 +75,8 @@ class QueuePair {
  public:
   virtual ~QueuePair() = default;
   virtual QpAddress address() const = 0;
+  // Inline bytes the queue pair granted and sends use (0: none).
+  virtual uint32_t inlineBytes() const = 0;
   // Moves to ready-to-send toward `remote` (INIT -> RTR -> RTS).
   virtual void connect(const QpAddress& remote) = 0;
   // Two-sided operations on registered memory. Throw when the queue is
@@ -90,6 +92,17 @@ struct QpOptions {
   int sendDepth = 32;
   int recvDepth = 32;
   uint32_t maxMessageBytes = 4096;  // the largest SEND the QP will carry
+  // Bytes of inline data to ask for: 0 by default, as MLX's JACCL asks on
+  // Apple's provider (the only settings known to work there); the queue
+  // pair may grant less, and sends go inline only within what it granted.
+  uint32_t inlineBytes = 0;
+};
+
+// The largest frame (one SEND) the provider carries on this system, and
+// why: Apple's provider takes frames over 4 KiB only from macOS 26.3.
+struct FrameLimit {
+  uint32_t maxBytes = 0;  // 0: no limit known
+  std::string why;        // "macOS 26.2 (frames over 4096 bytes need 26.3)"
 };
 
 // An opened device: its port and the resources made on it. Destroying it
@@ -111,6 +124,7 @@ class Provider {
  public:
   virtual ~Provider() = default;
   virtual const char* name() const = 0;  // "ibverbs" or "emu"
+  virtual FrameLimit frameLimit() const = 0;
   // True for the emulated fabric: every report about it says "emulated".
   virtual bool emulated() const = 0;
   virtual std::vector<DeviceInfo> devices() = 0;
