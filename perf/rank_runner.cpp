@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -102,14 +103,37 @@ std::string transportName(const Options& o) {
   return env && *env ? env : "auto";
 }
 
-// True when a pair of ranks talks over the emulated RDMA fabric, as the
-// communicator's topology says.
-bool usesEmulatedFabric(mclComm_t comm) {
+// The transport of each of this rank's pairs, as the communicator's
+// topology says: "rdma (emulated)" when every peer is reached alike, else
+// grouped, "rdma to 1,3; tcp to 2". `fallback` for a one-rank job.
+std::string transportsOfRank(mclComm_t comm, int rank,
+                             const std::string& fallback) {
   size_t size = 0;
-  if (mclCommGetTopology(comm, nullptr, &size) != mclSuccess) return false;
+  if (mclCommGetTopology(comm, nullptr, &size) != mclSuccess) return fallback;
   std::string text(size, '\0');
-  if (mclCommGetTopology(comm, text.data(), &size) != mclSuccess) return false;
-  return text.find("\"link_kind\": \"emulated\"") != std::string::npos;
+  if (mclCommGetTopology(comm, text.data(), &size) != mclSuccess)
+    return fallback;
+  const nlohmann::json topo = nlohmann::json::parse(text.c_str(), nullptr,
+                                                    /*allow_exceptions=*/false);
+  if (!topo.is_object() || !topo.contains("paths")) return fallback;
+  std::map<std::string, std::string> peersBy;  // label -> "1,3"
+  std::vector<std::string> order;
+  for (const auto& p : topo["paths"]) {
+    const int a = p["ranks"][0].get<int>();
+    const int b = p["ranks"][1].get<int>();
+    if (a != rank && b != rank) continue;
+    std::string label = p.value("transport", "?");
+    if (p.value("link_kind", "") == "emulated") label += " (emulated)";
+    std::string& peers = peersBy[label];
+    if (peers.empty()) order.push_back(label);
+    peers += (peers.empty() ? "" : ",") + std::to_string(a == rank ? b : a);
+  }
+  if (order.empty()) return fallback;
+  if (order.size() == 1) return order.front();
+  std::string out;
+  for (const std::string& label : order)
+    out += (out.empty() ? "" : "; ") + label + " to " + peersBy[label];
+  return out;
 }
 
 // What every rank tells rank 0 for the "Using ranks" lines.
@@ -117,7 +141,7 @@ struct WireRankInfo {
   int32_t rank;
   int32_t pid;
   char host[256];
-  char transport[64];
+  char transport[192];
 };
 
 std::vector<RankInfo> gatherRankInfo(mclComm_t comm, int rank, int nranks,
@@ -411,9 +435,10 @@ std::vector<Variant> makeVariants(const Options& o, int rank, mclComm_t comm) {
 int runRank(const Options& options, const RankSetup& given) {
   RankSetup setup = given;
   mclComm_t comm = joinCommunicator(options, &setup);
-  // Say so, on every line about it, when RDMA runs on the emulated fabric.
+  // Each rank's pairs by transport; "(emulated)" on every line about RDMA
+  // on the emulated fabric.
   const std::string transport =
-      transportName(options) + (usesEmulatedFabric(comm) ? " (emulated)" : "");
+      transportsOfRank(comm, setup.rank, transportName(options));
   const int rank = setup.rank;
   // --qualify: the cables and Macs first, on the communicator measured
   // next; its transport, when it is a cable's (tcp, rdma), is theirs.

@@ -164,6 +164,9 @@ void printPaths(const json& topo, std::FILE* out) {
     if (!kind.empty()) line += "  " + kind + ": " + via;
     std::fprintf(out, "#  %3d <-> %-3d %s\n", p["ranks"][0].get<int>(),
                  p["ranks"][1].get<int>(), line.c_str());
+    if (p.contains("note"))
+      std::fprintf(out, "#             (%s)\n",
+                   p["note"].get<std::string>().c_str());
   }
 }
 

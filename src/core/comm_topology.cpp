@@ -170,6 +170,8 @@ void addPathsAndFindings(const mclComm& comm, topology::Cluster& cluster) {
       p.b = b;
       p.transport = device.name();
       device.describePath(a, b, p);
+      for (const TransportFallback& f : comm.transports.fallbacks())
+        if (f.a == a && f.b == b) p.note = f.from + " not used: " + f.why;
       rdmaUsed |= device.linkKind() == transport::LinkKind::Rdma;
       cluster.paths.push_back(p);
     }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/log.h"
 
 namespace mcl {
 
@@ -44,6 +45,33 @@ bool TransportChoice::joinsSomePair(int d) const {
   return false;
 }
 
+namespace {
+
+// One WARN on every rank for every pair that fell back, so that a job whose
+// RDMA quietly became TCP says so in every rank's log.
+void warnFallbacks(const std::vector<TransportFallback>& fallbacks,
+                   const std::string& label) {
+  if (fallbacks.empty()) return;
+  constexpr size_t kListed = 8;
+  std::string pairs;
+  for (size_t i = 0; i < fallbacks.size() && i < kListed; ++i) {
+    const TransportFallback& f = fallbacks[i];
+    pairs += (i == 0 ? "" : "; ") + std::string("ranks ") +
+             std::to_string(f.a) + " and " + std::to_string(f.b) + " use " +
+             f.to + ": " + f.why;
+  }
+  if (fallbacks.size() > kListed)
+    pairs += "; and " + std::to_string(fallbacks.size() - kListed) +
+             " more pairs (mcl-perf topo lists them)";
+  MCL_LOG(Warn, kLogInit,
+          "%s: %s could not join %zu pair%s of ranks meant for it, which "
+          "fall back: %s",
+          label.c_str(), fallbacks.front().from.c_str(), fallbacks.size(),
+          fallbacks.size() == 1 ? "" : "s", pairs.c_str());
+}
+
+}  // namespace
+
 TransportChoice chooseTransports(const DeviceList& devices,
                                  const std::vector<bool>& opened, int nranks,
                                  const std::string& setting,
@@ -51,9 +79,12 @@ TransportChoice chooseTransports(const DeviceList& devices,
                                  const std::string& oneHost) {
   const auto n = size_t(nranks);
   std::vector<int> of(n * n, -1);
+  std::vector<TransportFallback> fallbacks;
   for (int a = 0; a < nranks; ++a)
     for (int b = a; b < nranks; ++b) {
       std::string reasons;
+      const transport::Device* broken = nullptr;
+      std::string brokenWhy;
       for (size_t d = 0;
            d < devices.size() && of[size_t(a) * n + size_t(b)] < 0; ++d) {
         if (!opened[d]) continue;
@@ -61,9 +92,25 @@ TransportChoice chooseTransports(const DeviceList& devices,
         if (v.answer == transport::Verdict::Yes) {
           of[size_t(a) * n + size_t(b)] = int(d);
           of[size_t(b) * n + size_t(a)] = int(d);
-        } else {
-          reasons += std::string("; ") + devices[d]->name() + ": " + v.why;
+          if (broken != nullptr)
+            fallbacks.push_back(
+                {a, b, broken->name(), brokenWhy, devices[d]->name()});
+          continue;
         }
+        // The transport asked for by name is strict: a pair of its kind
+        // that it cannot join fails init instead of running elsewhere.
+        if (v.decline != transport::Verdict::NotMine &&
+            setting == devices[d]->name())
+          throw error(mclInvalidUsage,
+                      "%s: MCL_TRANSPORT=%s cannot join ranks %d and %d: %s "
+                      "(MCL_TRANSPORT=auto lets another transport join such "
+                      "a pair)",
+                      label.c_str(), setting.c_str(), a, b, v.why.c_str());
+        if (v.decline == transport::Verdict::Broken && broken == nullptr) {
+          broken = devices[d].get();
+          brokenWhy = v.why;
+        }
+        reasons += std::string("; ") + devices[d]->name() + ": " + v.why;
       }
       if (of[size_t(a) * n + size_t(b)] < 0)
         throw error(mclInvalidUsage,
@@ -71,7 +118,8 @@ TransportChoice chooseTransports(const DeviceList& devices,
                     "MCL_TRANSPORT=%s%s",
                     label.c_str(), a, b, setting.c_str(), reasons.c_str());
     }
-  TransportChoice choice(nranks, std::move(of));
+  warnFallbacks(fallbacks, label);
+  TransportChoice choice(nranks, std::move(of), std::move(fallbacks));
   // A transport asked for by name that joins nobody is a mistake the user
   // should hear about, not a job that silently runs over something else.
   if (setting != "auto" && nranks > 1 && !devices.empty() &&

@@ -27,13 +27,26 @@ struct TransportCandidates {
 TransportCandidates transportCandidates(const DeviceList& devices, int rank,
                                         int nranks);
 
+// A pair that a transport should have joined and could not (a Broken
+// verdict), now joined by a later one.
+struct TransportFallback {
+  int a = 0;  // a < b
+  int b = 0;
+  std::string from;  // "rdma"
+  std::string why;   // the verdict's reason, naming the rank and device
+  std::string to;    // "tcp"
+};
+
 // Each pair's device, from Device::canConnect over the opened devices in
 // priority order.
 class TransportChoice {
  public:
   TransportChoice() = default;
-  TransportChoice(int nranks, std::vector<int> deviceOfPair)
-      : nranks_(nranks), deviceOfPair_(std::move(deviceOfPair)) {}
+  TransportChoice(int nranks, std::vector<int> deviceOfPair,
+                  std::vector<TransportFallback> fallbacks = {})
+      : nranks_(nranks),
+        deviceOfPair_(std::move(deviceOfPair)),
+        fallbacks_(std::move(fallbacks)) {}
   // The index of the device joining ranks a and b (either order).
   int deviceOf(int a, int b) const {
     return deviceOfPair_[size_t(a) * size_t(nranks_) + size_t(b)];
@@ -48,16 +61,22 @@ class TransportChoice {
     return std::find(deviceOfPair_.begin(), deviceOfPair_.end(), d) !=
            deviceOfPair_.end();
   }
+  // Every pair joined by another transport than the one meant for it.
+  const std::vector<TransportFallback>& fallbacks() const { return fallbacks_; }
 
  private:
   int nranks_ = 0;
   std::vector<int> deviceOfPair_;
+  std::vector<TransportFallback> fallbacks_;
 };
 
 // Throws mclInvalidUsage naming the pair, MCL_TRANSPORT (`setting`) and why
-// each device declined, when some pair has no device; or when the
-// transport MCL_TRANSPORT names joins no two ranks. oneHost: the host's
-// name when every rank runs on it, else "".
+// each device declined, when some pair has no device; when the transport
+// MCL_TRANSPORT names declines a pair of its kind (NoPath, Broken: it is
+// strict); or when it joins no two ranks. Under auto, pairs a Broken verdict
+// sends to another transport are the choice's fallbacks(), and every rank
+// logs one WARN listing them. oneHost: the host's name when every rank runs
+// on it, else "".
 TransportChoice chooseTransports(const DeviceList& devices,
                                  const std::vector<bool>& opened, int nranks,
                                  const std::string& setting,

@@ -28,7 +28,7 @@ std::vector<TransportEntry>& entries() {
   static std::vector<TransportEntry> all = {
       {"shm", true, true, make<transport::shm::ShmDevice>,
        transport::shm::shmParams},
-      {"rdma", false, false, make<transport::rdma::RdmaDevice>,
+      {"rdma", true, false, make<transport::rdma::RdmaDevice>,
        transport::rdma::rdmaParams},
       {"tcp", true, false, make<transport::tcp::TcpDevice>,
        transport::tcp::tcpParams},

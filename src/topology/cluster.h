@@ -58,11 +58,15 @@ struct ClusterNetwork {
 struct RankPath {
   int a = 0;  // a < b
   int b = 0;
-  std::string transport;  // "shm" or "tcp"
+  std::string transport;  // "shm", "rdma" or "tcp"
   // For tcp: the kind of link ("cable", "lan", "routed", "loopback") and
-  // each link as "local_if>remote_if" from a's side.
+  // each link as "local_if>remote_if" from a's side; for rdma "cable" or
+  // "emulated" and each cable as "local_device>remote_device".
   std::string linkKind;
   std::vector<std::string> links;
+  // Why the transport meant for the pair does not carry it (RDMA that fell
+  // back to TCP); empty when it does.
+  std::string note;
 };
 
 struct Finding {

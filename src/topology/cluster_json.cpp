@@ -239,11 +239,14 @@ ojson clusterToJson(const Cluster& c) {
         {{"subnet", n.subnet}, {"medium", n.medium}, {"members", members}});
   }
   ojson paths = ojson::array();
-  for (const RankPath& p : c.paths)
-    paths.push_back({{"ranks", {p.a, p.b}},
-                     {"transport", p.transport},
-                     {"link_kind", p.linkKind},
-                     {"links", p.links}});
+  for (const RankPath& p : c.paths) {
+    ojson path = {{"ranks", {p.a, p.b}},
+                  {"transport", p.transport},
+                  {"link_kind", p.linkKind},
+                  {"links", p.links}};
+    if (!p.note.empty()) path["note"] = p.note;
+    paths.push_back(path);
+  }
   ojson findings = ojson::array();
   for (const Finding& f : c.findings)
     findings.push_back({{"severity", f.severity},

@@ -68,11 +68,31 @@ struct DeviceInit {
 
 struct Verdict {
   enum Answer { No, Maybe, Yes };
+  // Why a No: what init does with the pair next depends on it.
+  enum Decline {
+    NotMine,  // not this transport's kind of pair (one host, for RDMA):
+              // another transport joins it, even under MCL_TRANSPORT=<this>
+    NoPath,   // this transport's kind, but nothing of it joins the two (no
+              // cable): under auto another joins them quietly; under
+              // MCL_TRANSPORT=<this> init fails
+    Broken,   // it should join them and cannot (a port down, no GID, the
+              // library missing): under auto another joins them and every
+              // rank warns; under MCL_TRANSPORT=<this> init fails
+  };
   Answer answer = No;
   std::string why;  // for No (and Maybe): what is missing, for messages
-  static Verdict yes() { return {Yes, {}}; }
-  static Verdict maybe(std::string why) { return {Maybe, std::move(why)}; }
-  static Verdict no(std::string why) { return {No, std::move(why)}; }
+  Decline decline = NotMine;
+  static Verdict yes() { return {Yes, {}, NotMine}; }
+  static Verdict maybe(std::string why) {
+    return {Maybe, std::move(why), NotMine};
+  }
+  static Verdict no(std::string why) { return {No, std::move(why), NotMine}; }
+  static Verdict noPath(std::string why) {
+    return {No, std::move(why), NoPath};
+  }
+  static Verdict broken(std::string why) {
+    return {No, std::move(why), Broken};
+  }
 };
 
 // A round of init every rank runs alike (core's rendezvous): every rank's

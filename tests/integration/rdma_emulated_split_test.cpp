@@ -137,18 +137,20 @@ void expectInitRefused(RankContext& ctx, const char* fixture,
 
 TEST(RdmaEmulatedSplit, EndsKeepingDifferentCablesAreRefused) {
   // Rank 0 keeps the first cable of pair2, rank 1 the second: neither may
-  // pair its queue pair with one on another cable.
+  // pair its queue pair with one on another cable, and every rank names the
+  // cable each end left out.
   ASSERT_TRUE(runRanks(2, [](RankContext& ctx) {
     expectInitRefused(ctx, "pair2.json",
                       ctx.rank() == 0 ? "rdma_en2" : "rdma_en6",
-                      "disagree on the cables");
+                      "rank 1 leaves rdma_en3 out (MCL_RDMA_DEVICES); rank 0 "
+                      "leaves rdma_en5 out");
   }));
 }
 
 TEST(RdmaEmulatedSplit, DeviceListWithoutTheCableNamesThePeer) {
   ASSERT_TRUE(runRanks(2, [](RankContext& ctx) {
     expectInitRefused(ctx, "pair.json", "rdma_en9",
-                      "rank " + std::to_string(1 - ctx.rank()));
+                      "cannot join ranks 0 and 1: rank 0 leaves rdma_en2 out");
   }));
 }
 

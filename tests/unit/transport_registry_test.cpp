@@ -46,7 +46,7 @@ TEST(TransportRegistry, PriorityOrderAndWhatAutoTries) {
   EXPECT_EQ(names, (std::vector<std::string>{"shm", "rdma", "tcp"}));
   names.clear();
   for (const TransportEntry& e : transportsFor("auto")) names.push_back(e.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"shm", "tcp"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"shm", "rdma", "tcp"}));
   names.clear();
   // A named transport first, then what is always kept (a rank's own
   // connection, ranks of one Mac under rdma).
@@ -247,6 +247,82 @@ TEST(TransportChoice, ANamedTransportThatJoinsNobodyIsAnError) {
               std::string::npos)
         << e.what();
   }
+}
+
+// Ranks 0-1 and 1-2 have cables; 0-2 none. The cable 1-2's port is down.
+Verdict cabled(int a, int b) {
+  if (a == b) return Verdict::no("itself");
+  if (a > b) std::swap(a, b);
+  if (a == 0 && b == 1) return Verdict::yes();
+  if (a == 1 && b == 2) return Verdict::broken("rank 2's rdma_en3: port down");
+  return Verdict::noPath("no cable joins Mac 0 and Mac 2");
+}
+Verdict maybeOthers(int a, int b) {
+  return a == b ? Verdict::no("itself") : Verdict::maybe("needs a cable");
+}
+
+DeviceList selfCabledSocket() {
+  DeviceList devices;
+  devices.push_back(std::make_unique<ToldDevice>(
+      "self",
+      [](int a, int b) {
+        return a == b ? Verdict::yes() : Verdict::no("not itself");
+      },
+      [](int a, int b) {
+        return a == b ? Verdict::yes() : Verdict::no("not itself");
+      }));
+  devices.push_back(std::make_unique<ToldDevice>("cable", maybeOthers, cabled));
+  devices.push_back(std::make_unique<ToldDevice>("socket", others, others));
+  return devices;
+}
+
+// Under auto a pair without a cable goes to the socket quietly, a pair
+// whose cable is broken goes there as a fallback the choice lists.
+TEST(TransportChoice, UnderAutoABrokenPairFallsBackAndIsListed) {
+  DeviceList devices = selfCabledSocket();
+  TransportCandidates c = transportCandidates(devices, 0, 3);
+  TransportChoice choice =
+      chooseTransports(devices, c.open, 3, "auto", "test", "");
+  EXPECT_EQ(choice.deviceOf(0, 1), 1);
+  EXPECT_EQ(choice.deviceOf(0, 2), 2);
+  EXPECT_EQ(choice.deviceOf(1, 2), 2);
+  ASSERT_EQ(choice.fallbacks().size(), 1u);
+  const TransportFallback& f = choice.fallbacks().front();
+  EXPECT_EQ(f.a, 1);
+  EXPECT_EQ(f.b, 2);
+  EXPECT_EQ(f.from, "cable");
+  EXPECT_EQ(f.to, "socket");
+  EXPECT_EQ(f.why, "rank 2's rdma_en3: port down");
+}
+
+// Named, the transport is strict: a pair of its kind it cannot join (no
+// cable, or a broken one) fails init naming the pair and the reason, even
+// when another transport could join it.
+void expectStrictRefusal(Verdict (*rule)(int, int), int nranks,
+                         const std::string& says) {
+  DeviceList devices;
+  devices.push_back(std::make_unique<ToldDevice>("cable", maybeOthers, rule));
+  devices.push_back(std::make_unique<ToldDevice>("socket", yes, yes));
+  try {
+    chooseTransports(devices, {true, true}, nranks, "cable", "comm x", "");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), mclInvalidUsage);
+    const std::string what = e.what();
+    EXPECT_NE(what.find("MCL_TRANSPORT=cable cannot join ranks " + says),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("MCL_TRANSPORT=auto"), std::string::npos) << what;
+  }
+}
+
+TEST(TransportChoice, ANamedTransportIsStrict) {
+  expectStrictRefusal(cabled, 3, "0 and 2: no cable joins Mac 0 and Mac 2");
+  expectStrictRefusal(
+      [](int a, int b) {
+        return a == b ? Verdict::no("itself") : Verdict::broken("port down");
+      },
+      2, "0 and 1: port down");
 }
 
 }  // namespace

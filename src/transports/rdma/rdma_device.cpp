@@ -18,37 +18,6 @@
 
 namespace mcl::transport::rdma {
 
-namespace {
-
-// MCL_RDMA_DEVICES: only the cables whose device at this end is listed.
-// The others are blanked, not removed: a cable keeps its index, so two ends
-// that keep different cables find no partner for them (an error at init)
-// instead of pairing queue pairs on different cables.
-std::map<int, WirePlan> onlyListedDevices(
-    std::map<int, WirePlan> plan, const std::vector<std::string>& devices,
-    const std::string& label) {
-  if (devices.empty()) return plan;
-  for (auto it = plan.begin(); it != plan.end();) {
-    auto& cables = it->second;
-    size_t kept = 0;
-    for (auto& cable : cables) {
-      if (std::find(devices.begin(), devices.end(), cable.first) ==
-          devices.end())
-        cable = {};
-      else
-        ++kept;
-    }
-    if (kept != cables.size())
-      MCL_LOG(Info, kLogInit,
-              "%s: MCL_RDMA_DEVICES keeps %zu of the %zu cables to rank %d",
-              label.c_str(), kept, cables.size(), it->first);
-    it = kept == 0 ? plan.erase(it) : std::next(it);
-  }
-  return plan;
-}
-
-}  // namespace
-
 RdmaDevice::RdmaDevice(const DeviceInit& init)
     : init_(init), options_(loadRdmaOptions(*init.params)) {
   options_.provider.emuMac = init.emuMac;
@@ -56,10 +25,14 @@ RdmaDevice::RdmaDevice(const DeviceInit& init)
 
 Verdict RdmaDevice::reaches(int a, int b) const {
   if (a == b) return Verdict::no("a rank's own connection is shared memory");
-  // On the emulated fabric every rank plays a Mac of its own.
-  if (options_.provider.provider == "emu") return Verdict::yes();
+  // On the emulated fabric every rank plays a Mac of its own; whether a
+  // cable joins two of them is known once every rank said which it plays.
+  if (emulated())
+    return Verdict::maybe("needs an emulated cable (MCL_EMU_FABRIC)");
   const RankPlace& pa = places_[size_t(a)];
-  if (pa.hostId != places_[size_t(b)].hostId) return Verdict::yes();
+  if (pa.hostId != places_[size_t(b)].hostId)
+    return Verdict::maybe(
+        "needs a Thunderbolt cable with an RDMA device at both ends");
   return Verdict::no(
       "RDMA runs between Macs over Thunderbolt cables, and ranks of one Mac "
       "(" +
@@ -74,7 +47,28 @@ void RdmaDevice::open(const std::vector<int>&, platform::Deadline) {
   snprintf(ns, sizeof(ns), "%010" PRIx64,
            static_cast<uint64_t>(commId_ & 0xffffffffffULL));
   options_.provider.emuNamespace = ns;
-  wires_ = std::make_unique<RdmaWires>(init_.rank, options_);
+  mine_.emuMac = options_.provider.emuMac;
+  mine_.kept = options_.devices;
+  try {
+    wires_ = std::make_unique<RdmaWires>(init_.rank, options_);
+    mine_.ports = wires_->probePorts();
+  } catch (const Error& e) {
+    if (e.code() == mclInvalidArgument || e.code() == mclInvalidUsage) throw;
+    // No library, no devices: this rank has no RDMA, and its pairs are
+    // decided from that (a WARN where a cable was meant for it).
+    wires_.reset();
+    mine_.unavailable = e.what();
+    mine_.ports.clear();
+  }
+  for (const PortReport& p : mine_.ports)
+    MCL_LOG(Info, kLogInit, "%s: %s%s%s %s%s%s", init_.label.c_str(),
+            emulated() ? "emulated " : "", p.device.c_str(),
+            p.netdev.empty() ? "" : (" (" + p.netdev + ")").c_str(),
+            p.problem.empty() ? "usable" : "unusable: ", p.problem.c_str(),
+            p.ipv4.empty() ? "" : (", GID ::ffff:" + p.ipv4).c_str());
+  if (!mine_.unavailable.empty())
+    MCL_LOG(Info, kLogInit, "%s: no RDMA: %s", init_.label.c_str(),
+            mine_.unavailable.c_str());
 }
 
 std::vector<uint8_t> RdmaDevice::details() const {
@@ -82,17 +76,21 @@ std::vector<uint8_t> RdmaDevice::details() const {
   w.str(options_.provider.provider);
   w.u32(options_.shape.frameBytes);
   w.u32(static_cast<uint32_t>(options_.shape.depth));
+  const std::vector<uint8_t> report = encodeRankRdma(mine_);
+  w.blob(report.data(), report.size());
   return w.take();
 }
 
 void RdmaDevice::learn(const std::vector<std::vector<uint8_t>>& all,
                        const topology::Cluster& cluster) {
   cluster_ = &cluster;
+  ranks_.clear();
   for (size_t r = 0; r < all.size(); ++r) {
     WireReader in(all[r].data(), all[r].size(), "RDMA details");
     std::string provider = in.str(16);
     uint32_t frameBytes = in.u32();
     uint32_t depth = in.u32();
+    ranks_.push_back(decodeRankRdma(in.blob(1 << 20)));
     in.finish();
     // Ranks on different providers, or with frames of different shapes,
     // could not pair their queue pairs.
@@ -106,39 +104,43 @@ void RdmaDevice::learn(const std::vector<std::vector<uint8_t>>& all,
                   init_.label.c_str(), r, provider.c_str(), frameBytes, depth,
                   options_.provider.provider.c_str(), options_.shape.frameBytes,
                   options_.shape.depth);
+    const int mac = ranks_.back().emuMac;
+    if (emulated() &&
+        (mac < 0 || size_t(mac) >= options_.provider.emuCabling.size()))
+      throw error(mclRemoteError, "%s: rank %zu plays emulated Mac %d",
+                  init_.label.c_str(), r, mac);
   }
+  if (emulated()) fabric_ = buildEmuFabric(options_.provider.emuCabling, "");
 }
 
-void RdmaDevice::describePath(int, int, topology::RankPath& path) const {
-  // The cables of each pair show in the INFO log and in topo's cable list;
-  // the path says which fabric carries them.
-  path.linkKind = options_.provider.provider == "emu" ? "emulated" : "cable";
+PairPlan RdmaDevice::planOf(int a, int b) const {
+  return fabric_ ? planOnFabric(*fabric_, ranks_, a, b)
+                 : planOnCluster(*cluster_, ranks_, a, b);
 }
 
-std::map<int, WirePlan> RdmaDevice::planFor(const std::vector<int>& peers,
-                                            InitExchange& exchange) const {
-  if (!wires_->emulated())
-    return rdmaWirePlan(*cluster_, init_.rank, peers, init_.label);
-  // The Mac each rank plays, gathered: after a split, rank r need not be
-  // Mac r.
-  WireWriter w;
-  w.i32(options_.provider.emuMac);
-  std::vector<int> macs;
-  for (const std::vector<uint8_t>& b : exchange.allGather(w.take())) {
-    WireReader in(b.data(), b.size(), "emulated Mac");
-    macs.push_back(in.i32());
-    in.finish();
-  }
-  return wires_->emulatedPlan(peers, macs);
+Verdict RdmaDevice::canConnect(int a, int b) const {
+  Verdict v = reaches(a, b);
+  if (v.answer == Verdict::No) return v;
+  return planOf(a, b).verdict;
+}
+
+void RdmaDevice::describePath(int a, int b, topology::RankPath& path) const {
+  path.linkKind = emulated() ? "emulated" : "cable";
+  for (const auto& [from, to] : planOf(a, b).wires)
+    path.links.push_back(from + ">" + to);
 }
 
 void RdmaDevice::connect(const std::vector<int>& peers, InitExchange& exchange,
                          platform::Deadline) {
-  wires_->createWires(onlyListedDevices(planFor(peers, exchange),
-                                        options_.devices, init_.label));
+  std::map<int, WirePlan> plan;
+  for (int peer : peers) plan[peer] = planOf(init_.rank, peer).wires;
+  if (!peers.empty() && !wires_)
+    throw error(mclInternalError, "%s: RDMA chosen without a provider",
+                init_.label.c_str());
+  if (wires_) wires_->createWires(plan);
   const std::vector<std::vector<uint8_t>> all =
-      exchange.allGather(wires_->addresses());
-  wires_->connectWires(all);
+      exchange.allGather(wires_ ? wires_->addresses() : encodeAddresses({}));
+  if (wires_) wires_->connectWires(all);
   fewestWires_ = std::max(1, RdmaWires::fewestWiresPerPair(all));
   for (int peer : peers)
     MCL_LOG(Info, kLogInit, "rank %d: to rank %d via %s", init_.rank, peer,
@@ -151,7 +153,7 @@ std::unique_ptr<Connection> RdmaDevice::connection(int peer, Channel channel) {
 
 uint64_t RdmaDevice::receiveCapacity() const {
   // The same on every rank: learn() checked that the frames agree.
-  return wires_->capacityPerWire();
+  return usableCapacity(options_.shape);
 }
 
 BufferUse RdmaDevice::bufferUse() const {

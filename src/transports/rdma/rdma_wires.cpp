@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -104,6 +105,47 @@ std::unique_ptr<DeviceContext> RdmaWires::openChecked(
                 "(Apple's Thunderbolt RDMA): use MCL_RDMA_QP=uc",
                 rank_, device.c_str());
   return ctx;
+}
+
+std::vector<PortReport> RdmaWires::probePorts() {
+  std::vector<PortReport> reports;
+  for (const DeviceInfo& info : provider_->devices()) {
+    const auto& kept = options_.devices;
+    if (!kept.empty() &&
+        std::find(kept.begin(), kept.end(), info.name) == kept.end())
+      continue;
+    PortReport r;
+    r.device = info.name;
+    r.netdev = info.netdev;
+    try {
+      auto& ctx = contexts_[info.name];
+      if (!ctx) ctx = openChecked(info.name);
+      const PortInfo port = ctx->queryPort();
+      const std::array<uint8_t, 16>& g = port.gid;
+      if (port.state != PortState::Active)
+        r.problem = std::string("the port is ") +
+                    (port.state == PortState::Down ? "down" : "not active") +
+                    ": check the cable" +
+                    (info.netdev.empty() ? "" : " on " + info.netdev);
+      else if (port.gidIndex >= 0)
+        r.ipv4 = std::to_string(g[12]) + "." + std::to_string(g[13]) + "." +
+                 std::to_string(g[14]) + "." + std::to_string(g[15]);
+      if (r.problem.empty()) {
+        // Made and dropped: a provider that refuses this queue pair says so
+        // now, while another transport can still take the pair.
+        std::unique_ptr<CompletionQueue> cq =
+            ctx->createCompletionQueue(2 * options_.shape.depth);
+        createQueuePair(*ctx, *cq).reset();
+      }
+    } catch (const Error& e) {
+      if (e.code() == mclInvalidArgument || e.code() == mclInvalidUsage)
+        throw;  // a setting this device cannot take: the user's to fix
+      r.problem = e.what();
+      contexts_.erase(info.name);
+    }
+    reports.push_back(std::move(r));
+  }
+  return reports;
 }
 
 // A queue pair as the options ask. Inline data is asked for only under

@@ -30,6 +30,14 @@ constexpr uint32_t kRdmaChannels = 2;  // collective, point-to-point
 // Inline bytes asked for under MCL_RDMA_INLINE=1: a credit-only frame.
 constexpr uint32_t kInlineBytesAsked = 64;
 
+// What a rank found on one of its RDMA devices when it opened it.
+struct PortReport {
+  std::string device;   // "rdma_en2"
+  std::string netdev;   // "en2"; may be empty
+  std::string ipv4;     // the address its GID maps ("169.254.3.1"); "" if none
+  std::string problem;  // why RDMA cannot use it; "" when it can
+};
+
 // One queue pair of a rank's addresses(): which peer, channel and cable it
 // is for, and how to reach it.
 struct WireAddress {
@@ -50,6 +58,13 @@ class RdmaWires {
 
   bool emulated() const { return provider_->emulated(); }
   const char* providerName() const { return provider_->name(); }
+
+  // Opens every device the options keep (MCL_RDMA_DEVICES), reads its
+  // port, and makes and drops one queue pair as the wires will: what each
+  // device can do, before any pair is chosen. A device that fails stays
+  // closed, with the reason; a setting the device cannot take
+  // (MCL_RDMA_DEPTH, MCL_RDMA_QP) throws.
+  std::vector<PortReport> probePorts();
 
   // The wires to each peer of the emulated fabric (macOfRank[r]: the Mac
   // rank r plays, this rank's included): every cable between the two Macs,
