@@ -78,6 +78,8 @@ struct AlgoContext {
   std::chrono::nanoseconds timeout{std::chrono::seconds(300)};
   WaitPolicy wait;
   const std::atomic<bool>* aborted = nullptr;
+  // The side channel's word on each peer's process; null: links only.
+  const transport::PeerHealth* health = nullptr;
   // The most one ring step may send before the next step receives: half of
   // the smallest buffer between two ranks (the same on every rank).
   size_t maxStepBytes = 256 * 1024;

@@ -107,6 +107,16 @@ std::string describeWait(const Lane& lane) {
               static_cast<unsigned long long>(s.sequence), link.linkName());
 }
 
+// The side channel says the peer a step waits on will not answer: its
+// process died, or it stopped answering.
+[[noreturn]] void throwPeerSilent(const AlgoContext& ctx, const Step& s,
+                                  const transport::Connection& link,
+                                  const std::string& problem) {
+  throw error(mclRemoteError, "rank %d: %s, during %s #%llu; link %s", ctx.rank,
+              problem.c_str(), collectiveProse(s.kind),
+              static_cast<unsigned long long>(s.sequence), link.linkName());
+}
+
 void checkAbortAndPeers(std::span<Lane> lanes) {
   for (const Lane& lane : lanes) {
     if (lane.done()) continue;
@@ -116,10 +126,14 @@ void checkAbortAndPeers(std::span<Lane> lanes) {
                   ctx.rank, collectiveProse(lane.steps.back().kind));
     if (lane.stepsDone()) {
       // Flushing the last bytes: fail if their receiver is gone.
-      for (const Step& s : lane.steps)
-        if (s.sendTo != nullptr && !s.sendTo->drained() &&
-            !s.sendTo->peerAcceptsSends())
+      for (const Step& s : lane.steps) {
+        if (s.sendTo == nullptr || s.sendTo->drained()) continue;
+        if (!s.sendTo->peerAcceptsSends())
           throwPeerGone(ctx, s, s.sendPeer, *s.sendTo);
+        if (ctx.health != nullptr)
+          if (std::string p = ctx.health->problemWith(s.sendPeer); !p.empty())
+            throwPeerSilent(ctx, s, *s.sendTo, p);
+      }
       continue;
     }
     const Step& s = waitedOn(lane.steps[lane.next]);
@@ -132,6 +146,16 @@ void checkAbortAndPeers(std::span<Lane> lanes) {
     if (s.sendTo != nullptr && !s.sendTo->peerAcceptsSends() &&
         s.sendTo->acquireSend(1).empty())
       throwPeerGone(ctx, s, s.sendPeer, *s.sendTo);
+    // A stalled step whose peer died or stopped cannot complete, whichever
+    // of its peers it waits on now. (Asking a link for room would hold an
+    // acquired send, which keeps its farewell from going out: not asked.)
+    if (ctx.health == nullptr) continue;
+    if (s.recvFrom != nullptr && s.recvFrom->peekRecv().empty())
+      if (std::string p = ctx.health->problemWith(s.recvPeer); !p.empty())
+        throwPeerSilent(ctx, s, *s.recvFrom, p);
+    if (s.sendTo != nullptr)
+      if (std::string p = ctx.health->problemWith(s.sendPeer); !p.empty())
+        throwPeerSilent(ctx, s, *s.sendTo, p);
   }
 }
 

@@ -31,6 +31,12 @@ class BootstrapClient {
   // Tells the root this rank is done; the connection closes.
   void close();
 
+  // The address this rank reached the root from: its peers can reach it
+  // there too (the side channel listens on it).
+  platform::SocketAddress localAddress() const {
+    return platform::localAddress(socket_.fd());
+  }
+
  private:
   Frame expect(FrameType type, const char* during);
   void send(FrameType type, const std::vector<uint8_t>& payload,

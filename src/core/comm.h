@@ -22,6 +22,7 @@
 #include "core/comm_registrations.h"
 #include "core/custom_ops.h"
 #include "core/peer_segments.h"
+#include "core/peer_watch.h"
 #include "core/settings.h"
 #include "core/transport_choice.h"
 #include "topology/cluster.h"
@@ -47,6 +48,9 @@ struct mclComm {
   // change Macs when it joins a smaller communicator).
   int emuMac = 0;
   std::unique_ptr<mcl::transport::Waker> combinedWaker;
+  // The side channel to every peer (null for one rank, or
+  // MCL_PEER_TIMEOUT=0); context.health points here.
+  std::unique_ptr<mcl::PeerWatch> peerWatch;
   std::vector<std::unique_ptr<mcl::transport::Connection>> connections;
   std::vector<std::unique_ptr<mcl::transport::Connection>> p2pConnections;
   // Peers' mclMemAlloc memory, when every rank is on this host over shared

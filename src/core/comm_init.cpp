@@ -125,6 +125,9 @@ InitDetails detailsOf(const mclComm& comm, const std::vector<bool>& opened,
   mine.transport = comm.settings.transport;
   mine.algorithms = algorithmsStated(comm.settings, zeroCopyMin);
   mine.cores = static_cast<uint32_t>(platform::onlineCpuCount());
+  if (comm.peerWatch) mine.sideChannel = comm.peerWatch->address();
+  mine.peerTimeoutSeconds =
+      static_cast<uint32_t>(comm.settings.peerTimeoutSeconds);
   return mine;
 }
 
@@ -159,6 +162,12 @@ void checkAgreement(const mclComm& comm, const std::vector<InitDetails>& all,
                   "alike on every rank",
                   comm.label().c_str(), r, all[r].transport.c_str(),
                   mine.transport.c_str());
+    if (all[r].peerTimeoutSeconds != mine.peerTimeoutSeconds)
+      throw error(mclInvalidUsage,
+                  "%s: rank %zu has MCL_PEER_TIMEOUT=%u, this rank %u: set it "
+                  "alike on every rank",
+                  comm.label().c_str(), r, all[r].peerTimeoutSeconds,
+                  mine.peerTimeoutSeconds);
     if (all[r].algorithms != mine.algorithms)
       throw error(mclInvalidUsage,
                   "%s: rank %zu forces algorithms \"%s\", this rank \"%s\": "
@@ -249,6 +258,24 @@ void connectTransports(mclComm& comm, const std::vector<bool>& opened,
   }
 }
 
+// The side channel (peer_watch.h): listening before the first all-gather
+// publishes its address, connected to every peer after it.
+void openSideChannel(mclComm& comm, const BootstrapClient& bootstrap,
+                     const Secret& secret) {
+  if (comm.nranks == 1 || comm.settings.peerTimeoutSeconds == 0) return;
+  comm.peerWatch = std::make_unique<PeerWatch>(
+      comm.rank, comm.nranks, comm.commId, secret, bootstrap.localAddress(),
+      std::chrono::seconds(comm.settings.peerTimeoutSeconds), comm.label());
+}
+
+void connectSideChannel(mclComm& comm, const std::vector<InitDetails>& all,
+                        platform::Deadline deadline) {
+  if (!comm.peerWatch) return;
+  std::vector<std::string> addresses;
+  for (const InitDetails& d : all) addresses.push_back(d.sideChannel);
+  comm.peerWatch->connect(addresses, deadline);
+}
+
 // The tuner's link model, alike on every rank: the slowest kind of link
 // some pair of ranks uses, and whether some machine runs more ranks than it
 // has cores (each hop then waits for a context switch). A machine, not a
@@ -315,6 +342,7 @@ void buildAlgoContext(mclComm& comm, const std::vector<InitDetails>& all,
   c.forced = comm.settings.forced;
   c.link = tunerLink(comm, all);
   c.aborted = &comm.aborted;
+  c.health = comm.peerWatch.get();
   c.call = &comm.callScratch;
   // Ring schedules size their rounds alike on every rank, from the
   // smallest buffer between any two ranks of any transport in use.
@@ -384,6 +412,7 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
   // Join, open, and tell the others.
   std::unique_ptr<BootstrapClient> bootstrap =
       joinRendezvous(*comm, contents, deadline);
+  openSideChannel(*comm, *bootstrap, contents.secret);
   const std::vector<bool> opened = openTransports(*comm, deadline);
   const TopologyFileRead topoFile = readTopologyFile(*comm);
   const InitDetails mine =
@@ -403,6 +432,7 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
       chooseTransports(comm->devices, opened, nranks, comm->settings.transport,
                        comm->label(), oneHostName(*comm));
   addPathsAndFindings(*comm, comm->cluster);
+  connectSideChannel(*comm, all, deadline);
   connectTransports(*comm, opened, *bootstrap, deadline);
   buildAlgoContext(*comm, all, zeroCopyMin);
   logReady(*comm);

@@ -22,6 +22,8 @@ std::vector<uint8_t> encodeDetails(const InitDetails& d) {
   w.str(d.transport);
   w.str(d.algorithms);
   w.u32(d.cores);
+  w.str(d.sideChannel);
+  w.u32(d.peerTimeoutSeconds);
   return w.take();
 }
 
@@ -42,6 +44,8 @@ InitDetails decodeDetails(const std::vector<uint8_t>& bytes) {
   d.transport = r.str(64);
   d.algorithms = r.str(1024);
   d.cores = r.u32();
+  d.sideChannel = r.str(64);
+  d.peerTimeoutSeconds = r.u32();
   r.finish();
   return d;
 }

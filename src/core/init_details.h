@@ -19,11 +19,13 @@ using DeviceDetails = std::pair<std::string, std::vector<uint8_t>>;
 
 struct InitDetails {
   std::vector<DeviceDetails> devices;  // the transports this rank opened
-  std::string inventory;   // JSON from each host's lowest rank, else empty
-  std::string topoFile;    // TopologyFileRead::status
-  std::string transport;   // MCL_TRANSPORT: every rank must agree
-  std::string algorithms;  // MCL_ALGO, as forced: likewise
-  uint32_t cores = 0;      // online CPUs: the tuner asks if hosts are crowded
+  std::string inventory;    // JSON from each host's lowest rank, else empty
+  std::string topoFile;     // TopologyFileRead::status
+  std::string transport;    // MCL_TRANSPORT: every rank must agree
+  std::string algorithms;   // MCL_ALGO, as forced: likewise
+  uint32_t cores = 0;       // online CPUs: the tuner asks if hosts are crowded
+  std::string sideChannel;  // "ip:port" of its peer watch; "" when off
+  uint32_t peerTimeoutSeconds = 0;  // MCL_PEER_TIMEOUT: every rank agrees
 };
 
 constexpr size_t kMaxDevicesInDetails = 8;

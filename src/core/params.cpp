@@ -30,10 +30,18 @@ constexpr ParamDef kParams[] = {
     {"MCL_TIMEOUT", "300",
      "Seconds any wait may last without progress (init, collectives, "
      "point-to-point) before it fails with mclTimeout."},
+    {"MCL_PEER_TIMEOUT", "10",
+     "Seconds without a heartbeat on the side channel before a peer counts "
+     "as stopped (host down, every link gone, process stopped); a peer "
+     "whose process dies is noticed within a second. 0: no side channel "
+     "(deaths over RDMA then show at MCL_TIMEOUT)."},
     {"MCL_TRANSPORT", "auto",
-     "Transport between peers: auto (shared memory within a host, TCP "
-     "between hosts), shm (one host only), tcp (TCP for every pair) or rdma "
-     "(RDMA between Macs, shared memory within one)."},
+     "Transport between peers: auto (shared memory within a host; between "
+     "hosts RDMA on cables whose ends both have a usable RDMA device, TCP "
+     "elsewhere, with a WARN for each pair RDMA should have joined and "
+     "could not), shm (one host only), tcp (TCP for every pair) or rdma "
+     "(RDMA between Macs, shared memory within one; init fails for a pair "
+     "RDMA cannot join)."},
     {"MCL_ALGO", "",
      "Algorithms to force, e.g. 'allreduce:tree;allgather:ring', or a bare "
      "name for every collective that has it ('ring'). Empty or auto: the "

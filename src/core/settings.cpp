@@ -62,6 +62,8 @@ CommSettings loadSettings(const mclConfig_t* config) {
   if (config != nullptr && config->commName != nullptr)
     s.name = std::string(config->commName).substr(0, 64);
 
+  s.peerTimeoutSeconds =
+      static_cast<int>(paramInt("MCL_PEER_TIMEOUT", 0, kMaxTimeoutSeconds));
   s.spin = paramValue("MCL_SPIN_US").text;
   s.yield = paramValue("MCL_YIELD_US").text;
   s.topoFile = paramValue("MCL_TOPO_FILE").text;

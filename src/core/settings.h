@@ -13,6 +13,7 @@ namespace mcl {
 
 struct CommSettings {
   int timeoutSeconds = 300;
+  int peerTimeoutSeconds = 10;  // MCL_PEER_TIMEOUT; 0: no side channel
   // MCL_TRANSPORT: "auto" or a transport's name (transport_registry.h);
   // each transport reads its own settings (transports/*/..._options.h).
   std::string transport = "auto";

@@ -13,8 +13,7 @@ namespace mcl {
 
 struct TransportEntry {
   const char* name;  // MCL_TRANSPORT's word for it
-  // MCL_TRANSPORT=auto tries it. (RDMA is tried only when asked for, until
-  // automatic choice with a fallback to TCP lands.)
+  // MCL_TRANSPORT=auto tries it.
   bool inAuto = true;
   // Kept whatever MCL_TRANSPORT names, after it: a rank's connection to
   // itself, and the pairs the named transport declines (ranks of one Mac

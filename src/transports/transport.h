@@ -14,6 +14,17 @@
 
 namespace mcl::transport {
 
+// What a communicator knows of its peers' processes beyond their links
+// (core's side channel, core/peer_watch.h): UC RDMA says nothing when a
+// peer dies, and no link says anything when a process stops.
+class PeerHealth {
+ public:
+  virtual ~PeerHealth() = default;
+  // Why `peer` will not answer ("rank 2's process died ..."), or "" while
+  // it may. Thread-safe.
+  virtual std::string problemWith(int peer) const = 0;
+};
+
 class Connection {
  public:
   virtual ~Connection() = default;

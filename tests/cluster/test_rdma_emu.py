@@ -101,16 +101,15 @@ def test_killed_peer_ends_the_survivors_in_time():
     procs[1].send_signal(signal.SIGKILL)
     killed = time.monotonic()
     results = finish(procs, timeout=60)
-    # MCL_TIMEOUT is 5 s: UC gives no error, so silence past the timeout
-    # is what names the peer.
-    assert time.monotonic() - killed < 5 + 15, results
+    # UC gives no error; the side channel closing without a farewell says
+    # the process died, well before MCL_TIMEOUT (5 s).
+    assert time.monotonic() - killed < 2.0, results
     for rank in (0, 2):
         code, out = results[rank]
         assert code != 0, out
         assert "(killed: hung)" not in out, out
-        assert "rdma (emulated)" in out and "MCL_TIMEOUT" in out, out
-    # Each survivor names the peer it waits on; rank 0 sends to rank 1.
-    assert "rank 1 via rdma" in results[0][1], results[0][1]
+        assert "rank 1's process died" in out, out
+        assert "rdma (emulated)" in out, out  # the link it waited on
 
 
 def test_depth_beyond_the_device_is_a_clear_error():

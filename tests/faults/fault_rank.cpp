@@ -9,7 +9,9 @@
 // Environment, besides the MCL_* of the job:
 //   FAULT_PLAN      kill_before | kill_during | kill_after | stop | cable |
 //                   root_init | abort_thread; serve: no fault (a few calls
-//                   once past FAULT_GATE, then destroy)
+//                   once past FAULT_GATE, then destroy); compute: no fault,
+//                   the victim computes FAULT_COMPUTE_S seconds between two
+//                   calls while the others wait in the second
 //   FAULT_VICTIM    the rank the fault hits (the driver signals it for stop)
 //   FAULT_SURVIVORS comma-separated ranks that build the second communicator
 //   FAULT_REJOIN    host:port where the first survivor runs its rendezvous
@@ -200,6 +202,30 @@ void serve(mclComm_t comm, int rank, int nranks, Report& report) {
     report.text("error", mclGetLastError(nullptr));
 }
 
+// plan "compute": two checked all-reduces; between them the victim keeps
+// its CPU busy for FAULT_COMPUTE_S seconds, the way a rank runs its share
+// of a model, while the others already wait in the second call. Nobody may
+// count it as dead: its side channel keeps beating.
+void computeBetweenCalls(mclComm_t comm, int rank, int nranks, bool victim,
+                         Report& report) {
+  std::vector<float> in(kCount), out(kCount);
+  std::string wrong;
+  const double seconds = atof(env("FAULT_COMPUTE_S", "30").c_str());
+  mclResult_t r = checkedAllReduce(comm, rank, nranks, in, out, wrong);
+  if (r == mclSuccess && victim) {
+    volatile double sink = 0;
+    for (const double end = now() + seconds; now() < end;)
+      for (int i = 0; i < 100000; ++i) sink = sink + i * 0.5;
+  }
+  if (r == mclSuccess) r = checkedAllReduce(comm, rank, nranks, in, out, wrong);
+  report.number("error_at", now());
+  report.text("error_code", mclGetErrorString(r));
+  if (r != mclSuccess) report.text("error", mclGetLastError(comm));
+  if (!wrong.empty()) report.text("wrong_result", wrong);
+  if (mclCommDestroy(comm) != mclSuccess)
+    report.text("error", mclGetLastError(nullptr));
+}
+
 // The survivors' second communicator: the first survivor runs the
 // rendezvous at FAULT_REJOIN, ranks are the order in FAULT_SURVIVORS.
 void rebuild(int oldRank, Report& report) {
@@ -272,6 +298,11 @@ int main() {
     say("READY");
     if (plan == "serve") {
       serve(comm, rank, nranks, report);
+      report.print();
+      return 0;
+    }
+    if (plan == "compute") {
+      computeBetweenCalls(comm, rank, nranks, rank == victim, report);
       report.print();
       return 0;
     }

@@ -205,7 +205,7 @@ def inject(job):
     raise AssertionError(plan)
 
 
-def check_survivor(job, rank, r, struck, timeout):
+def check_survivor(job, rank, r, struck, timeout, bound=None, says=None):
     out = r["output"]
     assert "(hung" not in out, out
     assert r["error_code"] != "no error", f"rank {rank} saw no error:\n{out}"
@@ -217,8 +217,11 @@ def check_survivor(job, rank, r, struck, timeout):
         assert r["error_code"].startswith("remote error"), out
     else:
         waited = r["error_at"] - struck
-        assert waited < timeout + SLACK, \
-            f"rank {rank}: error {waited:.1f} s after the fault:\n{out}"
+        limit = timeout + SLACK if bound is None else bound
+        assert waited < limit, \
+            f"rank {rank}: error {waited:.2f} s after the fault:\n{out}"
+        if says is not None:
+            assert says in r["error"], out
         if job.plan == "root_init":
             # No communicator: init names the rendezvous (rank 0 runs it).
             assert r["failed_in"] == "init", out
@@ -244,10 +247,14 @@ def shm_segments():
         return set()
 
 
-def run_case(hosts, transport, plan):
+def run_case(hosts, transport, plan, timeout=None, extra_env=None, bound=None,
+             says=None):
+    """bound: the seconds within which every survivor must fail (default
+    MCL_TIMEOUT + SLACK); says: what its error must say."""
     segments_before = shm_segments()
-    timeout = 60 if plan == "abort_thread" else TIMEOUT
-    extra = {"FAULT_CALLS": "3"}
+    if timeout is None:
+        timeout = 60 if plan == "abort_thread" else TIMEOUT
+    extra = {"FAULT_CALLS": "3", **(extra_env or {})}
     if plan == "cable" and transport == "rdma":
         # Mac 1's cable to Mac 0 (rdma_en3) goes down 1.5 s after init.
         extra["MCL_EMU_FAULTS"] = "port_down:1:rdma_en3@1500"
@@ -273,7 +280,7 @@ def run_case(hosts, transport, plan):
             for k, v in sorted(results.items())))
         for rank, r in results.items():
             try:
-                check_survivor(job, rank, r, struck, timeout)
+                check_survivor(job, rank, r, struck, timeout, bound, says)
             except AssertionError as failure:
                 others = "".join(f"\n--- rank {k}:\n{v['output']}"
                                  for k, v in results.items() if k != rank)
@@ -301,3 +308,37 @@ def test_fault_on_this_host(transport, plan):
 @pytest.mark.parametrize("plan", PLANS + ["cable"])
 def test_fault_between_namespaces_over_tcp(netns_hosts, plan):
     run_case(netns_hosts, "tcp", plan)
+
+
+# The side channel (MCL_PEER_TIMEOUT) over the emulated fabric, where UC
+# itself says nothing: MCL_TIMEOUT is a minute, so only the side channel can
+# end the survivors' wait in time.
+PEER_TIMEOUT = 3
+
+
+@pytest.mark.parametrize("plan,bound,says", [
+    ("kill_during", 1.0 + 0.5, "rank 1's process died"),
+    ("stop", PEER_TIMEOUT + 2.0, "rank 1 stopped answering"),
+])
+def test_silent_peer_over_the_emulated_fabric(plan, bound, says):
+    run_case(LocalHosts(), "rdma", plan, timeout=60,
+             extra_env={"MCL_PEER_TIMEOUT": str(PEER_TIMEOUT)}, bound=bound,
+             says=says)
+
+
+def test_a_rank_computing_for_30_s_is_not_declared_dead():
+    job = Job(LocalHosts(), "rdma", "compute", timeout=60,
+              extra={"MCL_PEER_TIMEOUT": str(PEER_TIMEOUT),
+                     "FAULT_COMPUTE_S": "30"})
+    job.survivors = list(range(NRANKS))
+    try:
+        start = time.monotonic()
+        for rank in range(NRANKS):
+            job.start(rank)
+        results = job.results(limit=120)
+        for rank, r in results.items():
+            assert r["error_code"] == "no error", r["output"]
+            assert "wrong_result" not in r, r["output"]
+        assert time.monotonic() - start >= 30
+    finally:
+        job.end()

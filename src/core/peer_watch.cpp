@@ -1,0 +1,334 @@
+#include "core/peer_watch.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cinttypes>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "base/error.h"
+#include "base/log.h"
+#include "base/wire.h"
+
+namespace mcl {
+
+namespace {
+
+#if defined(MSG_NOSIGNAL)
+constexpr int kNoSigpipe = MSG_NOSIGNAL;
+#else
+constexpr int kNoSigpipe = 0;  // SO_NOSIGPIPE is set on every socket instead
+#endif
+
+constexpr uint32_t kHelloMagic = 0x4d434c57;  // "MCLW"
+constexpr char kBeat = 'B';
+constexpr char kFarewell = 'F';
+// A peer whose socket closed without a farewell is reported dead this
+// long after: frames it sent just before dying may still be on a link.
+constexpr int64_t kDeathGraceNs = 100'000'000;
+// How long one stranger (a connection that does not prove the secret) may
+// take before it is dropped.
+constexpr auto kStrangerTime = std::chrono::seconds(2);
+
+int64_t nowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             platform::Clock::now().time_since_epoch())
+      .count();
+}
+
+// The label both proofs are bound to: this communicator and this pair, so
+// a proof for one pair or job cannot be replayed for another.
+std::string proofLabel(const char* role, uint64_t commId, int low, int high) {
+  char text[96];
+  snprintf(text, sizeof(text), "mcl-watch-%s %016" PRIx64 " %d %d", role,
+           commId, low, high);
+  return text;
+}
+
+struct Hello {
+  uint32_t magic = kHelloMagic;
+  uint64_t commId = 0;
+  uint32_t from = 0;
+  uint32_t to = 0;
+  Nonce nonce{};
+};
+constexpr size_t kHelloBytes = 4 + 8 + 4 + 4 + 32;
+
+std::vector<uint8_t> encodeHello(const Hello& h) {
+  WireWriter w;
+  w.u32(h.magic);
+  w.u64(h.commId);
+  w.u32(h.from);
+  w.u32(h.to);
+  w.raw(h.nonce.data(), h.nonce.size());
+  return w.take();
+}
+
+Hello decodeHello(const std::vector<uint8_t>& bytes) {
+  WireReader in(bytes.data(), bytes.size(), "side-channel hello");
+  Hello h;
+  h.magic = in.u32();
+  h.commId = in.u64();
+  h.from = in.u32();
+  h.to = in.u32();
+  in.raw(h.nonce.data(), h.nonce.size());
+  in.finish();
+  return h;
+}
+
+}  // namespace
+
+PeerWatch::PeerWatch(int rank, int nranks, uint64_t commId,
+                     const Secret& secret, const platform::SocketAddress& local,
+                     std::chrono::milliseconds peerTimeout, std::string label)
+    : rank_(rank),
+      nranks_(nranks),
+      commId_(commId),
+      secret_(secret),
+      peerTimeout_(peerTimeout),
+      label_(std::move(label)),
+      peers_(size_t(nranks)) {
+  try {
+    listener_ = platform::listenTcp(local.withPort(0), nranks + 16);
+    platform::openWakePipe(&wakeRead_, &wakeWrite_);
+  } catch (const std::exception& e) {
+    throw error(mclSystemError, "%s: cannot open the side channel on %s: %s",
+                label_.c_str(), local.host().c_str(), e.what());
+  }
+}
+
+PeerWatch::~PeerWatch() {
+  stopping_.store(true);
+  if (wakeWrite_ >= 0) {
+    char b = 1;
+    (void)!write(wakeWrite_, &b, 1);
+  }
+  if (thread_.joinable()) thread_.join();
+  // The farewell: the peers' links decide about this rank from now on.
+  sendToAll(kFarewell);
+  if (wakeRead_ >= 0) close(wakeRead_);
+  if (wakeWrite_ >= 0) close(wakeWrite_);
+}
+
+std::string PeerWatch::address() const {
+  return platform::localAddress(listener_.fd()).toString();
+}
+
+void PeerWatch::connectTo(int peer, const platform::SocketAddress& where,
+                          platform::Deadline deadline) {
+  Peer& p = peers_[size_t(peer)];
+  p.socket = platform::connectTcp(where, deadline);
+  Hello hello;
+  hello.commId = commId_;
+  hello.from = uint32_t(rank_);
+  hello.to = uint32_t(peer);
+  hello.nonce = randomNonce();
+  const std::vector<uint8_t> bytes = encodeHello(hello);
+  platform::sendAll(p.socket.fd(), bytes.data(), bytes.size(), deadline);
+  // The peer proves the secret over our nonce and its own, then we do.
+  Mac theirs{};
+  Nonce theirNonce{};
+  platform::recvAll(p.socket.fd(), theirs.data(), theirs.size(), deadline);
+  platform::recvAll(p.socket.fd(), theirNonce.data(), theirNonce.size(),
+                    deadline);
+  const Mac expected =
+      authMac(secret_, proofLabel("accept", commId_, rank_, peer), hello.nonce,
+              theirNonce);
+  if (!macEqual(theirs, expected))
+    throw error(mclRemoteError,
+                "%s: the side channel at %s (rank %d) does not know this "
+                "job's secret",
+                label_.c_str(), where.toString().c_str(), peer);
+  const Mac mine = authMac(secret_, proofLabel("connect", commId_, rank_, peer),
+                           theirNonce, hello.nonce);
+  platform::sendAll(p.socket.fd(), mine.data(), mine.size(), deadline);
+}
+
+void PeerWatch::acceptFromLowerRanks(platform::Deadline deadline) {
+  int waiting = rank_;  // ranks 0 .. rank-1 connect to this one
+  while (waiting > 0) {
+    pollfd pfd{listener_.fd(), POLLIN, 0};
+    const int ms = platform::pollTimeoutMs(deadline);
+    if (ms == 0)
+      throw error(mclTimeout,
+                  "%s: %d lower rank(s) never opened the side channel to "
+                  "this rank (MCL_TIMEOUT)",
+                  label_.c_str(), waiting);
+    if (poll(&pfd, 1, ms) <= 0) continue;
+    platform::Socket s = platform::acceptConnection(listener_.fd());
+    if (!s.valid()) continue;
+    const auto quick =
+        std::min(deadline, platform::Clock::now() + kStrangerTime);
+    try {
+      std::vector<uint8_t> bytes(kHelloBytes);
+      platform::recvAll(s.fd(), bytes.data(), bytes.size(), quick);
+      const Hello h = decodeHello(bytes);
+      const int from = int(h.from);
+      if (h.magic != kHelloMagic || h.commId != commId_ ||
+          h.to != uint32_t(rank_) || from < 0 || from >= rank_ ||
+          peers_[size_t(from)].socket.valid())
+        continue;  // a stranger, or a connection of another job
+      const Nonce mine = randomNonce();
+      const Mac proof = authMac(
+          secret_, proofLabel("accept", commId_, from, rank_), h.nonce, mine);
+      platform::sendAll(s.fd(), proof.data(), proof.size(), quick);
+      platform::sendAll(s.fd(), mine.data(), mine.size(), quick);
+      Mac theirs{};
+      platform::recvAll(s.fd(), theirs.data(), theirs.size(), quick);
+      if (!macEqual(theirs, authMac(secret_,
+                                    proofLabel("connect", commId_, from, rank_),
+                                    mine, h.nonce)))
+        continue;
+      peers_[size_t(from)].socket = std::move(s);
+      --waiting;
+    } catch (const std::exception&) {
+      // A stranger that went quiet or away: drop it, keep listening.
+    }
+  }
+}
+
+void PeerWatch::connect(const std::vector<std::string>& all,
+                        platform::Deadline deadline) {
+  // Lower ranks connect to higher ones: the highest only accepts, so every
+  // rank's connects are answered once the ranks above it are done.
+  for (int peer = rank_ + 1; peer < nranks_; ++peer) {
+    const std::string& text = all[size_t(peer)];
+    const size_t colon = text.rfind(':');
+    try {
+      std::string host = text.substr(0, colon);
+      if (host.size() > 2 && host.front() == '[')
+        host = host.substr(1, host.size() - 2);
+      connectTo(peer,
+                platform::SocketAddress::fromNumeric(
+                    host, std::stoi(text.substr(colon + 1))),
+                deadline);
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw error(mclSystemError,
+                  "%s: cannot open the side channel to rank %d at %s: %s",
+                  label_.c_str(), peer, text.c_str(), e.what());
+    }
+  }
+  acceptFromLowerRanks(deadline);
+  listener_.close();  // nobody else may join
+  const int64_t now = nowNs();
+  for (int peer = 0; peer < nranks_; ++peer)
+    peers_[size_t(peer)].lastHeardNs.store(now);
+  thread_ = std::thread([this] { run(); });
+}
+
+void PeerWatch::sendToAll(char byte) {
+  for (int peer = 0; peer < nranks_; ++peer) {
+    Peer& p = peers_[size_t(peer)];
+    if (!p.socket.valid()) continue;
+    // Never blocks: a full buffer is a peer that does not read, which its
+    // own silence will show.
+    (void)!send(p.socket.fd(), &byte, 1, MSG_DONTWAIT | kNoSigpipe);
+  }
+}
+
+void PeerWatch::readFrom(int peer, int64_t now) {
+  Peer& p = peers_[size_t(peer)];
+  char buf[256];
+  for (;;) {
+    const ssize_t n = recv(p.socket.fd(), buf, sizeof(buf), MSG_DONTWAIT);
+    if (n > 0) {
+      p.lastHeardNs.store(now);
+      // Beats again (a debugger let it go, a cable came back): it answers.
+      int stopped = int(State::Stopped);
+      p.state.compare_exchange_strong(stopped, int(State::Alive));
+      if (std::find(buf, buf + n, kFarewell) != buf + n) p.saidFarewell = true;
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+      return;
+    // Closed (or reset): a farewell before it is a communicator destroyed,
+    // none a process that died.
+    const State s = p.saidFarewell ? State::Left : State::Died;
+    p.changedNs.store(now);
+    p.state.store(int(s));
+    // Info only: whether it matters is for an operation that waits on the
+    // peer to say (a script may end without destroying its communicator).
+    if (s == State::Died)
+      MCL_LOG(Info, kLogInit,
+              "%s: rank %d's process died (its side channel closed without "
+              "a farewell)",
+              label_.c_str(), peer);
+    p.socket.close();
+    return;
+  }
+}
+
+void PeerWatch::run() {
+  const int64_t timeoutNs =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(peerTimeout_)
+          .count();
+  const int64_t beatNs = std::min<int64_t>(1'000'000'000, timeoutNs / 8);
+  int64_t nextBeat = 0;
+  std::vector<pollfd> fds;
+  std::vector<int> who;
+  while (!stopping_.load()) {
+    int64_t now = nowNs();
+    if (now >= nextBeat) {
+      sendToAll(kBeat);
+      nextBeat = now + beatNs;
+    }
+    fds.assign(1, pollfd{wakeRead_, POLLIN, 0});
+    who.assign(1, -1);
+    for (int peer = 0; peer < nranks_; ++peer)
+      if (peers_[size_t(peer)].socket.valid()) {
+        fds.push_back(pollfd{peers_[size_t(peer)].socket.fd(), POLLIN, 0});
+        who.push_back(peer);
+      }
+    const int ms = int(std::max<int64_t>(1, (nextBeat - now) / 1'000'000));
+    if (poll(fds.data(), fds.size(), ms) < 0 && errno != EINTR) return;
+    now = nowNs();
+    for (size_t i = 1; i < fds.size(); ++i)
+      if (fds[i].revents != 0) readFrom(who[i], now);
+    for (int peer = 0; peer < nranks_; ++peer) {
+      Peer& p = peers_[size_t(peer)];
+      if (peer == rank_ || p.state.load() != int(State::Alive)) continue;
+      if (now - p.lastHeardNs.load() > timeoutNs) {
+        p.changedNs.store(now);
+        p.state.store(int(State::Stopped));
+        MCL_LOG(Info, kLogInit,
+                "%s: rank %d stopped answering: no heartbeat for %.3g s "
+                "(MCL_PEER_TIMEOUT)",
+                label_.c_str(), peer, double(timeoutNs) / 1e9);
+      }
+    }
+  }
+}
+
+std::string PeerWatch::problemWith(int peer) const {
+  if (peer < 0 || peer >= nranks_ || peer == rank_) return "";
+  const Peer& p = peers_[size_t(peer)];
+  const auto state = State(p.state.load());
+  if (state == State::Died && nowNs() - p.changedNs.load() >= kDeathGraceNs)
+    return "rank " + std::to_string(peer) +
+           "'s process died (its side channel closed without a farewell)";
+  if (state == State::Stopped) {
+    char text[256];
+    snprintf(text, sizeof(text),
+             "rank %d stopped answering: no heartbeat for %.3g s "
+             "(MCL_PEER_TIMEOUT; its host is down, every link to it is gone, "
+             "or its process is stopped)",
+             peer, double(peerTimeout_.count()) / 1000.0);
+    return text;
+  }
+  return "";
+}
+
+}  // namespace mcl

@@ -1,0 +1,83 @@
+// A communicator's side channel: one small authenticated TCP connection to
+// every peer, kept by a background thread that beats every
+// MCL_PEER_TIMEOUT / 8 (at most once a second) and reads the peers' beats.
+// A link of UC RDMA says nothing when its peer dies, and no link says
+// anything when a process stops; this channel tells the two apart in
+// seconds instead of at MCL_TIMEOUT:
+//   - a connection closed without a farewell is a process that died,
+//     noticed as soon as its kernel closes the socket (well within 1 s);
+//   - beats that stop for MCL_PEER_TIMEOUT are a peer that stopped
+//     answering (host down, every link gone, SIGSTOP).
+// A rank busy in its own compute keeps beating: the thread is its own. A
+// communicator that is destroyed says farewell first, so its peers' links
+// (which deliver its last bytes in order) decide, not this channel.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/auth.h"
+#include "platform/socket.h"
+#include "transports/transport.h"
+
+namespace mcl {
+
+class PeerWatch final : public transport::PeerHealth {
+ public:
+  // Listens on `local` (the address this rank reached the rendezvous
+  // from: its peers can reach it there), on a port of the system's choice.
+  PeerWatch(int rank, int nranks, uint64_t commId, const Secret& secret,
+            const platform::SocketAddress& local,
+            std::chrono::milliseconds peerTimeout, std::string label);
+  ~PeerWatch() override;  // farewell to every peer, then closes
+  PeerWatch(const PeerWatch&) = delete;
+  PeerWatch& operator=(const PeerWatch&) = delete;
+
+  // "ip:port", for the other ranks.
+  std::string address() const;
+  // Connects to every peer (all[r]: rank r's address()), each connection
+  // proven both ways with the communicator's secret, then starts the
+  // thread. Strangers that connect meanwhile are dropped. Throws
+  // mclSystemError or mclRemoteError naming the peer.
+  void connect(const std::vector<std::string>& all,
+               platform::Deadline deadline);
+
+  std::string problemWith(int peer) const override;
+
+ private:
+  enum class State : int { Alive, Left, Died, Stopped };
+  struct Peer {
+    platform::Socket socket;
+    std::atomic<int> state{int(State::Alive)};
+    std::atomic<int64_t> lastHeardNs{0};
+    std::atomic<int64_t> changedNs{0};  // when it died or stopped
+    bool saidFarewell = false;
+  };
+
+  void connectTo(int peer, const platform::SocketAddress& where,
+                 platform::Deadline deadline);
+  void acceptFromLowerRanks(platform::Deadline deadline);
+  void run();
+  void readFrom(int peer, int64_t nowNs);
+  void sendToAll(char byte);
+
+  int rank_;
+  int nranks_;
+  uint64_t commId_;
+  Secret secret_;
+  std::chrono::milliseconds peerTimeout_;
+  std::string label_;
+  platform::Socket listener_;
+  std::vector<Peer> peers_;
+  int wakeRead_ = -1;
+  int wakeWrite_ = -1;
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;
+};
+
+}  // namespace mcl

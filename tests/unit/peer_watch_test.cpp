@@ -1,0 +1,90 @@
+// The side channel (core/peer_watch.h) between two ranks of one process:
+// strangers on its port change nothing, a wrong secret is refused, and a
+// communicator destroyed with a farewell is not reported dead. (A killed
+// or stopped process is the fault matrix's: tests/faults.)
+#include "core/peer_watch.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <future>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/error.h"
+#include "platform/socket.h"
+
+namespace mcl {
+namespace {
+
+using namespace std::chrono_literals;
+
+const platform::SocketAddress kLoopback =
+    platform::SocketAddress::fromNumeric("127.0.0.1", 0);
+
+std::unique_ptr<PeerWatch> watch(int rank, const Secret& secret) {
+  return std::make_unique<PeerWatch>(rank, 2, 0x1234, secret, kLoopback, 2s,
+                                     "test rank " + std::to_string(rank));
+}
+
+// Connects both watches, each on a thread of its own as ranks would.
+void connectPair(PeerWatch& a, PeerWatch& b, std::chrono::seconds limit) {
+  const std::vector<std::string> all = {a.address(), b.address()};
+  const auto deadline = platform::Clock::now() + limit;
+  auto high = std::async(std::launch::async, [&] { b.connect(all, deadline); });
+  a.connect(all, deadline);
+  high.get();
+}
+
+TEST(PeerWatch, StrangersOnThePortChangeNothing) {
+  Secret secret = randomSecret();
+  auto a = watch(0, secret);
+  auto b = watch(1, secret);
+  // A stranger that says nothing, one that sends junk, before the rank.
+  const std::string where = b->address();
+  const auto addr = platform::SocketAddress::fromNumeric(
+      "127.0.0.1", std::stoi(where.substr(where.rfind(':') + 1)));
+  platform::Socket quiet =
+      platform::connectTcp(addr, platform::Clock::now() + 1s);
+  platform::Socket junk =
+      platform::connectTcp(addr, platform::Clock::now() + 1s);
+  const char text[64] = "GET / HTTP/1.0\r\n\r\n";
+  platform::sendAll(junk.fd(), text, sizeof(text), platform::Clock::now() + 1s);
+  connectPair(*a, *b, 10s);
+  EXPECT_EQ(a->problemWith(1), "");
+  EXPECT_EQ(b->problemWith(0), "");
+}
+
+TEST(PeerWatch, AWrongSecretIsRefused) {
+  auto a = watch(0, randomSecret());
+  auto b = watch(1, randomSecret());
+  try {
+    connectPair(*a, *b, 3s);
+    FAIL() << "a rank with another secret joined the side channel";
+  } catch (const Error& e) {
+    EXPECT_TRUE(e.code() == mclRemoteError || e.code() == mclSystemError ||
+                e.code() == mclTimeout)
+        << e.what();
+  }
+}
+
+TEST(PeerWatch, AFarewellIsNoDeathAndBeatsKeepAPeerAlive) {
+  Secret secret = randomSecret();
+  auto a = watch(0, secret);
+  auto b = watch(1, secret);
+  connectPair(*a, *b, 10s);
+  // Longer than the 2 s peer timeout: the beats (every 250 ms) keep both
+  // alive.
+  std::this_thread::sleep_for(3s);
+  EXPECT_EQ(a->problemWith(1), "");
+  b.reset();  // destroyed: says farewell
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(a->problemWith(1), "");
+  EXPECT_EQ(a->problemWith(0), "");  // itself
+}
+
+}  // namespace
+}  // namespace mcl
