@@ -18,6 +18,7 @@
 #include "params_command.h"
 #include "qualify_command.h"
 #include "rank_runner.h"
+#include "report_command.h"
 #include "topo_command.h"
 #include "tune_command.h"
 
@@ -95,6 +96,9 @@ void forceAlgorithm(const Options& options) {
 }
 
 int run(int argc, char** argv) {
+  // `report` runs mcl-perf itself, step by step, with flags of its own.
+  if (argc >= 2 && std::strcmp(argv[1], "report") == 0)
+    return runReport(argc, argv);
   Options options;
   std::string error;
   switch (parseOptions(argc, argv, &options, &error)) {

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <string>
 
+#include "kill_drill.h"
+
 namespace mcl::perf {
 
 void exitNow(int code) {
@@ -23,6 +25,7 @@ void dieOnMclError(int rank, const char* call, mclResult_t result,
   std::string who = rank >= 0 ? "rank " + std::to_string(rank) + ": " : "";
   std::fprintf(stderr, "mcl-perf: %s%s failed: %s (%s)\n", who.c_str(), call,
                text ? text : "unknown error", detail.c_str());
+  reportKillDrill(rank);
   if (comm != nullptr) mclCommAbort(comm);
   exitNow(kExitFailure);
 }

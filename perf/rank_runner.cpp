@@ -22,6 +22,7 @@
 #include "collective_check.h"
 #include "dtype.h"
 #include "join.h"
+#include "kill_drill.h"
 #include "mcl_error.h"
 #include "memory_report.h"
 #include "progress.h"
@@ -435,6 +436,7 @@ std::vector<Variant> makeVariants(const Options& o, int rank, mclComm_t comm) {
 int runRank(const Options& options, const RankSetup& given) {
   RankSetup setup = given;
   mclComm_t comm = joinCommunicator(options, &setup);
+  armKillDrill(setup.rank);
   // Each rank's pairs by transport; "(emulated)" on every line about RDMA
   // on the emulated fabric.
   const std::string transport =

@@ -1,0 +1,62 @@
+"""`mcl-perf report` as a Mac owner runs it, once per Mac: here two network
+namespaces cabled like two Macs, with the emulated RDMA fabric on the
+cable. Each rank writes its Markdown and JSON files, labelled emulated, and
+every step passes: the doctor, qualify over TCP and RDMA, latency, both
+all-reduce sweeps, and the failure drill (the last rank killed, the other
+noticing within a second or two). Needs root and MCL_PERF."""
+
+import json
+import os
+
+import pytest
+
+from jobs import PERF, SECRET, finish
+from testbed import Testbed as Cluster
+
+pytestmark = [
+    pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root"),
+    pytest.mark.skipif(not os.path.exists(PERF), reason="MCL_PERF not built"),
+]
+
+
+def test_report_on_two_emulated_macs(tmp_path):
+    fabric = tmp_path / "pair.json"
+    fabric.write_text('[[null, "rdma_en2"], ["rdma_en3", null]]')
+    with Cluster("pair", name="mcl-report", lan=True) as bed:
+        procs = []
+        for rank in range(2):
+            out = tmp_path / f"mac{rank}"
+            env = {"MCL_ROOT": "10.78.0.1:29750", "MCL_RANK": str(rank),
+                   "MCL_WORLD_SIZE": "2", "MCL_SECRET": SECRET,
+                   "MCL_RDMA_PROVIDER": "emu", "MCL_EMU_FABRIC": str(fabric),
+                   "MCL_TIMEOUT": "30"}
+            procs.append(bed.exec(rank, [PERF, "report", "--quick", "--out",
+                                         str(out), "-T", "120"], env=env,
+                                  stdout=-1, stderr=-2, text=True))
+        results = finish(procs, timeout=600)
+    for rank, (code, out) in enumerate(results):
+        files = os.listdir(tmp_path / f"mac{rank}")
+        md = [f for f in files if f.endswith(f"-r{rank}.md")]
+        js = [f for f in files if f.endswith(f"-r{rank}.json")]
+        assert md and js, (files, out)
+        text = (tmp_path / f"mac{rank}" / md[0]).read_text()
+        report = json.loads((tmp_path / f"mac{rank}" / js[0]).read_text())
+        assert "EMULATED RDMA fabric" in text.splitlines()[0], text[:400]
+        assert "no figure here is real hardware's" in text
+        assert report["emulated"] is True
+        names = [s["name"] for s in report["steps"]]
+        assert names == ["doctor", "qualify-tcp", "qualify-rdma", "latency",
+                         "allreduce-tcp", "allreduce-rdma", "failure"]
+        failed = [(s["name"], s["verdict"], s["output_tail"][-2000:])
+                  for s in report["steps"] if not s["passed"]]
+        assert not failed, failed
+        assert report["passed"] is True and code == 0, out
+        assert "7 of 7 steps passed" in text
+    drill = json.loads((tmp_path / "mac0" / [
+        f for f in os.listdir(tmp_path / "mac0") if f.endswith(".json")
+        and f.startswith("mcl-report") and f.count(".") == 1][0]).read_text())
+    verdict = [s for s in drill["steps"] if s["name"] == "failure"][0]["verdict"]
+    assert verdict.startswith("rank 1 killed; noticed within"), verdict
+    # Rank 0 writes the steps' own JSON (the topology, the sweeps).
+    rdma = [s for s in drill["steps"] if s["name"] == "allreduce-rdma"][0]
+    assert rdma["result"] is not None
