@@ -79,7 +79,7 @@ struct AlgoContext {
   WaitPolicy wait;
   const std::atomic<bool>* aborted = nullptr;
   // The side channel's word on each peer's process; null: links only.
-  const transport::PeerHealth* health = nullptr;
+  transport::PeerHealth* health = nullptr;
   // The most one ring step may send before the next step receives: half of
   // the smallest buffer between two ranks (the same on every rank).
   size_t maxStepBytes = 256 * 1024;

@@ -169,6 +169,7 @@ int64_t farewellGraceNs(int64_t timeoutNs) {
 void sayFarewells(std::span<Lane> lanes, const std::string& reason) {
   for (const Lane& lane : lanes) {
     const AlgoContext& ctx = *lane.context;
+    if (ctx.health != nullptr) ctx.health->sayFarewell(reason);
     for (const auto* list : {&ctx.peers, &ctx.p2pPeers})
       for (size_t peer = 0; peer < list->size(); ++peer)
         if ((*list)[peer] != nullptr && static_cast<int>(peer) != ctx.rank)

@@ -32,6 +32,7 @@ bool mclComm::fail(mclResult_t code, const std::string& message) {
 }
 
 void mclComm::tellPeers(const std::string& reason) noexcept {
+  if (peerWatch) peerWatch->sayFarewell(reason);
   for (auto* list : {&connections, &p2pConnections})
     for (auto& connection : *list) {
       if (connection == nullptr) continue;

@@ -8,12 +8,16 @@
 #include <cerrno>
 #include <chrono>
 #include <cinttypes>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <exception>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -34,6 +38,8 @@ constexpr int kNoSigpipe = 0;  // SO_NOSIGPIPE is set on every socket instead
 constexpr uint32_t kHelloMagic = 0x4d434c57;  // "MCLW"
 constexpr char kBeat = 'B';
 constexpr char kFarewell = 'F';
+constexpr char kGaveUp = 'G';
+constexpr size_t kMaxReasonBytes = 1024;
 // A peer whose socket closed without a farewell is reported dead this
 // long after: frames it sent just before dying may still be on a link.
 constexpr int64_t kDeathGraceNs = 100'000'000;
@@ -116,7 +122,7 @@ PeerWatch::~PeerWatch() {
   }
   if (thread_.joinable()) thread_.join();
   // The farewell: the peers' links decide about this rank from now on.
-  sendToAll(kFarewell);
+  sendToAll(std::string(1, kFarewell));
   if (wakeRead_ >= 0) close(wakeRead_);
   if (wakeWrite_ >= 0) close(wakeWrite_);
 }
@@ -229,14 +235,60 @@ void PeerWatch::connect(const std::vector<std::string>& all,
   thread_ = std::thread([this] { run(); });
 }
 
-void PeerWatch::sendToAll(char byte) {
+void PeerWatch::sendToAll(const std::string& message) {
+  std::lock_guard<std::mutex> lock(sendMutex_);
   for (int peer = 0; peer < nranks_; ++peer) {
     Peer& p = peers_[size_t(peer)];
-    if (!p.socket.valid()) continue;
+    if (!p.socket.valid() || p.muted) continue;
     // Never blocks: a full buffer is a peer that does not read, which its
-    // own silence will show.
-    (void)!send(p.socket.fd(), &byte, 1, MSG_DONTWAIT | kNoSigpipe);
+    // own silence will show. A message cut short would garble the rest of
+    // the stream: that peer hears nothing more.
+    const ssize_t n = send(p.socket.fd(), message.data(), message.size(),
+                           MSG_DONTWAIT | kNoSigpipe);
+    if (n >= 0 && size_t(n) < message.size()) p.muted = true;
   }
+}
+
+void PeerWatch::sayFarewell(const std::string& reason) {
+  if (saidFarewell_.exchange(true)) return;
+  const std::string text = reason.substr(0, kMaxReasonBytes);
+  std::string message(1, kGaveUp);
+  message += char(text.size() >> 8);
+  message += char(text.size() & 0xff);
+  sendToAll(message + text);
+}
+
+void PeerWatch::take(int peer, int64_t now) {
+  Peer& p = peers_[size_t(peer)];
+  size_t at = 0;
+  while (at < p.inbox.size()) {
+    const char kind = p.inbox[at];
+    if (kind == kBeat) {
+      ++at;
+    } else if (kind == kFarewell) {
+      p.saidFarewell = true;
+      ++at;
+    } else if (kind == kGaveUp) {
+      if (p.inbox.size() - at < 3) break;
+      const size_t length =
+          size_t(uint8_t(p.inbox[at + 1])) << 8 | uint8_t(p.inbox[at + 2]);
+      if (p.inbox.size() - at - 3 < length) break;
+      {
+        std::lock_guard<std::mutex> lock(reasonMutex_);
+        p.reason = p.inbox.substr(at + 3, std::min(length, kMaxReasonBytes));
+      }
+      p.changedNs.store(now);
+      p.state.store(int(State::GaveUp));
+      at += 3 + length;
+    } else {
+      // Not a message of this protocol: the peer is not one to trust.
+      std::lock_guard<std::mutex> lock(reasonMutex_);
+      p.reason = "sent bytes that are not the side channel's";
+      p.state.store(int(State::GaveUp));
+      at = p.inbox.size();
+    }
+  }
+  p.inbox.erase(0, at);
 }
 
 void PeerWatch::readFrom(int peer, int64_t now) {
@@ -249,7 +301,9 @@ void PeerWatch::readFrom(int peer, int64_t now) {
       // Beats again (a debugger let it go, a cable came back): it answers.
       int stopped = int(State::Stopped);
       p.state.compare_exchange_strong(stopped, int(State::Alive));
-      if (std::find(buf, buf + n, kFarewell) != buf + n) p.saidFarewell = true;
+      p.inbox.append(buf, size_t(n));
+      if (p.inbox.size() > 3 + kMaxReasonBytes + 4096) p.inbox.clear();
+      take(peer, now);
       continue;
     }
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
@@ -258,7 +312,8 @@ void PeerWatch::readFrom(int peer, int64_t now) {
     // none a process that died.
     const State s = p.saidFarewell ? State::Left : State::Died;
     p.changedNs.store(now);
-    p.state.store(int(s));
+    // Gave up, then died or left: why it gave up is still the news.
+    if (State(p.state.load()) != State::GaveUp) p.state.store(int(s));
     // Info only: whether it matters is for an operation that waits on the
     // peer to say (a script may end without destroying its communicator).
     if (s == State::Died)
@@ -266,6 +321,7 @@ void PeerWatch::readFrom(int peer, int64_t now) {
               "%s: rank %d's process died (its side channel closed without "
               "a farewell)",
               label_.c_str(), peer);
+    std::lock_guard<std::mutex> lock(sendMutex_);
     p.socket.close();
     return;
   }
@@ -282,7 +338,7 @@ void PeerWatch::run() {
   while (!stopping_.load()) {
     int64_t now = nowNs();
     if (now >= nextBeat) {
-      sendToAll(kBeat);
+      sendToAll(std::string(1, kBeat));
       nextBeat = now + beatNs;
     }
     fds.assign(1, pollfd{wakeRead_, POLLIN, 0});
@@ -319,6 +375,10 @@ std::string PeerWatch::problemWith(int peer) const {
   if (state == State::Died && nowNs() - p.changedNs.load() >= kDeathGraceNs)
     return "rank " + std::to_string(peer) +
            "'s process died (its side channel closed without a farewell)";
+  if (state == State::GaveUp) {
+    std::lock_guard<std::mutex> lock(reasonMutex_);
+    return "peer rank " + std::to_string(peer) + " is gone (" + p.reason + ")";
+  }
   if (state == State::Stopped) {
     char text[256];
     snprintf(text, sizeof(text),

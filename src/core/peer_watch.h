@@ -48,15 +48,22 @@ class PeerWatch final : public transport::PeerHealth {
                platform::Deadline deadline);
 
   std::string problemWith(int peer) const override;
+  // Once per communicator: later reasons are the first one's consequences.
+  void sayFarewell(const std::string& reason) override;
 
  private:
-  enum class State : int { Alive, Left, Died, Stopped };
+  enum class State : int { Alive, Left, Died, Stopped, GaveUp };
   struct Peer {
+    // Closed by the thread alone (and the destructor, after it); sends and
+    // the close under sendMutex_.
     platform::Socket socket;
+    bool muted = false;  // a message to it was cut short; under sendMutex_
     std::atomic<int> state{int(State::Alive)};
     std::atomic<int64_t> lastHeardNs{0};
     std::atomic<int64_t> changedNs{0};  // when it died or stopped
-    bool saidFarewell = false;
+    bool saidFarewell = false;          // the thread's alone
+    std::string inbox;                  // bytes of an unfinished message
+    std::string reason;                 // why it gave up; under reasonMutex_
   };
 
   void connectTo(int peer, const platform::SocketAddress& where,
@@ -64,7 +71,8 @@ class PeerWatch final : public transport::PeerHealth {
   void acceptFromLowerRanks(platform::Deadline deadline);
   void run();
   void readFrom(int peer, int64_t nowNs);
-  void sendToAll(char byte);
+  void sendToAll(const std::string& message);
+  void take(int peer, int64_t nowNs);  // whole messages of the inbox
 
   int rank_;
   int nranks_;
@@ -77,6 +85,9 @@ class PeerWatch final : public transport::PeerHealth {
   int wakeRead_ = -1;
   int wakeWrite_ = -1;
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> saidFarewell_{false};
+  std::mutex sendMutex_;  // a message's bytes stay together on a socket
+  mutable std::mutex reasonMutex_;
   std::thread thread_;
 };
 

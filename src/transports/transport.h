@@ -23,6 +23,10 @@ class PeerHealth {
   // Why `peer` will not answer ("rank 2's process died ..."), or "" while
   // it may. Thread-safe.
   virtual std::string problemWith(int peer) const = 0;
+  // Tells every peer why this rank stops, beside the farewell each link
+  // carries (an RDMA link without a spare credit carries none).
+  // Thread-safe; best effort.
+  virtual void sayFarewell(const std::string& reason) = 0;
 };
 
 class Connection {

@@ -404,8 +404,23 @@ def tcp_details(endpoints_bytes=b""):
             endpoints_bytes)
 
 
-def rdma_details():
-    return text("emu") + struct.pack(">II", 4096, 32)
+def rank_rdma(mac=0, unavailable="", kept=(), ports=()):
+    """A rank's RDMA report (transports/rdma/rdma_wire_plan.h): ports are
+    (device, netdev, ipv4, problem)."""
+    out = struct.pack(">i", mac) + text(unavailable) + u32(len(kept))
+    for k in kept:
+        out += text(k)
+    out += u32(len(ports))
+    for port in ports:
+        out += b"".join(text(f) for f in port)
+    return out
+
+
+def rdma_details(provider="emu", report=None):
+    if report is None:
+        report = rank_rdma(ports=[("rdma_en2", "en2", "169.254.0.1", "")])
+    return (text(provider) + struct.pack(">II", 4096, 32) + u32(len(report)) +
+            report)
 
 
 def details(devices=(), inventory="", topo="", transport="auto",
@@ -414,7 +429,8 @@ def details(devices=(), inventory="", topo="", transport="auto",
     for name, blob in devices:
         out += text(name) + u32(len(blob)) + blob
     return (out + text(inventory) + text(topo) + text(transport) +
-            text(algorithms) + struct.pack(">I", 8))
+            text(algorithms) + struct.pack(">I", 8) + text("10.0.0.1:40000") +
+            struct.pack(">I", 10))
 
 
 def init_details():
@@ -441,8 +457,12 @@ def device_details():
         endpoint("lo", "127.0.0.1", 5002, 8, loopback=True))))
     write(t, "tcp_other_sockets.bin", b"\x01" + struct.pack(">III", 4, 8,
                                                             131072) + u32(0))
-    write(t, "rdma.bin", b"\x02" + text("ibverbs") +
-          struct.pack(">II", 4096, 32))
+    write(t, "rdma.bin", b"\x02" + rdma_details("ibverbs"))
+    write(t, "rdma_no_library.bin", b"\x02" + rdma_details(
+        "ibverbs", rank_rdma(unavailable="cannot load the RDMA library")))
+    write(t, "rdma_ports.bin", b"\x02" + rdma_details("ibverbs", rank_rdma(
+        kept=["rdma_en2"], ports=[("rdma_en2", "en2", "10.0.1.1", ""),
+                                  ("rdma_en3", "en3", "", "the port is down")])))
     write(t, "rdma_truncated.bin", b"\x02" + text("ibverbs")[:3])
 
 

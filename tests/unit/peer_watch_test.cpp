@@ -1,6 +1,7 @@
 // The side channel (core/peer_watch.h) between two ranks of one process:
-// strangers on its port change nothing, a wrong secret is refused, and a
-// communicator destroyed with a farewell is not reported dead. (A killed
+// strangers on its port change nothing, a wrong secret is refused, a
+// communicator destroyed with a farewell is not reported dead, and one that
+// gave up tells why. (A killed
 // or stopped process is the fault matrix's: tests/faults.)
 #include "core/peer_watch.h"
 
@@ -84,6 +85,26 @@ TEST(PeerWatch, AFarewellIsNoDeathAndBeatsKeepAPeerAlive) {
   std::this_thread::sleep_for(300ms);
   EXPECT_EQ(a->problemWith(1), "");
   EXPECT_EQ(a->problemWith(0), "");  // itself
+}
+
+// A rank that gives up says why on the side channel too, so a peer waiting
+// on it fails with the reason even where its link could carry no farewell.
+TEST(PeerWatch, AGivenUpRankTellsWhy) {
+  Secret secret = randomSecret();
+  auto a = watch(0, secret);
+  auto b = watch(1, secret);
+  connectPair(*a, *b, 10s);
+  a->sayFarewell("comm x rank 0/2 gave up: no progress for 1 s");
+  a->sayFarewell("a second reason is a consequence of the first");
+  std::string problem;
+  for (int i = 0; i < 200 && problem.empty(); ++i) {
+    std::this_thread::sleep_for(10ms);
+    problem = b->problemWith(0);
+  }
+  EXPECT_EQ(problem,
+            "peer rank 0 is gone (comm x rank 0/2 gave up: no progress for 1 "
+            "s)");
+  EXPECT_EQ(a->problemWith(1), "");
 }
 
 }  // namespace

@@ -126,6 +126,7 @@ Verdict RdmaDevice::canConnect(int a, int b) const {
 
 void RdmaDevice::describePath(int a, int b, topology::RankPath& path) const {
   path.linkKind = emulated() ? "emulated" : "cable";
+  if (a == b) return;
   for (const auto& [from, to] : planOf(a, b).wires)
     path.links.push_back(from + ">" + to);
 }

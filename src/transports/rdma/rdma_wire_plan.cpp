@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/error.h"
@@ -136,6 +137,13 @@ PairPlan planOnCluster(const topology::Cluster& cluster,
                        const std::vector<RankRdma>& ranks, int a, int b) {
   const int ha = cluster.hostOfRank(a);
   const int hb = cluster.hostOfRank(b);
+  const auto known = [&](int host) {
+    return host >= 0 && size_t(host) < cluster.hosts.size();
+  };
+  if (!known(ha) || !known(hb) || size_t(std::max(a, b)) >= ranks.size())
+    return {{},
+            Verdict::noPath("the cluster picture has no host for rank " +
+                            std::to_string(known(ha) ? b : a))};
   const std::string hosts =
       cluster.hosts[size_t(ha)].name + " and " + cluster.hosts[size_t(hb)].name;
   WirePlan wires;
@@ -176,6 +184,10 @@ PairPlan planOnCluster(const topology::Cluster& cluster,
 
 PairPlan planOnFabric(const EmuFabric& fabric,
                       const std::vector<RankRdma>& ranks, int a, int b) {
+  if (a < 0 || b < 0 || size_t(std::max(a, b)) >= ranks.size())
+    return {{},
+            Verdict::noPath("no report from rank " +
+                            std::to_string(std::max(a, b)))};
   const int ma = ranks[size_t(a)].emuMac;
   const int mb = ranks[size_t(b)].emuMac;
   WirePlan wires;

@@ -54,7 +54,9 @@ enum ibv_wc_status { IBV_WC_SUCCESS = 0 /* ... the error statuses */ };
 /* Receive completions are IBV_WC_RECV and up (bit 7 set). */
 enum ibv_wc_opcode { IBV_WC_SEND = 0, /* ... */ IBV_WC_RECV = 1 << 7 };
 enum ibv_access_flags {
-  IBV_ACCESS_LOCAL_WRITE = 1, IBV_ACCESS_REMOTE_WRITE = 1 << 1 /* ... */
+  IBV_ACCESS_LOCAL_WRITE = 1,
+  IBV_ACCESS_REMOTE_WRITE = 1 << 1,
+  IBV_ACCESS_REMOTE_READ = 1 << 2 /* ... */
 };
 enum ibv_qp_type { IBV_QPT_RC = 2, IBV_QPT_UC = 3 /* ... */ };
 enum ibv_qp_state {
