@@ -20,8 +20,8 @@ Clock::time_point killedAt;
 }  // namespace
 
 void armKillDrill(int rank) {
-  const char* who = std::getenv("MCL_PERF_KILL_RANK");
-  const char* after = std::getenv("MCL_PERF_KILL_AFTER_MS");
+  const char* who = std::getenv("MCLPERF_KILL_RANK");
+  const char* after = std::getenv("MCLPERF_KILL_AFTER_MS");
   if (who == nullptr || after == nullptr) return;
   victim = std::atoi(who);
   const auto delay = std::chrono::milliseconds(std::atoll(after));

@@ -268,8 +268,8 @@ StepResult runStep(const Step& step, size_t index, const JobPlace& place,
         place.rootHost + ":" + std::to_string(place.rootPort + int(index)));
   const int victim = place.nranks - 1;
   if (step.drill) {
-    env.emplace_back("MCL_PERF_KILL_RANK", std::to_string(victim));
-    env.emplace_back("MCL_PERF_KILL_AFTER_MS", std::to_string(kKillAfterMs));
+    env.emplace_back("MCLPERF_KILL_RANK", std::to_string(victim));
+    env.emplace_back("MCLPERF_KILL_AFTER_MS", std::to_string(kKillAfterMs));
   }
   r.args.assign(argv.begin() + 1, argv.end());
   r.run = runChild(argv, env, std::chrono::seconds(o.stepLimitSeconds));

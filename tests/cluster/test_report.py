@@ -43,6 +43,7 @@ def test_report_on_two_emulated_macs(tmp_path):
         report = json.loads((tmp_path / f"mac{rank}" / js[0]).read_text())
         assert "EMULATED RDMA fabric" in text.splitlines()[0], text[:400]
         assert "no figure here is real hardware's" in text
+        assert "is not an mcl parameter" not in text, text
         assert report["emulated"] is True
         names = [s["name"] for s in report["steps"]]
         assert names == ["doctor", "qualify-tcp", "qualify-rdma", "latency",
