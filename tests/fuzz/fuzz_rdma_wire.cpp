@@ -92,7 +92,6 @@ struct FakeQueuePair final : rdma::QueuePair {
   std::deque<Receive> receives;
 
   rdma::QpAddress address() const override { return {}; }
-  uint32_t inlineBytes() const override { return 0; }
   void connect(const rdma::QpAddress&) override {}
   void postSend(uint64_t wrId, const rdma::MemoryRegion&, const std::byte*,
                 uint32_t bytes) override {

@@ -185,8 +185,6 @@ class EmuQueuePair final : public QueuePair {
     platform::SharedMemory::unlink(name_);  // in case no peer took it
   }
 
-  uint32_t inlineBytes() const override { return 0; }  // refused at creation
-
   QpAddress address() const override {
     QpAddress a;
     a.gid = gidOf(state_->s.mac, state_->deviceIndex(device_));

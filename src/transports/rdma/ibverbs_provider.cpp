@@ -109,7 +109,6 @@ class IbvQueuePair : public QueuePair {
         maxInline_(maxInline),
         psn_(randomPsn()) {}
   ~IbvQueuePair() override { d_->lib->v.destroy_qp(qp_); }
-  uint32_t inlineBytes() const override { return maxInline_; }
 
   // RESET -> INIT, so receives can be posted before connect().
   void init() {

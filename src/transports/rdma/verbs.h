@@ -75,8 +75,6 @@ class QueuePair {
  public:
   virtual ~QueuePair() = default;
   virtual QpAddress address() const = 0;
-  // Inline bytes the queue pair granted and sends use (0: none).
-  virtual uint32_t inlineBytes() const = 0;
   // Moves to ready-to-send toward `remote` (INIT -> RTR -> RTS).
   virtual void connect(const QpAddress& remote) = 0;
   // Two-sided operations on registered memory. Throw when the queue is
