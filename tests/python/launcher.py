@@ -51,6 +51,13 @@ def _read(path):
         return ""
 
 
+def _default_sigint():
+    """A rank handles Ctrl-C as a program started from a terminal does,
+    even when the tests run in the background (a shell without job control
+    starts them with SIGINT ignored, which Python then keeps)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class RankGroup:
     """The processes of one run, from start to collection."""
 
@@ -95,7 +102,7 @@ class RankGroup:
                 [sys.executable, RANK_MAIN, scenario, report,
                  json.dumps(args)],
                 stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
-                env=env, cwd=self.workdir)
+                env=env, cwd=self.workdir, preexec_fn=_default_sigint)
 
     def wait_for(self, rank, timeout):
         """Waits for one rank's process; its exit code, or None if it is

@@ -167,6 +167,106 @@ def _check_collectives(ctx, checks):
             checks.equal("new_group all_reduce", t.tolist(), [n - 1.0] * 2)
 
 
+def _coalescing_manager():
+    """torch.distributed's coalescing manager of PyTorch 2.x (1.x's is
+    NCCL's alone), or None."""
+    import inspect
+    manager = getattr(dist.distributed_c10d, "_coalescing_manager", None)
+    if manager is None or "async_ops" not in inspect.signature(
+            manager).parameters:
+        return None
+    return manager
+
+
+def _check_coalesced(ctx, checks):
+    r, n = ctx.rank, ctx.size
+    total = n * (n - 1) / 2  # the sum of the ranks
+
+    ts = [torch.full((3,), float(r)), torch.full((2, 2), float(2 * r))]
+    dist.all_reduce_coalesced(ts)
+    checks.equal("all_reduce_coalesced", [t.reshape(-1).tolist() for t in ts],
+                 [[total] * 3, [2 * total] * 4])
+
+    # Two inputs of two shapes: one all-gather of their bytes.
+    a = torch.tensor([float(r), 0.5])
+    b = torch.tensor([[7.0 * r]])
+    outs_a = [torch.empty(2) for _ in range(n)]
+    outs_b = [torch.empty(1, 1) for _ in range(n)]
+    dist.all_gather_coalesced([outs_a, outs_b], [a, b])
+    checks.equal("all_gather_coalesced",
+                 ([o.tolist() for o in outs_a], [o.tolist() for o in outs_b]),
+                 ([[float(i), 0.5] for i in range(n)],
+                  [[[7.0 * i]] for i in range(n)]))
+
+    manager = _coalescing_manager()
+    if manager is None:
+        checks.equal("coalescing manager: PyTorch 1.x has NCCL's only",
+                     torch.__version__.startswith("1."), True)
+        return
+    ts = [torch.full((3,), float(r + 1)), torch.full((1,), float(-r))]
+    with manager():
+        for t in ts:
+            dist.all_reduce(t)
+    checks.equal("coalescing manager all_reduce", [t.tolist() for t in ts],
+                 [[total + n] * 3, [-total]])
+    outs = [torch.empty(2 * n), torch.empty(n, dtype=torch.float64)]
+    with manager(async_ops=True) as cm:
+        dist.all_gather_into_tensor(outs[0], torch.tensor([float(r), 1.0]))
+        dist.all_gather_into_tensor(
+            outs[1], torch.tensor([-r], dtype=torch.float64))
+    cm.wait()
+    checks.equal("coalescing manager all_gather_into_tensor",
+                 [o.tolist() for o in outs],
+                 [sum(([float(i), 1.0] for i in range(n)), []),
+                  [-float(i) for i in range(n)]])
+    outs = [torch.empty(2), torch.empty(1)]
+    with manager():
+        dist.reduce_scatter_tensor(outs[0],
+                                   torch.arange(2 * n, dtype=torch.float32) + r)
+        dist.reduce_scatter_tensor(outs[1], torch.full((n,), float(r)))
+    checks.equal("coalescing manager reduce_scatter_tensor",
+                 [o.tolist() for o in outs],
+                 [[n * 2 * r + total, n * (2 * r + 1) + total], [total]])
+
+
+def _expect_refusal(checks, name, call, *needles):
+    """`call` must raise ValueError or RuntimeError whose text has every
+    needle; the group must stay usable (checked by the caller)."""
+    try:
+        call()
+        checks.fail(f"{name}: accepted")
+    except (ValueError, RuntimeError, TypeError) as e:
+        missing = [x for x in needles if x not in str(e)]
+        checks.equal(f"{name} refused naming it", missing, [])
+
+
+def _check_bad_input(ctx, checks):
+    r, n = ctx.rank, ctx.size
+    group = dist.distributed_c10d._get_default_group()
+    meta = torch.ones(2, device="meta")
+    _expect_refusal(checks, "all_reduce meta tensor",
+                    lambda: dist.all_reduce(meta), "meta", "tensor.cpu()")
+    _expect_refusal(checks, "all_gather meta output",
+                    lambda: dist.all_gather([meta] * n, torch.ones(2)),
+                    "meta", "all_gather's output[0]")
+    _expect_refusal(checks, "coalesced lists that do not pair",
+                    lambda: group.allgather_into_tensor_coalesced(
+                        [torch.empty(n)], [torch.ones(1), torch.ones(1)]),
+                    "1 output tensors for 2 inputs")
+    _expect_refusal(checks, "coalesced reduction of two types",
+                    lambda: group.allreduce_coalesced(
+                        [torch.ones(1), torch.ones(1, dtype=torch.int64)]),
+                    "all_reduce_coalesced[1]", "one type")
+    _expect_refusal(checks, "tag beyond 32 bits",
+                    lambda: group.send([torch.ones(1)], (r + 1) % n, 2**40),
+                    "tag", "32-bit")
+    _expect_refusal(checks, "peer not in the group",
+                    lambda: group.recv([torch.ones(1)], n + 5), str(n + 5))
+    t = torch.ones(3)
+    dist.all_reduce(t)
+    checks.equal("usable after refusals", t.tolist(), [float(n)] * 3)
+
+
 def _check_refusals(ctx, checks):
     for what, call in {
             "tag": lambda: dist.send(torch.ones(1), (ctx.rank + 1) % ctx.size,
@@ -186,7 +286,9 @@ def collectives(ctx):
     checks = Checks()
     checks.equal("backend", dist.get_backend(), "mcl")
     _check_collectives(ctx, checks)
+    _check_coalesced(ctx, checks)
     _check_refusals(ctx, checks)
+    _check_bad_input(ctx, checks)
     dist.barrier()
     dist.destroy_process_group()
     return checks.report()
@@ -255,8 +357,37 @@ def stalled_peer(ctx):
         return {"error": None}
     except Exception as e:  # noqa: BLE001 (what the caller sees)
         return {"error": str(e), "type": type(e).__name__,
-                "seconds": time.monotonic() - start}
+                "seconds": time.monotonic() - start,
+                "is_dist_backend_error": isinstance(
+                    e, getattr(dist, "DistBackendError", RuntimeError)),
+                "is_runtime_error": isinstance(e, RuntimeError)}
+
+
+def monitored(ctx):
+    """mcl.torch.monitored_barrier: all arrive; then the last rank comes
+    3 s late to a 1 s barrier (rank 0 names it, the others hear of it);
+    then the group still all-reduces."""
+    import datetime
+    from mcl.torch import monitored_barrier
+    _init(ctx, BACKEND, "monitored")
+    r, n = ctx.rank, ctx.size
+    second = datetime.timedelta(seconds=1)
+    monitored_barrier()  # the group's timeout: the ranks start apart
+    report = {"first": "passed"}
+    if r == n - 1:
+        time.sleep(3)
+    try:
+        monitored_barrier(timeout=second, wait_all_ranks=True)
+        report["second"] = None
+    except RuntimeError as e:
+        report["second"] = str(e)
+    t = torch.ones(2)
+    dist.all_reduce(t)
+    report["after"] = t.tolist()
+    dist.destroy_process_group()
+    return report
 
 
 SCENARIOS = {"torch_collectives": collectives, "torch_train": train,
-             "torch_bench": bench, "torch_stalled_peer": stalled_peer}
+             "torch_bench": bench, "torch_stalled_peer": stalled_peer,
+             "torch_monitored_barrier": monitored}

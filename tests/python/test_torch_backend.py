@@ -22,7 +22,20 @@ def test_every_operation_gives_the_right_values(ranks, nranks):
         "all_to_all_single uneven", "all_to_all", "scatter", "send/recv",
         "isend/irecv", "async all_reduce", "future", "all_gather_object",
         "broadcast_object_list", "all_reduce bfloat16",
-        "tag refused naming it", "band refused naming it"}
+        "tag refused naming it", "band refused naming it",
+        "all_reduce_coalesced", "all_gather_coalesced",
+        "all_reduce meta tensor refused naming it",
+        "all_gather meta output refused naming it",
+        "coalesced lists that do not pair refused naming it",
+        "coalesced reduction of two types refused naming it",
+        "tag beyond 32 bits refused naming it",
+        "peer not in the group refused naming it", "usable after refusals"}
+    if torch.__version__.startswith("1."):
+        everywhere.add("coalescing manager: PyTorch 1.x has NCCL's only")
+    else:
+        everywhere |= {"coalescing manager all_reduce",
+                       "coalescing manager all_gather_into_tensor",
+                       "coalescing manager reduce_scatter_tensor"}
     at_root = {"reduce", "gather"}
     for rank, report in enumerate(reports):
         assert report["failures"] == [], f"rank {rank}: {report['failures']}"
@@ -49,3 +62,21 @@ def test_a_stalled_peer_fails_the_call_naming_it(ranks):
     assert report["error"] is not None, report
     assert "rank 1" in report["error"], report
     assert report["seconds"] < 3 + 2, report
+    # As torch's own backends fail: DistBackendError on 2.x (a
+    # RuntimeError), saying "Timed out" and the timeout.
+    assert report["is_runtime_error"], report
+    if not torch.__version__.startswith("1."):
+        assert report["is_dist_backend_error"], report
+    assert "Timed out after 3 s" in report["error"], report
+
+
+def test_monitored_barrier_names_the_rank_that_did_not_arrive(ranks):
+    reports = ranks.run("torch_monitored_barrier", 3)
+    for rank, report in enumerate(reports):
+        assert report["first"] == "passed", (rank, report)
+        assert report["after"] == [3.0, 3.0], (rank, report)
+    assert "Rank 2 failed to pass monitoredBarrier in 1000 ms" in \
+        reports[0]["second"], reports[0]
+    assert "reported by rank 0" in reports[1]["second"], reports[1]
+    assert "Rank 2 failed" in reports[1]["second"], reports[1]
+    assert "Rank 2 failed" in reports[2]["second"], reports[2]
