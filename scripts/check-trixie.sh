@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds and tests mcl with today's compilers, in a Debian 13 (trixie) root
 # made with debootstrap (cached; needs root), warnings as errors:
-#   gcc    GCC 14 with libstdc++ (build-gcc14/): library, mcl-perf, Python
-#          bindings, every test; the unit tests run.
+#   gcc    GCC 14 with libstdc++ (build-gcc14/): library, mcl-perf and
+#          every test; the unit tests run.
 #   libcxx clang 19 with LLVM libc++ 19 (build-libcxx/), the standard library
 #          Apple's toolchain ships: library, mcl-perf and every test, with
 #          GoogleTest built with libc++ too (Debian's Google Benchmark is
@@ -10,15 +10,18 @@
 #          tests run. Then clang-tidy 19's misc-include-cleaner over the
 #          same sources: every standard header a file uses is included by
 #          that file (.clang-tidy-includes).
-#   scripts/check-trixie.sh [gcc|libcxx|all]   (default all)
+#   python `pip wheel .` with GCC 14 for Python 3.13, installed in a venv
+#          beside Debian 13's NumPy 2 and PyTorch 2, and every Python test
+#          run against it (scripts/check-pip.sh full).
+#   scripts/check-trixie.sh [gcc|libcxx|python|all]   (default all)
 # MCLBUILD_CACHE_DIR: where the trixie root is kept (default /var/cache/mcl).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
 case "$what" in
-  gcc | libcxx | all) ;;
+  gcc | libcxx | python | all) ;;
   *)
-    echo "usage: $0 [gcc|libcxx|all]" >&2
+    echo "usage: $0 [gcc|libcxx|python|all]" >&2
     exit 2
     ;;
 esac
@@ -36,7 +39,9 @@ mirror=${MCLBUILD_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 packages=(g++ clang libc++-dev libc++abi-dev cmake ninja-build pkg-config
   libsodium-dev libgtest-dev libgmock-dev googletest libbenchmark-dev
   nlohmann-json3-dev libhwloc-dev libibverbs-dev python3 python3-dev
-  python3-numpy pybind11-dev libdlpack-dev ca-certificates clang-tidy)
+  python3-numpy pybind11-dev libdlpack-dev ca-certificates clang-tidy
+  python3-torch python3-pytest python3-venv python3-pip python3-setuptools
+  python3-wheel python3-pybind11 binutils)
 stamp="$chroot_dir/.mcl-packages"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "${packages[*]}" ]; then
   if [ ! -x "$chroot_dir/usr/bin/apt-get" ]; then
@@ -89,18 +94,19 @@ run_tests() {
 }
 common="-G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMCL_WERROR=ON"
 
-if [ "$what" != libcxx ]; then
+if [ "$what" = gcc ] || [ "$what" = all ]; then
   start=$SECONDS
   echo "== trixie: $(in_trixie 'g++ --version | head -1') =="
+  # The Python module is built by the python stage, as pip builds it.
   in_trixie "cmake -S . -B build-gcc14 $common -DCMAKE_C_COMPILER=gcc \
-    -DCMAKE_CXX_COMPILER=g++ -DMCL_BUILD_PYTHON=ON >/dev/null &&
+    -DCMAKE_CXX_COMPILER=g++ -DMCL_BUILD_PYTHON=OFF >/dev/null &&
     cmake --build build-gcc14 -j $jobs"
   echo "== trixie GCC: built in $((SECONDS - start)) s =="
   run_tests build-gcc14 unit
   echo "== trixie GCC: built and unit-tested in $((SECONDS - start)) s =="
 fi
 
-if [ "$what" != gcc ]; then
+if [ "$what" = libcxx ] || [ "$what" = all ]; then
   start=$SECONDS
   echo "== trixie: $(in_trixie 'clang --version | head -1') with libc++ =="
   # C++ libraries must share the standard library of the code they link
@@ -134,8 +140,14 @@ if [ "$what" != gcc ]; then
   echo "== trixie libc++: built and tested in $((SECONDS - start)) s =="
 fi
 
-if [ "$what" != gcc ]; then
+if [ "$what" = libcxx ] || [ "$what" = all ]; then
   start=$SECONDS
   in_trixie "scripts/lib/missing-includes.sh build-libcxx"
   echo "== includes: checked in $((SECONDS - start)) s =="
+fi
+
+if [ "$what" = python ] || [ "$what" = all ]; then
+  start=$SECONDS
+  in_trixie "scripts/check-pip.sh full"
+  echo "== trixie Python: built, installed and tested in $((SECONDS - start)) s =="
 fi

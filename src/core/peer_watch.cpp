@@ -62,7 +62,7 @@ std::string proofLabel(const char* role, uint64_t commId, int low, int high) {
   return text;
 }
 
-struct Hello {
+struct WatchHello {
   uint32_t magic = kHelloMagic;
   uint64_t commId = 0;
   uint32_t from = 0;
@@ -71,7 +71,7 @@ struct Hello {
 };
 constexpr size_t kHelloBytes = 4 + 8 + 4 + 4 + 32;
 
-std::vector<uint8_t> encodeHello(const Hello& h) {
+std::vector<uint8_t> encodeWatchHello(const WatchHello& h) {
   WireWriter w;
   w.u32(h.magic);
   w.u64(h.commId);
@@ -81,9 +81,9 @@ std::vector<uint8_t> encodeHello(const Hello& h) {
   return w.take();
 }
 
-Hello decodeHello(const std::vector<uint8_t>& bytes) {
+WatchHello decodeWatchHello(const std::vector<uint8_t>& bytes) {
   WireReader in(bytes.data(), bytes.size(), "side-channel hello");
-  Hello h;
+  WatchHello h;
   h.magic = in.u32();
   h.commId = in.u64();
   h.from = in.u32();
@@ -135,12 +135,12 @@ void PeerWatch::connectTo(int peer, const platform::SocketAddress& where,
                           platform::Deadline deadline) {
   Peer& p = peers_[size_t(peer)];
   p.socket = platform::connectTcp(where, deadline);
-  Hello hello;
+  WatchHello hello;
   hello.commId = commId_;
   hello.from = uint32_t(rank_);
   hello.to = uint32_t(peer);
   hello.nonce = randomNonce();
-  const std::vector<uint8_t> bytes = encodeHello(hello);
+  const std::vector<uint8_t> bytes = encodeWatchHello(hello);
   platform::sendAll(p.socket.fd(), bytes.data(), bytes.size(), deadline);
   // The peer proves the secret over our nonce and its own, then we do.
   Mac theirs{};
@@ -179,7 +179,7 @@ void PeerWatch::acceptFromLowerRanks(platform::Deadline deadline) {
     try {
       std::vector<uint8_t> bytes(kHelloBytes);
       platform::recvAll(s.fd(), bytes.data(), bytes.size(), quick);
-      const Hello h = decodeHello(bytes);
+      const WatchHello h = decodeWatchHello(bytes);
       const int from = int(h.from);
       if (h.magic != kHelloMagic || h.commId != commId_ ||
           h.to != uint32_t(rank_) || from < 0 || from >= rank_ ||

@@ -47,7 +47,7 @@ int reapBy(pid_t pid, Clock::time_point deadline, bool* killed) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-void setCloseOnExec(int fd) { fcntl(fd, F_SETFD, FD_CLOEXEC); }
+void closeOnExec(int fd) { fcntl(fd, F_SETFD, FD_CLOEXEC); }
 
 }  // namespace
 
@@ -60,8 +60,8 @@ CommandResult runCommand(const std::vector<std::string>& argv,
   // Close-on-exec on both ends, so programs other threads start do not keep
   // the pipe open (which would delay end-of-file); the child gets its copy
   // through dup2, which clears the flag.
-  setCloseOnExec(fds[0]);
-  setCloseOnExec(fds[1]);
+  closeOnExec(fds[0]);
+  closeOnExec(fds[1]);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);

@@ -19,7 +19,7 @@ namespace {
 using nlohmann::json;
 using ojson = nlohmann::ordered_json;
 
-constexpr const char* kKind = "topology file";
+constexpr const char* kTopologyFileKind = "topology file";
 constexpr size_t kMaxHosts = 4096;
 
 ojson endToJson(const LinkEnd& e) {
@@ -42,8 +42,8 @@ ojson hostToJson(const ClusterHost& h) {
 
 [[noreturn]] void fail(const std::string& path, const std::string& where,
                        const std::string& why) {
-  throw error(mclInvalidArgument, "%s %s: %s: %s", kKind, path.c_str(),
-              where.c_str(), why.c_str());
+  throw error(mclInvalidArgument, "%s %s: %s: %s", kTopologyFileKind,
+              path.c_str(), where.c_str(), why.c_str());
 }
 
 const json& need(const json& o, const char* key, const std::string& where,
@@ -264,7 +264,7 @@ ojson clusterToJson(const Cluster& c) {
 }
 
 Cluster clusterFromText(std::string_view text, const std::string& path) {
-  std::string kind = std::string(kKind) + " " + path;
+  std::string kind = std::string(kTopologyFileKind) + " " + path;
   json top = parseJsonInput(text, kind.c_str());
   Cluster c;
   bool native = top.is_object() &&

@@ -13,7 +13,7 @@ namespace mcl::topology {
 
 namespace {
 
-constexpr const char* kKind = "device matrix";
+constexpr const char* kMatrixKind = "device matrix";
 
 // A real cluster is a handful of directly cabled Macs; this only stops a
 // corrupt file from asking for a huge allocation.
@@ -24,12 +24,13 @@ std::string checkedName(const nlohmann::json& name, size_t i, size_t j) {
     throw error(mclInvalidArgument,
                 "%s: row %zu, column %zu: a device name should be a string, "
                 "not %s",
-                kKind, i, j, jsonTypeName(name));
+                kMatrixKind, i, j, jsonTypeName(name));
   }
   std::string s = name.get<std::string>();
   if (s.empty()) {
     throw error(mclInvalidArgument,
-                "%s: row %zu, column %zu: empty device name", kKind, i, j);
+                "%s: row %zu, column %zu: empty device name", kMatrixKind, i,
+                j);
   }
   return s;
 }
@@ -42,7 +43,7 @@ std::vector<std::string> parseCell(const nlohmann::json& cell, size_t i,
     throw error(mclInvalidArgument,
                 "%s: row %zu, column %zu: a rank has no cable to itself; "
                 "the diagonal must be null",
-                kKind, i, j);
+                kMatrixKind, i, j);
   }
   if (cell.is_string()) {
     names.push_back(checkedName(cell, i, j));
@@ -52,7 +53,7 @@ std::vector<std::string> parseCell(const nlohmann::json& cell, size_t i,
     throw error(mclInvalidArgument,
                 "%s: row %zu, column %zu: expected null, a device name or a "
                 "list of names, not %s",
-                kKind, i, j, jsonTypeName(cell));
+                kMatrixKind, i, j, jsonTypeName(cell));
   }
   return names;
 }
@@ -60,16 +61,16 @@ std::vector<std::string> parseCell(const nlohmann::json& cell, size_t i,
 }  // namespace
 
 DeviceMatrix parseDeviceMatrix(std::string_view json) {
-  nlohmann::json doc = parseJsonInput(json, kKind);
+  nlohmann::json doc = parseJsonInput(json, kMatrixKind);
   if (!doc.is_array() || doc.empty()) {
     throw error(mclInvalidArgument,
-                "%s: expected a non-empty list of rows, got %s%s", kKind,
+                "%s: expected a non-empty list of rows, got %s%s", kMatrixKind,
                 jsonTypeName(doc), doc.is_array() ? " (empty)" : "");
   }
   size_t n = doc.size();
   if (n > kMaxRanks) {
-    throw error(mclInvalidArgument, "%s: %zu rows is more than %zu", kKind, n,
-                kMaxRanks);
+    throw error(mclInvalidArgument, "%s: %zu rows is more than %zu",
+                kMatrixKind, n, kMaxRanks);
   }
   DeviceMatrix m;
   m.ranks = static_cast<int>(n);
@@ -78,13 +79,13 @@ DeviceMatrix parseDeviceMatrix(std::string_view json) {
     const auto& row = doc[i];
     if (!row.is_array()) {
       throw error(mclInvalidArgument, "%s: row %zu should be a list, not %s",
-                  kKind, i, jsonTypeName(row));
+                  kMatrixKind, i, jsonTypeName(row));
     }
     if (row.size() != n) {
       throw error(mclInvalidArgument,
                   "%s: row %zu has %zu cells but there are %zu rows; the "
                   "matrix must be square",
-                  kKind, i, row.size(), n);
+                  kMatrixKind, i, row.size(), n);
     }
     std::set<std::string> used;
     for (size_t j = 0; j < n; ++j) {
@@ -94,7 +95,7 @@ DeviceMatrix parseDeviceMatrix(std::string_view json) {
           throw error(mclInvalidArgument,
                       "%s: row %zu, column %zu: device %s is already used in "
                       "this row; one device is one cable",
-                      kKind, i, j, name.c_str());
+                      kMatrixKind, i, j, name.c_str());
         }
       }
     }
@@ -105,7 +106,7 @@ DeviceMatrix parseDeviceMatrix(std::string_view json) {
         throw error(mclInvalidArgument,
                     "%s: row %zu, column %zu lists %zu cable(s) but row %zu, "
                     "column %zu lists %zu; both ends must agree",
-                    kKind, i, j, m.devices[i][j].size(), j, i,
+                    kMatrixKind, i, j, m.devices[i][j].size(), j, i,
                     m.devices[j][i].size());
       }
     }

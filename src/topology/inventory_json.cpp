@@ -14,18 +14,18 @@ namespace {
 using nlohmann::json;
 using ojson = nlohmann::ordered_json;
 
-constexpr const char* kKind = "host inventory";
+constexpr const char* kInventoryKind = "host inventory";
 
 const json& member(const json& object, const char* key, json::value_t type) {
   auto it = object.find(key);
   if (it == object.end())
-    throw error(mclInvalidArgument, "%s: no \"%s\"", kKind, key);
+    throw error(mclInvalidArgument, "%s: no \"%s\"", kInventoryKind, key);
   bool ok =
       it->type() == type ||
       (type == json::value_t::number_integer && it->is_number_integer()) ||
       (type == json::value_t::number_float && it->is_number());
   if (!ok)
-    throw error(mclInvalidArgument, "%s: \"%s\" is %s", kKind, key,
+    throw error(mclInvalidArgument, "%s: \"%s\" is %s", kInventoryKind, key,
                 jsonTypeName(*it));
   return *it;
 }
@@ -177,8 +177,8 @@ ojson inventoryToJson(const HostInventory& inv) {
 
 HostInventory inventoryFromJson(const json& j) {
   if (!j.is_object())
-    throw error(mclInvalidArgument, "%s: expected an object, got %s", kKind,
-                jsonTypeName(j));
+    throw error(mclInvalidArgument, "%s: expected an object, got %s",
+                kInventoryKind, jsonTypeName(j));
   HostInventory inv;
   inv.identity = str(j, "identity");
   inv.name = str(j, "name");
@@ -224,7 +224,7 @@ HostInventory inventoryFromJson(const json& j) {
         {str(d, "name"), str(d, "netdev"), boolean(d, "active")});
   for (const json& p : list(j, "problems")) {
     if (!p.is_string())
-      throw error(mclInvalidArgument, "%s: a problem is %s", kKind,
+      throw error(mclInvalidArgument, "%s: a problem is %s", kInventoryKind,
                   jsonTypeName(p));
     inv.problems.push_back(p.get<std::string>());
   }

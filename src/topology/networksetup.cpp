@@ -13,7 +13,7 @@ namespace mcl::topology {
 
 namespace {
 
-constexpr const char* kKind = "networksetup output";
+constexpr const char* kNetworksetupKind = "networksetup output";
 
 // The value after "Label:" when `line` starts with it.
 std::optional<std::string_view> valueAfter(std::string_view line,
@@ -57,12 +57,12 @@ void finishBlock(const Block& b, HardwarePorts& out) {
     throw error(mclInvalidArgument,
                 "%s: line %d: port \"%s\" has no \"Device:\" line (output cut "
                 "short?)",
-                kKind, b.line, b.port.c_str());
+                kNetworksetupKind, b.line, b.port.c_str());
   }
   int n = std::stoi(number);
   if (!out.thunderbolt.emplace(n, b.device).second) {
-    throw error(mclInvalidArgument, "%s: line %d: \"%s\" appears twice", kKind,
-                b.line, b.port.c_str());
+    throw error(mclInvalidArgument, "%s: line %d: \"%s\" appears twice",
+                kNetworksetupKind, b.line, b.port.c_str());
   }
 }
 
@@ -84,12 +84,12 @@ HardwarePorts parseNetworksetupPorts(std::string_view text) {
       if (!block) {
         throw error(mclInvalidArgument,
                     "%s: line %d: \"Device:\" before any \"Hardware Port:\"",
-                    kKind, lineNo);
+                    kNetworksetupKind, lineNo);
       }
       if (!block->device.empty()) {
         throw error(mclInvalidArgument,
-                    "%s: line %d: second \"Device:\" for port \"%s\"", kKind,
-                    lineNo, block->port.c_str());
+                    "%s: line %d: second \"Device:\" for port \"%s\"",
+                    kNetworksetupKind, lineNo, block->port.c_str());
       }
       block->device = std::string(*device);
     }

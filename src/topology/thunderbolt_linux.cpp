@@ -18,7 +18,7 @@ namespace mcl::topology {
 
 namespace {
 
-constexpr const char* kKind = "thunderbolt sysfs";
+constexpr const char* kSysfsKind = "thunderbolt sysfs";
 
 // Entry name and file name of "0-1/rx_speed"; empty when not of that shape.
 std::pair<std::string, std::string> splitPath(const std::string& path) {
@@ -69,8 +69,8 @@ double speedOf(const SysfsSnapshot& s, const std::string& entry,
   // cannot carry to the other ranks.
   if (!digits || unit != "Gb/s" || !std::isfinite(value)) {
     throw error(mclInvalidArgument,
-                "%s: %s/%s should read like \"40.0 Gb/s\", not \"%.*s\"", kKind,
-                entry.c_str(), file, static_cast<int>(text.size()),
+                "%s: %s/%s should read like \"40.0 Gb/s\", not \"%.*s\"",
+                kSysfsKind, entry.c_str(), file, static_cast<int>(text.size()),
                 text.data());
   }
   return value;
@@ -86,9 +86,10 @@ int lanesOf(const SysfsSnapshot& s, const std::string& entry,
       std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size() || value < 0 ||
       value > 16) {
-    throw error(
-        mclInvalidArgument, "%s: %s/%s should be a lane count, not \"%.*s\"",
-        kKind, entry.c_str(), file, static_cast<int>(text.size()), text.data());
+    throw error(mclInvalidArgument,
+                "%s: %s/%s should be a lane count, not \"%.*s\"", kSysfsKind,
+                entry.c_str(), file, static_cast<int>(text.size()),
+                text.data());
   }
   return value;
 }
@@ -123,7 +124,7 @@ std::vector<XDomainHost> parseThunderboltSysfs(const SysfsSnapshot& snapshot) {
       throw error(mclInvalidArgument,
                   "%s: %s/unique_id is missing or empty; the remote host "
                   "cannot be identified",
-                  kKind, entry.c_str());
+                  kSysfsKind, entry.c_str());
     }
     h.rxGbps = speedOf(snapshot, entry, "rx_speed");
     h.txGbps = speedOf(snapshot, entry, "tx_speed");

@@ -14,7 +14,7 @@ namespace mcl::topology {
 
 namespace {
 
-constexpr const char* kKind = "system_profiler JSON";
+constexpr const char* kProfilerKind = "system_profiler JSON";
 
 // Hubs nest a few levels at most; a deeper tree means a corrupt file, and
 // the bound keeps a hostile one from exhausting the stack.
@@ -23,27 +23,30 @@ constexpr int kMaxDepth = 16;
 void collectPeers(const nlohmann::json& items, const std::string& where,
                   int depth, std::vector<ThunderboltPeer>& out) {
   if (!items.is_array()) {
-    throw error(mclInvalidArgument, "%s: %s should be a list, not %s", kKind,
-                where.c_str(), jsonTypeName(items));
+    throw error(mclInvalidArgument, "%s: %s should be a list, not %s",
+                kProfilerKind, where.c_str(), jsonTypeName(items));
   }
   if (depth > kMaxDepth) {
-    throw error(mclInvalidArgument, "%s: %s nests deeper than %d levels", kKind,
-                where.c_str(), kMaxDepth);
+    throw error(mclInvalidArgument, "%s: %s nests deeper than %d levels",
+                kProfilerKind, where.c_str(), kMaxDepth);
   }
   for (size_t i = 0; i < items.size(); ++i) {
     const auto& item = items[i];
     std::string here = where + "[" + std::to_string(i) + "]";
     if (!item.is_object()) {
       throw error(mclInvalidArgument, "%s: %s should be an object, not %s",
-                  kKind, here.c_str(), jsonTypeName(item));
+                  kProfilerKind, here.c_str(), jsonTypeName(item));
     }
     ThunderboltPeer peer;
-    peer.uuid = stringMember(item, "domain_uuid_key", here, kKind, false);
-    peer.name = stringMember(item, "device_name_key", here, kKind, false);
+    peer.uuid =
+        stringMember(item, "domain_uuid_key", here, kProfilerKind, false);
+    peer.name =
+        stringMember(item, "device_name_key", here, kProfilerKind, false);
     if (peer.name.empty()) {
-      peer.name = stringMember(item, "_name", here, kKind, false);
+      peer.name = stringMember(item, "_name", here, kProfilerKind, false);
     }
-    peer.vendor = stringMember(item, "vendor_name_key", here, kKind, false);
+    peer.vendor =
+        stringMember(item, "vendor_name_key", here, kProfilerKind, false);
     peer.depth = depth;
     out.push_back(std::move(peer));
     if (auto it = item.find("_items"); it != item.end()) {
@@ -59,44 +62,46 @@ int parseReceptacle(const std::string& text, const std::string& where) {
   if (!digits) {
     throw error(mclInvalidArgument,
                 "%s: %s.receptacle_id_key should be a port number, not \"%s\"",
-                kKind, where.c_str(), text.c_str());
+                kProfilerKind, where.c_str(), text.c_str());
   }
   return std::stoi(text);
 }
 
 ThunderboltPort parseBus(const nlohmann::json& bus, const std::string& where) {
   if (!bus.is_object()) {
-    throw error(mclInvalidArgument, "%s: %s should be an object, not %s", kKind,
-                where.c_str(), jsonTypeName(bus));
+    throw error(mclInvalidArgument, "%s: %s should be an object, not %s",
+                kProfilerKind, where.c_str(), jsonTypeName(bus));
   }
   ThunderboltPort port;
-  port.busName = stringMember(bus, "_name", where, kKind, false);
-  port.uuid = stringMember(bus, "domain_uuid_key", where, kKind, true);
+  port.busName = stringMember(bus, "_name", where, kProfilerKind, false);
+  port.uuid = stringMember(bus, "domain_uuid_key", where, kProfilerKind, true);
   if (port.uuid.empty()) {
-    throw error(mclInvalidArgument, "%s: %s.domain_uuid_key is empty", kKind,
-                where.c_str());
+    throw error(mclInvalidArgument, "%s: %s.domain_uuid_key is empty",
+                kProfilerKind, where.c_str());
   }
-  port.deviceName = stringMember(bus, "device_name_key", where, kKind, false);
+  port.deviceName =
+      stringMember(bus, "device_name_key", where, kProfilerKind, false);
 
   auto tag = bus.find("receptacle_1_tag");
   if (tag == bus.end()) {
-    throw error(mclInvalidArgument, "%s: %s has no \"receptacle_1_tag\"", kKind,
-                where.c_str());
+    throw error(mclInvalidArgument, "%s: %s has no \"receptacle_1_tag\"",
+                kProfilerKind, where.c_str());
   }
   if (!tag->is_object()) {
     throw error(mclInvalidArgument,
-                "%s: %s.receptacle_1_tag should be an object, not %s", kKind,
-                where.c_str(), jsonTypeName(*tag));
+                "%s: %s.receptacle_1_tag should be an object, not %s",
+                kProfilerKind, where.c_str(), jsonTypeName(*tag));
   }
   std::string tagWhere = where + ".receptacle_1_tag";
   port.receptacle = parseReceptacle(
-      stringMember(*tag, "receptacle_id_key", tagWhere, kKind, true), tagWhere);
+      stringMember(*tag, "receptacle_id_key", tagWhere, kProfilerKind, true),
+      tagWhere);
   port.speedText =
-      stringMember(*tag, "current_speed_key", tagWhere, kKind, false);
+      stringMember(*tag, "current_speed_key", tagWhere, kProfilerKind, false);
   port.speedGbps = parseSpeedGbps(port.speedText);
   port.generation = port.speedGbps == 80 ? 5 : port.speedGbps == 40 ? 4 : 0;
   port.linkStatus =
-      stringMember(*tag, "link_status_key", tagWhere, kKind, false);
+      stringMember(*tag, "link_status_key", tagWhere, kProfilerKind, false);
 
   if (auto it = bus.find("_items"); it != bus.end()) {
     collectPeers(*it, where + "._items", 1, port.peers);
@@ -122,21 +127,21 @@ int parseSpeedGbps(std::string_view text) {
 
 std::vector<ThunderboltPort> parseSystemProfilerThunderbolt(
     std::string_view json) {
-  nlohmann::json doc = parseJsonInput(json, kKind);
+  nlohmann::json doc = parseJsonInput(json, kProfilerKind);
   if (!doc.is_object()) {
     throw error(mclInvalidArgument,
-                "%s: the top level should be an object, not %s", kKind,
+                "%s: the top level should be an object, not %s", kProfilerKind,
                 jsonTypeName(doc));
   }
   auto buses = doc.find("SPThunderboltDataType");
   if (buses == doc.end()) {
     throw error(mclInvalidArgument, "%s: no \"SPThunderboltDataType\" key",
-                kKind);
+                kProfilerKind);
   }
   if (!buses->is_array()) {
     throw error(mclInvalidArgument,
-                "%s: SPThunderboltDataType should be a list, not %s", kKind,
-                jsonTypeName(*buses));
+                "%s: SPThunderboltDataType should be a list, not %s",
+                kProfilerKind, jsonTypeName(*buses));
   }
   std::vector<ThunderboltPort> ports;
   for (size_t i = 0; i < buses->size(); ++i) {
@@ -151,13 +156,13 @@ std::vector<ThunderboltPort> parseSystemProfilerThunderbolt(
         throw error(mclInvalidArgument,
                     "%s: SPThunderboltDataType[%zu] and [%zu] have the same "
                     "domain_uuid_key %s",
-                    kKind, j, i, ports[i].uuid.c_str());
+                    kProfilerKind, j, i, ports[i].uuid.c_str());
       }
       if (ports[i].receptacle == ports[j].receptacle) {
         throw error(mclInvalidArgument,
                     "%s: SPThunderboltDataType[%zu] and [%zu] are both "
                     "receptacle %d",
-                    kKind, j, i, ports[i].receptacle);
+                    kProfilerKind, j, i, ports[i].receptacle);
       }
     }
   }

@@ -19,6 +19,15 @@ def test_version():
     assert mcl.__version__ == mcl.version()
 
 
+def test_the_package_tested_is_the_one_meant():
+    """scripts/check-pip.sh tests an installed wheel: it names where."""
+    installed_under = os.environ.get("MCLTEST_INSTALLED_UNDER")
+    if installed_under is None:
+        pytest.skip("testing the package of the build tree")
+    assert os.path.realpath(mcl.__file__).startswith(
+        os.path.realpath(installed_under) + os.sep), mcl.__file__
+
+
 def test_every_public_name_exists():
     for name in mcl.__all__:
         assert hasattr(mcl, name), name

@@ -57,8 +57,10 @@ def test_ddp_over_mcl_ends_with_gloos_weights(ranks):
     assert got["mcl"]["loss"] == got["gloo"]["loss"]
 
 
-def test_a_stalled_peer_fails_the_call_naming_it(ranks):
-    report = ranks.run("torch_stalled_peer", 2)[0]
+@pytest.mark.parametrize("async_op", [False, True])
+def test_a_stalled_peer_fails_the_call_naming_it(ranks, async_op):
+    report = ranks.run("torch_stalled_peer", 2,
+                       args={"async_op": async_op})[0]
     assert report["error"] is not None, report
     assert "rank 1" in report["error"], report
     assert report["seconds"] < 3 + 2, report
