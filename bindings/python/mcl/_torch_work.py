@@ -170,3 +170,41 @@ class Completer:
 def _stop_completers() -> None:
     for completer in list(Completer._all):
         completer.stop()
+
+
+class TransferWork(_c10d.Work):
+    """The work handle of a send or receive (see _torch_p2p.Transfer):
+    wait() raises the transfer's error, or a timeout after the group's
+    timeout; a receive from any rank tells its sender."""
+
+    def __init__(self, transfer) -> None:
+        super().__init__()
+        self._transfer = transfer
+
+    def wait(self, timeout: datetime.timedelta = datetime.timedelta(0)
+             ) -> bool:
+        self._transfer.wait()
+        return True
+
+    def is_completed(self) -> bool:
+        return self._transfer.done()
+
+    def is_success(self) -> bool:
+        return self._transfer.done() and self._transfer.failed() is None
+
+    def exception(self):
+        return self._transfer.failed()
+
+    def result(self) -> List[Any]:
+        self._transfer.wait()
+        return []
+
+    def get_future(self) -> Future:
+        return self._transfer.future
+
+    def source_rank(self) -> int:
+        if self._transfer.source is None:
+            raise RuntimeError("mcl backend: the receive has not completed")
+        return self._transfer.source
+
+    _source_rank = source_rank

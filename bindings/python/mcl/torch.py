@@ -16,9 +16,11 @@ Operations run in issue order: those asked for with ``async_op=True``, and
 DDP's, in the background (the work handle's ``wait()`` raises the
 operation's error, ``get_future()`` gives DDP its future); blocking calls
 on the calling thread. Tensors must be on the CPU (others are refused,
-naming the device, before anything is sent). Sends and receives between
-two ranks match in the order they are issued: tags other than 0 are
-refused. A failed communication raises torch's DistBackendError (a
+naming the device, before anything is sent). Sends and receives are
+Gloo's: matched by tag (in order within a tag), from any rank
+(``recv(t)`` without ``src``), and a receive posted first never holds up
+a send; they travel on links of their own, apart from the collectives
+(_torch_p2p). A failed communication raises torch's DistBackendError (a
 RuntimeError on 1.x) with mcl's message; a timeout's says "Timed out".
 
 The ranks meet through torch's store: rank 0 makes the mcl unique id and
@@ -49,8 +51,9 @@ from ._torch_args import (BackendError, Contiguous, as_bytes, backend_error,
                           check_tag, cpu, cpu_all, one, one_list, op_name,
                           translating_errors)
 from ._torch_barrier import monitored_barrier as _monitored_barrier
-from ._torch_work import Completer, Pending, Work, asked_from_python, \
-    in_background
+from ._torch_p2p import P2PEngine
+from ._torch_work import Completer, Pending, TransferWork, Work, \
+    asked_from_python, in_background
 
 __all__ = ["BACKEND", "ProcessGroupMCL", "BackendError", "monitored_barrier"]
 
@@ -83,6 +86,7 @@ class ProcessGroupMCL(_c10d.ProcessGroup):
             raise backend_error(e, "init_process_group",
                                 self.timeout_seconds) from e
         self._completer = Completer()
+        self._p2p = P2PEngine(store, rank, size, self.timeout_seconds)
 
     def getBackendName(self) -> str:
         return BACKEND
@@ -354,37 +358,43 @@ class ProcessGroupMCL(_c10d.ProcessGroup):
         _monitored_barrier(self._store, self.rank(), self.size(),
                            next(self._barriers), timeout, wait_all_ranks)
 
-    # -- point-to-point ----------------------------------------------------
+    # -- point-to-point (see _torch_p2p) -----------------------------------
 
-    @translating_errors("send")
     def send(self, tensors, dst_rank, tag=0):
-        self._refuse_tag(tag)
+        check_tag(tag)
+        self._check_peer(dst_rank, "send", "dst")
         x = one(tensors, "send").contiguous()
-        native = self.comm.send(x, dst_rank, async_op=in_background())
-        return self._work(native, tensors, "send")
+        return TransferWork(self._p2p.send(x, dst_rank, tag,
+                                           waits=not in_background()))
 
-    @translating_errors("recv")
     def recv(self, tensors, src_rank, tag=0):
-        self._refuse_tag(tag)
-        out = Contiguous(one(tensors, "recv"))
-        native = self.comm.recv(out.buffer, src_rank,
-                                async_op=in_background())
-        return self._work(native, tensors, "recv", out.finish)
+        check_tag(tag)
+        self._check_peer(src_rank, "recv", "src")
+        return self._receive(tensors, src_rank, tag)
 
     def recv_anysource(self, tensors, tag=0):
-        raise ValueError("mcl backend: recv needs a source rank (mcl "
-                         "matches sends and receives between two ranks)")
+        check_tag(tag)
+        if self.size() < 2:
+            raise ValueError("mcl backend: recv from any rank: the group "
+                             "has no other rank")
+        return self._receive(tensors, None, tag)
 
     # -- helpers -----------------------------------------------------------
 
-    @staticmethod
-    def _refuse_tag(tag: int) -> None:
-        check_tag(tag)
-        if tag != 0:
-            raise ValueError(
-                f"mcl backend: tag {tag}: mcl matches the sends and "
-                "receives between two ranks in the order they are issued, "
-                "and takes tag 0 only")
+    def _receive(self, tensors, source, tag):
+        out = Contiguous(one(tensors, "recv"))
+        return TransferWork(self._p2p.recv(out.buffer, source, tag,
+                                           waits=not in_background(),
+                                           after=out.finish))
+
+    def _check_peer(self, peer, what: str, name: str) -> None:
+        if not isinstance(peer, int) or not 0 <= peer < self.size():
+            raise ValueError(f"mcl backend: {what}: {name} rank {peer!r} is "
+                             f"not in the group (ranks 0 to "
+                             f"{self.size() - 1})")
+        if peer == self.rank():
+            raise ValueError(f"mcl backend: {what}: {name} rank {peer} is "
+                             "this rank")
 
     def _gather_bytes(self, inputs, what):
         """All-gathers the bytes of `inputs` side by side: the flat send

@@ -1,0 +1,42 @@
+"""Point-to-point over the PyTorch backend "mcl", as Gloo gives it, with
+real processes: tags matched (in order within a tag), receives from any
+rank, receives posted before the sends on every rank of a ring, and the
+failures: a tag that never comes, sizes that differ, bad peers and tags.
+Skipped, saying so, where PyTorch is not installed."""
+
+import pytest
+
+torch = pytest.importorskip(
+    "torch", reason="PyTorch is not installed (Debian: python3-torch): the "
+    "mcl backend for torch.distributed is not tested")
+
+
+def test_tags_any_source_and_receives_posted_first(ranks):
+    reports = ranks.run("torch_p2p_matching", 3)
+    for rank, report in enumerate(reports):
+        assert report["failures"] == [], f"rank {rank}: {report['failures']}"
+        wanted = {"irecv before isend on every rank",
+                  "batch_isend_irecv into a column",
+                  "the collective beside it",
+                  "send to this rank refused naming it",
+                  "recv from a rank not in the group refused naming it",
+                  "a tag beyond 32 bits refused naming it"}
+        wanted |= {0: {"recv from any rank"},
+                   1: {"tags out of order", "in order within a tag",
+                       "a send across a collective"}}.get(rank, set())
+        missing = wanted - set(report["checks"])
+        assert not missing, f"rank {rank} did not check {missing}"
+
+
+def test_a_tag_that_never_comes_and_a_size_that_differs(ranks):
+    report = ranks.run("torch_p2p_failures", 2)[1]
+    never = report["never"]
+    assert never is not None, report
+    assert "Timed out after 2 s" in never and "tag 9" in never, never
+    # What did come is named: the receiver can see the tags disagree.
+    assert "tag 8 from rank 0" in never, never
+    assert 2 <= report["never_seconds"] < 2 + 3, report
+    assert report["never_is_dist_error"], report
+    assert "sent 24 bytes with tag 3" in report["size"], report
+    assert "takes 20 bytes" in report["size"], report
+    assert report["after"] == [9.0, 9.0], report
