@@ -152,6 +152,16 @@ def _check_collectives(ctx, checks):
     dist.broadcast_object_list(payload, src=1)
     checks.equal("broadcast_object_list", payload,
                  [("from", 1), list(range(4))])
+    gathered = [None] * n if r == 0 else None
+    dist.gather_object({"r": r, "bytes": b"x" * (100 * r)}, gathered, dst=0)
+    if r == 0:
+        checks.equal("gather_object", gathered,
+                     [{"r": i, "bytes": b"x" * (100 * i)} for i in range(n)])
+    mine = [None]
+    dist.scatter_object_list(
+        mine, [("to", i, "y" * i) for i in range(n)] if r == n - 1 else None,
+        src=n - 1)
+    checks.equal("scatter_object_list", mine, [("to", r, "y" * r)])
 
     # bfloat16 sums in mcl's own type.
     t = torch.full((8,), 1.5, dtype=torch.bfloat16)

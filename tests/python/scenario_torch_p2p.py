@@ -145,5 +145,43 @@ def failures(ctx):
     return report
 
 
+
+
+def peer_dies(ctx):
+    """3 ranks, a 30 s timeout: rank 1 sends one message and dies. Rank
+    0's next receive from it fails at once naming it; a receive from any
+    rank still takes rank 2's message."""
+    import os
+    _init(ctx, timeout=30)
+    r = ctx.rank
+    report = {}
+    if r == 1:
+        dist.send(torch.ones(2), 0, tag=1)
+        time.sleep(0.5)
+        os._exit(17)
+    if r == 2:
+        wait_for_file(ctx.path("rank1-failed"), timeout=60)
+        dist.send(torch.full((2,), 2.0), 0, tag=2)
+    if r == 0:
+        t = torch.empty(2)
+        dist.recv(t, 1, tag=1)
+        report["first"] = t.tolist()
+        start = time.monotonic()
+        try:
+            dist.recv(t, 1, tag=1)
+            report["second"] = None
+        except RuntimeError as e:
+            report["second"] = str(e)
+        report["seconds"] = time.monotonic() - start
+        touch(ctx.path("rank1-failed"))
+        source = dist.recv(t, tag=2)
+        report["any"] = [source, t.tolist()]
+        touch(ctx.path("done"))
+    else:
+        wait_for_file(ctx.path("done"), timeout=60)
+    return report
+
+
 SCENARIOS = {"torch_p2p_matching": matching,
-             "torch_p2p_failures": failures}
+             "torch_p2p_failures": failures,
+             "torch_p2p_peer_dies": peer_dies}

@@ -21,7 +21,8 @@ def test_every_operation_gives_the_right_values(ranks, nranks):
         "reduce_scatter_tensor", "all_to_all_single",
         "all_to_all_single uneven", "all_to_all", "scatter", "send/recv",
         "isend/irecv", "async all_reduce", "future", "all_gather_object",
-        "broadcast_object_list", "all_reduce bfloat16",
+        "broadcast_object_list", "scatter_object_list",
+        "all_reduce bfloat16",
         "band refused naming it",
         "all_reduce_coalesced", "all_gather_coalesced",
         "all_reduce meta tensor refused naming it",
@@ -35,7 +36,7 @@ def test_every_operation_gives_the_right_values(ranks, nranks):
         everywhere |= {"coalescing manager all_reduce",
                        "coalescing manager all_gather_into_tensor",
                        "coalescing manager reduce_scatter_tensor"}
-    at_root = {"reduce", "gather"}
+    at_root = {"reduce", "gather", "gather_object"}
     for rank, report in enumerate(reports):
         assert report["failures"] == [], f"rank {rank}: {report['failures']}"
         missing = (everywhere | (at_root if rank == 0 else set())) - set(

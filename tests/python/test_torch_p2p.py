@@ -40,3 +40,16 @@ def test_a_tag_that_never_comes_and_a_size_that_differs(ranks):
     assert "sent 24 bytes with tag 3" in report["size"], report
     assert "takes 20 bytes" in report["size"], report
     assert report["after"] == [9.0, 9.0], report
+
+
+def test_a_dead_peer_fails_its_receives_and_spares_the_others(ranks):
+    outcomes = ranks.start("torch_p2p_peer_dies", 3).collect(timeout=90)
+    assert outcomes[1].returncode == 17, outcomes[1].describe()
+    for outcome in (outcomes[0], outcomes[2]):
+        assert outcome.returncode == 0, outcome.describe()
+    report = outcomes[0].report
+    assert report["first"] == [1.0, 1.0], report
+    assert report["second"] is not None and "rank 1" in report["second"], \
+        report
+    assert report["seconds"] < 5, report  # noticed, not timed out (30 s)
+    assert report["any"] == [2, [2.0, 2.0]], report

@@ -33,6 +33,8 @@ from ._torch_args import BackendError, as_bytes, backend_error
 
 # An envelope with this tag carries nothing: the sender is alive and idle.
 _IDLE = -(2**62)
+# A link nobody took a message from for this long is drained by its thread.
+_DRAIN_AFTER = 0.5
 # An envelope with this tag is the last: the sender's group is closing.
 _BYE = _IDLE + 1
 # How long a closing group waits for its peers' last envelopes before it
@@ -318,8 +320,9 @@ class _Incoming:
     """Receives from one peer, one message at a time, by whoever holds the
     link's token: the caller of a receive that waits for it (no hand-over
     between threads), or this link's thread, which drains for receives
-    nobody waits on yet (irecv, any source) and while the link is idle
-    (the peer's 'alive' messages must not pile up)."""
+    nobody waits on yet (irecv, any source) and whenever no caller took a
+    message for half a second (so a sender never waits long for room, and
+    the peer's 'alive' messages do not pile up)."""
 
     def __init__(self, engine: "P2PEngine", peer: int) -> None:
         self.engine, self.peer = engine, peer
@@ -373,7 +376,10 @@ class _Incoming:
         with engine.cond:
             self.comm = comm
             engine.cond.notify_all()
-        idle_after = max(0.05, engine.timeout_seconds / 3)
+        # The link is never left undrained for longer than this: a sender
+        # then waits at most this long for room, and the peer's 'alive'
+        # messages never pile up.
+        idle_after = min(_DRAIN_AFTER, engine.timeout_seconds / 3)
         while not engine.closing and self.error is None and \
                 not self.peer_closed:
             with engine.cond:
@@ -437,13 +443,10 @@ class P2PEngine:
 
     # -- the caller's side ---------------------------------------------------
 
-    # Sends up to this size go out on the caller's thread even when it
-    # does not wait for them: they fit in any transport's buffering.
-    DIRECT_BYTES = 1 << 16
-
     def send(self, payload, peer: int, tag: int, waits: bool) -> Transfer:
         """Sends `payload`; on the caller's thread when it `waits` for
-        the send (or the payload is small) and the link is idle."""
+        the send and the link is idle (an isend never blocks its caller,
+        even when the peer takes its time to receive)."""
         transfer = Transfer(f"send to rank {peer} (tag {tag})",
                             self.timeout_seconds)
         transfer.withdraw = lambda: link.withdraw(transfer)
@@ -453,8 +456,7 @@ class P2PEngine:
             if link is None:
                 link = self._outgoing[peer] = _Outgoing(self, peer)
         data = as_bytes(payload)
-        link.put(data, tag, transfer,
-                 direct=waits or data.numel() <= self.DIRECT_BYTES)
+        link.put(data, tag, transfer, direct=waits)
         return transfer
 
     def recv(self, buffer, source: Optional[int], tag: int, waits: bool,
