@@ -188,13 +188,12 @@ class ProcessGroupMCL(_c10d.ProcessGroup):
                         f"mcl backend: {what}: output {i}[{j}] is "
                         f"{out.dtype} x {out.numel()}; input {i} is "
                         f"{inputs[i].dtype} x {inputs[i].numel()}")
-        flat, gathered, native = self._gather_bytes(inputs, what)
+        native, piece = self._gather_bytes(inputs)
 
         def unpack():
             for i, outputs in enumerate(output_lists):
                 for rank, out in enumerate(outputs):
-                    out.copy_(self._piece(gathered[rank], flat, i, inputs)
-                              .view_as(out))
+                    out.copy_(piece(rank, i).view_as(out))
         return self._work(native, output_lists, what, unpack)
 
     @translating_errors("all_gather_into_tensor")
@@ -220,12 +219,11 @@ class ProcessGroupMCL(_c10d.ProcessGroup):
                     f"mcl backend: {what}: output {i} is {out.dtype} x "
                     f"{out.numel()}; it must hold {self.size()} x "
                     f"{x.numel()} of input {i}'s {x.dtype}")
-        flat, gathered, native = self._gather_bytes(inputs, what)
+        native, piece = self._gather_bytes(inputs)
 
         def unpack():
             for i, out in enumerate(outputs):
-                rows = torch.stack([self._piece(gathered[rank], flat, i,
-                                                inputs)
+                rows = torch.stack([piece(rank, i)
                                     for rank in range(self.size())])
                 out.copy_(rows.reshape(out.shape))
         return self._work(native, outputs, what, unpack)
@@ -396,23 +394,24 @@ class ProcessGroupMCL(_c10d.ProcessGroup):
             raise ValueError(f"mcl backend: {what}: {name} rank {peer} is "
                              "this rank")
 
-    def _gather_bytes(self, inputs, what):
-        """All-gathers the bytes of `inputs` side by side: the flat send
-        buffer, the (ranks x bytes) result and mcl's work."""
+    def _gather_bytes(self, inputs):
+        """All-gathers the bytes of `inputs` side by side. Returns mcl's
+        work and piece(rank, i): input i of that rank, in its type."""
+        sizes = [as_bytes(t).numel() for t in inputs]
+        offsets = list(itertools.accumulate([0] + sizes[:-1]))
         flat = torch.cat([as_bytes(t) for t in inputs])
         gathered = torch.empty((self.size(), flat.numel()),
                                dtype=torch.uint8)
         native = self.comm.all_gather(flat, out=gathered,
                                       async_op=in_background())
-        return flat, gathered, native
 
-    @staticmethod
-    def _piece(row, flat, index, inputs):
-        """Input `index`'s part of one rank's row of _gather_bytes, in its
-        element type."""
-        offset = sum(as_bytes(t).numel() for t in inputs[:index])
-        size = as_bytes(inputs[index]).numel()
-        return row[offset:offset + size].view(inputs[index].dtype)
+        # The send buffer lives as long as the unpacking that needs the
+        # gathered bytes (the default argument holds it).
+        def piece(rank, i, _send_buffer=flat):
+            start = offsets[i]
+            return gathered[rank, start:start + sizes[i]].view(
+                inputs[i].dtype)
+        return native, piece
 
     def _split_rows(self, t, sizes):
         """t's rows in `sizes` blocks (equal blocks when sizes is empty)."""
