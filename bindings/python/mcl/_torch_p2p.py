@@ -375,7 +375,7 @@ class _Incoming:
             return
         with engine.cond:
             self.comm = comm
-            engine.cond.notify_all()
+        engine.changed()
         # The link is never left undrained for longer than this: a sender
         # then waits at most this long for room, and the peer's 'alive'
         # messages never pile up.
@@ -429,8 +429,14 @@ class P2PEngine:
         self.timeout_seconds = timeout_seconds
         self.closing = False
         self._lock = threading.Lock()
-        # Signalled whenever a message was taken or a link changed.
+        # Wakes the links' threads: a receive they must drain for was
+        # posted, a link opened, or the group closes.
         self.cond = threading.Condition(self._lock)
+        # Wakes callers that wait for a link's thread to take their message
+        # (only when some do: a wake-up per message costs tens of
+        # microseconds of the other core).
+        self._progress = threading.Condition(self._lock)
+        self._callers_waiting = 0
         self._outgoing: Dict[int, _Outgoing] = {}
         self._incoming: Dict[int, _Incoming] = {}
         self._posted: List[_Receive] = []
@@ -487,7 +493,8 @@ class P2PEngine:
                 broken = self._broken_for(receive)
                 if broken is None:
                     self._posted.append(receive)
-                    self.cond.notify_all()
+                    if not caller_drains:  # a link's thread takes it
+                        self.cond.notify_all()
         if found is not None:
             _, peer, _, data = found
             if data.numel() != receive.buffer.numel():
@@ -515,16 +522,22 @@ class P2PEngine:
                         link.drain_one()
                 finally:
                     link.token.release()
-                    self.changed()
                 continue
-            with self.cond:
+            with self._lock:
                 if not transfer.done():
-                    self.cond.wait(min(0.05, max(
-                        0.0, deadline - time.monotonic())))
+                    self._callers_waiting += 1
+                    try:
+                        self._progress.wait(min(0.05, max(
+                            0.0, deadline - time.monotonic())))
+                    finally:
+                        self._callers_waiting -= 1
 
     def changed(self) -> None:
-        with self.cond:
-            self.cond.notify_all()
+        """A message was taken or a link changed: callers waiting for a
+        link's thread look again."""
+        with self._lock:
+            if self._callers_waiting:
+                self._progress.notify_all()
 
     def needs_thread(self, peer: int) -> bool:
         """Whether a posted receive that no caller drains for could take a
@@ -618,6 +631,7 @@ class P2PEngine:
             incoming = list(self._incoming.values())
             posted, self._posted = self._posted, []
             self.cond.notify_all()
+            self._progress.notify_all()
         for link in outgoing:
             link.say_bye()
             link.wake()
@@ -649,11 +663,12 @@ class P2PEngine:
 
     def _broken_for(self, receive: _Receive) -> Optional[BaseException]:
         """The error of a receive no live link can satisfy (lock held)."""
-        peers = ([receive.source] if receive.source is not None else
-                 [p for p in range(self.size) if p != self.rank])
-        errors = [self._incoming[p].error for p in peers
-                  if p in self._incoming]
-        if len(errors) == len(peers) and all(e is not None for e in errors):
+        if receive.source is not None:
+            link = self._incoming.get(receive.source)
+            return None if link is None else link.error
+        errors = [self._incoming[p].error for p in range(self.size)
+                  if p != self.rank and p in self._incoming]
+        if len(errors) == self.size - 1 and None not in errors:
             return errors[0]
         return None
 
