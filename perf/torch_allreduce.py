@@ -1,9 +1,12 @@
 """torch.distributed.all_reduce over "mcl" against "gloo": the same ranks,
 the same float32 tensors, each backend in turn; the median time per call
-at each size, in microseconds.
+at each size, in microseconds. With --op send_recv, a ping-pong instead:
+rank 0 sends to rank 1 and receives it back (dist.send, dist.recv; the
+time is the round trip), the other ranks idle.
 
     PYTHONPATH=build/bindings/python /usr/bin/python3 perf/torch_allreduce.py
         [--ranks 2] [--iterations 200] [--sizes 8,1K,64K,1M,16M]
+        [--op all_reduce|send_recv]
 
 The ranks are processes of this host started here; mcl picks shared memory
 between them (MCL_TRANSPORT=tcp to compare over loopback TCP, as Gloo
@@ -23,7 +26,20 @@ def parse_size(text):
     return int(text)
 
 
-def rank_main(rank, ranks, backend, store, sizes, iterations, out):
+def one_call(op, rank, t):
+    """The operation timed: one all-reduce, or one ping-pong round trip."""
+    import torch.distributed as dist
+    if op == "all_reduce":
+        dist.all_reduce(t)
+    elif rank == 0:
+        dist.send(t, 1)
+        dist.recv(t, 1)
+    elif rank == 1:
+        dist.recv(t, 0)
+        dist.send(t, 0)
+
+
+def rank_main(rank, ranks, backend, store, sizes, iterations, op, out):
     import torch
     import torch.distributed as dist
     from mcl.torch import BACKEND  # the import registers it
@@ -35,13 +51,13 @@ def rank_main(rank, ranks, backend, store, sizes, iterations, out):
     for nbytes in sizes:
         t = torch.ones(max(1, nbytes // 4))
         for _ in range(10):
-            dist.all_reduce(t)
+            one_call(op, rank, t)
         times = []
         for _ in range(iterations):
             if nbytes >= (1 << 20):  # start together: large calls
                 dist.barrier()
             start = time.perf_counter()
-            dist.all_reduce(t)
+            one_call(op, rank, t)
             times.append(time.perf_counter() - start)
         times.sort()
         medians.append(times[len(times) // 2] * 1e6)
@@ -50,13 +66,13 @@ def rank_main(rank, ranks, backend, store, sizes, iterations, out):
         out.put(medians)
 
 
-def run(backend, ranks, sizes, iterations):
+def run(backend, ranks, sizes, iterations, op):
     context = multiprocessing.get_context("spawn")
     out = context.Queue()
     with tempfile.TemporaryDirectory() as tmp:
         store = os.path.join(tmp, "store")
         procs = [context.Process(target=rank_main, args=(
-            r, ranks, backend, store, sizes, iterations, out))
+            r, ranks, backend, store, sizes, iterations, op, out))
             for r in range(ranks)]
         for p in procs:
             p.start()
@@ -73,11 +89,17 @@ def main():
     parser.add_argument("--ranks", type=int, default=2)
     parser.add_argument("--iterations", type=int, default=200)
     parser.add_argument("--sizes", default="8,1K,64K,1M,16M")
+    parser.add_argument("--op", choices=("all_reduce", "send_recv"),
+                        default="all_reduce")
     args = parser.parse_args()
+    if args.ranks < 2:
+        parser.error("--ranks: at least 2")
     sizes = [parse_size(s) for s in args.sizes.split(",")]
-    results = {b: run(b, args.ranks, sizes, args.iterations)
+    results = {b: run(b, args.ranks, sizes, args.iterations, args.op)
                for b in ("mcl", "gloo")}
-    print(f"# torch.distributed.all_reduce, {args.ranks} ranks, float32, "
+    what = ("torch.distributed.all_reduce" if args.op == "all_reduce" else
+            "torch.distributed send+recv round trip, ranks 0 and 1")
+    print(f"# {what}, {args.ranks} ranks, float32, "
           f"median of {args.iterations} (us); mcl transport "
           f"{os.environ.get('MCL_TRANSPORT', 'auto')}")
     print(f"{'bytes':>10} {'mcl':>10} {'gloo':>10} {'gloo/mcl':>9}")
