@@ -13,7 +13,8 @@
 # prototypes, with libSystem-os_sync.tbd for the link) and
 # shim-verbs/infiniband/verbs.h (macOS 26.2, from rdma-core's verbs API,
 # which Apple's follows; Apple publishes no prototypes). The Python bindings
-# are not compiled: their headers (pyconfig.h) are the build machine's.
+# are not compiled: their headers (pyconfig.h) are the build machine's; the
+# tag a wheel would get on a Mac is checked against the library built here.
 # Configure-time refusals are checked too: a deployment target under 14.4,
 # MCL_RDMA=ON with an SDK that has no verbs header. Built at -O0 without
 # debug info: nothing runs it, clang's warnings come from its front end
@@ -167,3 +168,32 @@ if [ -n "$missing_api" ]; then
 fi
 echo "check-macos: libmcl.dylib defines all $(printf '%s\n' $api | wc -l) functions" \
   "of include/mcl/mcl.h; it imports $("$nm" -u "$dylib" | wc -l) symbols (libSystem)"
+
+# The tag a wheel built on a Mac gets: pip's wheel package reads it from the
+# deployment target and the Mach-O files in the wheel (the newest minimum
+# macOS of any file wins). Given what this toolchain made of the library
+# and setup.py's default target, it must say the library's macOS. (Zig
+# links for macOS 13.0, see zig-driver.sh; Apple's linker writes the
+# deployment target itself, 14.4: the tag is the same.)
+target=$(sed -n 's/^CMAKE_OSX_DEPLOYMENT_TARGET:STRING=//p' "$out/CMakeCache.txt")
+/usr/bin/python3 -c 'import wheel.macosx_libfile' 2>/dev/null ||
+  as_root_apt_install python3-wheel
+tag_root=$(mktemp -d)
+cp "$dylib" "$tag_root/"
+read -r minimum tag < <(MACOSX_DEPLOYMENT_TARGET=$(
+  sed -n 's/^MACOS_OLDEST = "\(.*\)"/\1/p' setup.py) /usr/bin/python3 -c '
+import os, sys
+from wheel.macosx_libfile import calculate_macosx_platform_tag as tag
+from wheel.macosx_libfile import extract_macosx_min_system_version as minimum
+root = sys.argv[1]
+print(".".join(map(str, minimum(os.path.join(root, "libmcl.dylib")))),
+      tag(root, "macosx-11.0-arm64"))' "$tag_root")
+rm -rf "$tag_root"
+want="macosx_${target%%.*}_0_arm64"
+if [ "$tag" != "$want" ]; then
+  echo "check-macos: a wheel of this build would be tagged $tag, not $want" \
+    "(the library's macOS $target; libmcl.dylib says $minimum)" >&2
+  exit 1
+fi
+echo "check-macos: a wheel of this build is tagged $tag (libmcl.dylib: macOS $minimum;" \
+  "the library's target and setup.py's: $target)"
