@@ -9,6 +9,7 @@ namespace mcl::perf {
 mclConfig_t configFor(const Options& options) {
   mclConfig_t config = MCL_CONFIG_INITIALIZER;
   config.commName = "mcl-perf";
+  config.blocking = 1;  // the benchmark waits for init (MCL_COMM_BLOCKING=0)
   if (!options.transport.empty()) config.transport = options.transport.c_str();
   if (options.timeoutSeconds > 0)
     config.timeoutSeconds = options.timeoutSeconds;

@@ -1,7 +1,8 @@
 /*
  * mcl: collective communication for Mac clusters (Thunderbolt RDMA, TCP,
  * shared memory). The public C API. Its shape follows NCCL so frameworks that
- * speak NCCL can speak mcl with a rename.
+ * speak NCCL can speak mcl with a rename, or through <mcl/nccl_compat.h>
+ * (docs/porting-from-nccl.md says what carries over).
  *
  * Conventions:
  *  - Every call returns an mclResult_t. On failure, mclGetLastError() returns
@@ -26,9 +27,15 @@
 extern "C" {
 #endif
 
+/* Versions compare as MCL_VERSION_CODE >= MCL_VERSION(0, 2, 0). mcl's own
+ * version is not NCCL's: a program ported from NCCL that guards features
+ * with NCCL_VERSION_CODE >= NCCL_VERSION(2, x, y) compares
+ * MCL_NCCL_API_CODE instead (see include/mcl/nccl_compat.h, which does it
+ * for you, and docs/porting-from-nccl.md). */
 #define MCL_MAJOR 0
-#define MCL_MINOR 1
+#define MCL_MINOR 2
 #define MCL_PATCH 0
+#define MCL_SUFFIX ""
 #define MCL_VERSION(X, Y, Z) ((X)*10000 + (Y)*100 + (Z))
 #define MCL_VERSION_CODE MCL_VERSION(MCL_MAJOR, MCL_MINOR, MCL_PATCH)
 
@@ -48,9 +55,13 @@ extern "C" {
 #define MCL_ENUM_INT_
 #endif
 
-/* Result codes keep NCCL's numbers. X(name, value, description). */
+/* Result codes keep NCCL's numbers. X(name, value, description). Code 1
+ * is NCCL's CUDA error: mcl has no devices and never returns it. */
 #define MCL_RESULT_MAP(X)                                                   \
   X(Success, 0, "no error")                                                 \
+  X(UnhandledDeviceError, 1,                                                \
+    "unhandled device error (reserved for NCCL's CUDA errors; mcl never "   \
+    "returns it)")                                                          \
   X(SystemError, 2, "system error (a system call or the OS failed)")        \
   X(InternalError, 3, "internal error (a bug in mcl)")                      \
   X(InvalidArgument, 4, "invalid argument")                                 \
@@ -99,7 +110,10 @@ typedef enum MCL_ENUM_INT_ {
    * (C semantics), double divides in fp64, every other float type divides
    * once in fp32 (x / n, not x * (1/n)) and rounds once to its type. */
   mclAvg = 4,
-  mclNumOps = 5
+  mclNumOps = 5,
+  /* The largest value an op can have (mclRedOpCreatePreMulSum's are
+   * between mclNumOps and this); as NCCL's ncclMaxRedOp. */
+  mclMaxRedOp = 0x7fffffff
 } mclRedOp_t;
 
 /* Where mclRedOpCreatePreMulSum finds its scalar: read from *scalar each
@@ -133,6 +147,7 @@ typedef struct {
 
 typedef struct mclComm* mclComm_t;
 typedef struct mclStream* mclStream_t;
+#define MCL_COMM_NULL NULL
 
 /* Per-communicator settings. Start from MCL_CONFIG_INITIALIZER and set what
  * you need; a field left at its initial value takes the environment's value
@@ -150,12 +165,18 @@ typedef struct {
   /* Algorithms to force, MCL_ALGO's syntax ("allreduce:tree;allgather:ring");
    * NULL: MCL_ALGO. Every rank must force the same. */
   const char* algorithms;
+  /* 1: init, split and finalize return once done (the default). 0: they
+   * return mclInProgress at once and finish in the background; poll
+   * mclCommGetAsyncError until it gives mclSuccess (or the failure) before
+   * any other call on the communicator. MCL_COMM_BLOCKING when unset. A
+   * split's new communicator inherits the parent's unless its config says. */
+  int blocking;
 } mclConfig_t;
 
-#define MCL_CONFIG_INITIALIZER                               \
-  {                                                          \
-    sizeof(mclConfig_t), MCL_CONFIG_MAGIC, MCL_VERSION_CODE, \
-        MCL_CONFIG_UNDEF_INT, NULL, NULL, NULL               \
+#define MCL_CONFIG_INITIALIZER                                       \
+  {                                                                  \
+    sizeof(mclConfig_t), MCL_CONFIG_MAGIC, MCL_VERSION_CODE,         \
+        MCL_CONFIG_UNDEF_INT, NULL, NULL, NULL, MCL_CONFIG_UNDEF_INT \
   }
 
 /* Library version as MCL_VERSION_CODE. */
@@ -197,12 +218,25 @@ MCL_API mclResult_t mclUniqueIdToString(const mclUniqueId* uniqueId, char* buf,
 MCL_API mclResult_t mclUniqueIdFromString(const char* str,
                                           mclUniqueId* uniqueId);
 
-/* Collective over nranks processes: each calls it with its own rank. */
+/* Collective over nranks processes (or threads): each calls it with its own
+ * rank. Inside mclGroupStart/mclGroupEnd the init is deferred to the
+ * outermost mclGroupEnd, which runs the group's inits together: one thread
+ * may initialise several ranks that way. *comm is set at once; until its
+ * init ends, only mclCommGetAsyncError, mclCommDestroy and mclCommAbort
+ * take it (others give mclInvalidUsage). A non-blocking config
+ * (blocking = 0) returns mclInProgress at once (see mclConfig_t). Bad
+ * arguments fail at the call either way. */
 MCL_API mclResult_t mclCommInitRank(mclComm_t* comm, int nranks,
                                     mclUniqueId commId, int rank);
 MCL_API mclResult_t mclCommInitRankConfig(mclComm_t* comm, int nranks,
                                           mclUniqueId commId, int rank,
                                           mclConfig_t* config);
+/* ndev communicators of one process, ranks 0 .. ndev-1 run by threads of
+ * this call, each comms[i] rank i; returns once all are built (or all have
+ * failed: then every comms[i] is NULL). devlist keeps NCCL's signature:
+ * NULL, or ndev distinct values >= 0 (mcl has no devices: unused). */
+MCL_API mclResult_t mclCommInitAll(mclComm_t* comms, int ndev,
+                                   const int* devlist);
 
 /* Joins a job started by a launcher, from the environment: rank and size
  * from MCL_RANK and MCL_WORLD_SIZE, else Open MPI (OMPI_COMM_WORLD_RANK/SIZE),
@@ -230,20 +264,30 @@ MCL_API mclResult_t mclRedOpDestroy(mclRedOp_t op, mclComm_t comm);
 /* Collective over comm: the ranks that pass the same color >= 0 form a new
  * communicator, ranked by key (ties by their rank in comm). Ranks passing
  * MCL_SPLIT_NOCOLOR take part but get *newcomm = NULL. config NULL inherits
- * comm's timeout, transport, name and algorithms; otherwise as for
- * mclCommInitRankConfig. Not allowed inside a group. */
+ * comm's timeout, transport, name, algorithms and blocking; otherwise as
+ * for mclCommInitRankConfig. Inside a group, or non-blocking, the split
+ * runs at mclGroupEnd or in the background, as an init does, and returns
+ * mclSuccess at once (as NCCL's): *newcomm is a handle at once (NULL for
+ * MCL_SPLIT_NOCOLOR), and comm takes no other call until the split ends:
+ * mclCommGetAsyncError on comm, or on *newcomm, gives mclInProgress until
+ * then. */
 #define MCL_SPLIT_NOCOLOR (-1)
 MCL_API mclResult_t mclCommSplit(mclComm_t comm, int color, int key,
                                  mclComm_t* newcomm, mclConfig_t* config);
 /* Waits for the communicator's outstanding operations; after it the
- * communicator takes no new operations. */
+ * communicator takes no new operations. Non-blocking (config), it returns
+ * mclInProgress while operations are queued; mclCommGetAsyncError then
+ * gives mclInProgress until they are done. */
 MCL_API mclResult_t mclCommFinalize(mclComm_t comm);
 /* Finalizes if needed and frees the communicator. */
 MCL_API mclResult_t mclCommDestroy(mclComm_t comm);
 /* Stops every operation on the communicator (from any thread), then frees
  * it. Waiting calls return mclRemoteError. Never waits on peers. */
 MCL_API mclResult_t mclCommAbort(mclComm_t comm);
-/* The sticky error of the communicator, or mclSuccess. */
+/* The sticky error of the communicator, or mclSuccess; mclInProgress while
+ * its init, a non-blocking split of it or a non-blocking finalize is under
+ * way. When it reports a failure of an init, mclGetLastError gives the
+ * init's message. */
 MCL_API mclResult_t mclCommGetAsyncError(mclComm_t comm,
                                          mclResult_t* asyncError);
 MCL_API mclResult_t mclCommCount(const mclComm_t comm, int* count);
@@ -327,6 +371,9 @@ MCL_API mclResult_t mclAllGather(const void* sendbuff, void* recvbuff,
 MCL_API mclResult_t mclBroadcast(const void* sendbuff, void* recvbuff,
                                  size_t count, mclDataType_t datatype, int root,
                                  mclComm_t comm, mclStream_t stream);
+/* In-place broadcast, NCCL's legacy form: mclBroadcast(buff, buff, ...). */
+MCL_API mclResult_t mclBcast(void* buff, size_t count, mclDataType_t datatype,
+                             int root, mclComm_t comm, mclStream_t stream);
 MCL_API mclResult_t mclReduce(const void* sendbuff, void* recvbuff,
                               size_t count, mclDataType_t datatype,
                               mclRedOp_t op, int root, mclComm_t comm,

@@ -142,8 +142,10 @@ class Config {
     algorithms_ = std::move(spec);
     return *this;
   }
-  /* The C struct, pointing into this object: keep it alive for the call. */
+  /* The C struct, pointing into this object: keep it alive for the call.
+   * Blocking: the wrapper's constructors return a built communicator. */
   mclConfig_t* raw() {
+    raw_.blocking = 1;
     raw_.transport = transport_.empty() ? nullptr : transport_.c_str();
     raw_.commName = name_.empty() ? nullptr : name_.c_str();
     raw_.algorithms = algorithms_.empty() ? nullptr : algorithms_.c_str();

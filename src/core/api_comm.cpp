@@ -2,6 +2,7 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -15,7 +16,10 @@
 #include "core/group.h"
 #include "core/handle_registry.h"
 #include "core/launch_env.h"
+#include "core/new_unique_id.h"
+#include "core/pending_init.h"
 #include "core/rendezvous_addresses.h"
+#include "core/settings.h"
 #include "topology/cluster_json.h"
 
 namespace {
@@ -41,9 +45,25 @@ bool drainQueued(const mclComm& comm) {
   }
 }
 
+// A handle whose init has not built its communicator yet: the init is
+// stopped (init_cancel.h) and waited for; a communicator it built all the
+// same is destroyed, its peers told. False for a live communicator's.
+bool closePending(mclComm_t handle) {
+  std::shared_ptr<mcl::PendingInit> init = mcl::pendingOf(handle);
+  if (!init) return false;
+  if (mcl::unregisterPending(handle) == nullptr)
+    throw mcl::error(mclInvalidUsage,
+                     "comm %p is already being destroyed by another thread",
+                     static_cast<void*>(handle));
+  init->cancel();
+  init->waitEnded();
+  return true;
+}
+
 // Destroy and abort: the first caller owns the object. An abort that
 // arrives while a destroy drains only speeds it up (the destroy frees).
 void closeComm(mclComm_t handle, bool abort) {
+  if (closePending(handle)) return;
   mclComm* comm = nullptr;
   {
     mcl::CommRef ref(handle);
@@ -90,6 +110,84 @@ void closeComm(mclComm_t handle, bool abort) {
   delete comm;
 }
 
+// Init now on this thread, or later on a thread of its own: inside a group
+// (at mclGroupEnd) or for a non-blocking config (at once; mclInProgress).
+// Arguments and settings are checked here either way.
+mclResult_t startInit(mclComm_t* comm, int nranks, const mclUniqueId& id,
+                      int rank, const mclConfig_t* config) {
+  mcl::checkInitArguments(nranks, id, rank);
+  const mcl::CommSettings settings = mcl::loadSettings(config);
+  if (settings.blocking && !mcl::inGroup()) {
+    *comm = mcl::registerComm(mcl::initComm(nranks, id, rank, settings, -1));
+    return mclSuccess;
+  }
+  auto init = std::make_shared<mcl::PendingInit>(
+      "mclCommInitRank, rank " + std::to_string(rank) + " of " +
+          std::to_string(nranks),
+      settings.blocking,
+      [=] { return mcl::initComm(nranks, id, rank, settings, -1); });
+  *comm = mcl::registerPending(init);
+  if (mcl::inGroup()) {
+    mcl::groupDefer(init);
+    return mclSuccess;
+  }
+  init->start();
+  return mclInProgress;
+}
+
+// mclCommSplit inside a group or non-blocking: the parent takes no other
+// call until the split ends. A rank of no color gets no handle: its part
+// (the parent's exchanges) runs all the same, kept by the registry.
+mclResult_t startSplit(mclComm_t parentHandle, mclComm& parent, int color,
+                       int key, mclComm_t* newcomm,
+                       const mcl::SplitSettings& settings, bool blocking) {
+  parent.splitsUnderWay.fetch_add(1);
+  // The parent, held from the split's start to its end on the split's
+  // thread (a destroy of it waits for the split).
+  auto held = std::make_shared<std::unique_ptr<mcl::CommRef>>();
+  auto build = [held, parentHandle, color, key, settings] {
+    *held = std::make_unique<mcl::CommRef>(parentHandle);
+    return mcl::splitComm(***held, color, key, settings);
+  };
+  auto init = std::make_shared<mcl::PendingInit>(
+      "mclCommSplit of " + parent.label() + ", color " + std::to_string(color) +
+          ", key " + std::to_string(key),
+      blocking, build, color == MCL_SPLIT_NOCOLOR);
+  init->atEnd([held] {
+    if (*held) (**held)->splitsUnderWay.fetch_sub(1);
+    held->reset();
+  });
+  if (color == MCL_SPLIT_NOCOLOR) {
+    mcl::keepUntilEnded(init);
+  } else {
+    *newcomm = mcl::registerPending(init);
+  }
+  if (mcl::inGroup()) {
+    mcl::groupDefer(init, [parentHandle] {
+      try {
+        mcl::CommRef ref(parentHandle);
+        ref->splitsUnderWay.fetch_sub(1);
+      } catch (const mcl::Error&) {
+        // The parent is gone: nothing waits on its count.
+      }
+    });
+    return mclSuccess;
+  }
+  init->start();
+  return mclSuccess;  // as NCCL's: the parent says when it is done
+}
+
+// A failed init or split inside a group fails the group, as a failed
+// operation does.
+mclResult_t poisonGroupOnError(mclResult_t result) {
+  if (result != mclSuccess && result != mclInProgress)
+    mcl::groupPoison(result, mcl::lastError());
+  return result;
+}
+
+// The most ranks mclCommInitAll runs as threads of one process.
+constexpr int kMaxInitAllRanks = 64;
+
 }  // namespace
 
 using mcl::apiCall;
@@ -100,15 +198,57 @@ extern "C" {
 mclResult_t mclCommInitRankConfig(mclComm_t* comm, int nranks,
                                   mclUniqueId commId, int rank,
                                   mclConfig_t* config) {
-  return apiCall(__func__, [&] {
+  return poisonGroupOnError(mcl::apiCallStatus(__func__, [&] {
     if (comm == nullptr) throw error(mclInvalidArgument, "comm is NULL");
     *comm = nullptr;
-    *comm = mcl::registerComm(mcl::initComm(nranks, commId, rank, config));
+    return startInit(comm, nranks, commId, rank, config);
+  }));
+}
+
+mclResult_t mclCommInitAll(mclComm_t* comms, int ndev, const int* devlist) {
+  return apiCall(__func__, [&] {
+    if (comms == nullptr) throw error(mclInvalidArgument, "comms is NULL");
+    if (ndev < 1 || ndev > kMaxInitAllRanks)
+      throw error(mclInvalidArgument,
+                  "ndev %d must be between 1 and %d (ranks as threads of one "
+                  "process; run more as processes, with mclCommInitRank)",
+                  ndev, kMaxInitAllRanks);
+    for (int i = 0; i < ndev; ++i) comms[i] = nullptr;
+    for (int i = 0; devlist != nullptr && i < ndev; ++i) {
+      if (devlist[i] < 0)
+        throw error(mclInvalidArgument,
+                    "devlist[%d] = %d: device numbers are >= 0 (mcl has no "
+                    "devices; devlist may be NULL)",
+                    i, devlist[i]);
+      for (int j = 0; j < i; ++j)
+        if (devlist[j] == devlist[i])
+          throw error(mclInvalidArgument,
+                      "devlist[%d] and devlist[%d] are both %d: each rank "
+                      "needs a device of its own, as in NCCL (mcl has no "
+                      "devices; devlist may be NULL)",
+                      j, i, devlist[i]);
+    }
+    mcl::CommSettings settings = mcl::loadSettings(nullptr);
+    settings.blocking = true;
+    const mclUniqueId id = mcl::newUniqueId();
+    std::vector<std::shared_ptr<mcl::PendingInit>> inits;
+    for (int rank = 0; rank < ndev; ++rank)
+      inits.push_back(std::make_shared<mcl::PendingInit>(
+          "mclCommInitAll, rank " + std::to_string(rank) + " of " +
+              std::to_string(ndev),
+          true, [=] { return mcl::initComm(ndev, id, rank, settings, -1); }));
+    for (auto& init : inits) init->start();
+    for (auto& init : inits) init->waitEnded();
+    for (auto& init : inits)
+      if (init->state() == mcl::PendingInit::State::Failed)
+        throw mcl::Error(init->code(), init->what() + ": " + init->message());
+    for (int rank = 0; rank < ndev; ++rank)
+      comms[rank] = mcl::registerComm(inits[size_t(rank)]->take());
   });
 }
 
 mclResult_t mclCommInitFromEnv(mclComm_t* comm, mclConfig_t* config) {
-  return apiCall(__func__, [&] {
+  return poisonGroupOnError(mcl::apiCallStatus(__func__, [&] {
     if (comm == nullptr) throw error(mclInvalidArgument, "comm is NULL");
     *comm = nullptr;
     mcl::LaunchEnv launch = mcl::readLaunchEnv();
@@ -125,9 +265,9 @@ mclResult_t mclCommInitFromEnv(mclComm_t* comm, mclConfig_t* config) {
       mcl::startRendezvousRoot(launch.id.secret, binds,
                                mcl::timeoutFromEnvironment());
     }
-    *comm = mcl::registerComm(mcl::initComm(
-        launch.nranks, mcl::encodeUniqueId(launch.id), launch.rank, config));
-  });
+    return startInit(comm, launch.nranks, mcl::encodeUniqueId(launch.id),
+                     launch.rank, config);
+  }));
 }
 
 mclResult_t mclCommInitRank(mclComm_t* comm, int nranks, mclUniqueId commId,
@@ -137,29 +277,38 @@ mclResult_t mclCommInitRank(mclComm_t* comm, int nranks, mclUniqueId commId,
 
 mclResult_t mclCommSplit(mclComm_t comm, int color, int key, mclComm_t* newcomm,
                          mclConfig_t* config) {
-  return apiCall(__func__, [&] {
+  return poisonGroupOnError(mcl::apiCallStatus(__func__, [&] {
     if (newcomm == nullptr) throw error(mclInvalidArgument, "newcomm is NULL");
     *newcomm = nullptr;
     mcl::CommRef ref(comm);
     ref->checkUsable();
-    if (mcl::inGroup())
-      throw error(mclInvalidUsage,
-                  "%s: mclCommSplit inside mclGroupStart/mclGroupEnd",
-                  ref->label().c_str());
-    std::unique_ptr<mclComm> child = mcl::splitComm(*ref, color, key, config);
+    const mcl::SplitSettings settings = mcl::splitSettings(*ref, config);
+    // The new communicator's mode; with a config in error, the parent's
+    // (the error is thrown once the ranks have agreed).
+    const bool blocking =
+        settings.error ? ref->settings.blocking : settings.settings.blocking;
+    if (!blocking || mcl::inGroup())
+      return startSplit(comm, *ref, color, key, newcomm, settings, blocking);
+    std::unique_ptr<mclComm> child = mcl::splitComm(*ref, color, key, settings);
     if (child) *newcomm = mcl::registerComm(std::move(child));
-  });
+    return mclSuccess;
+  }));
 }
 
 mclResult_t mclCommFinalize(mclComm_t comm) {
-  return apiCall(__func__, [&] {
+  return mcl::apiCallStatus(__func__, [&] {
     mcl::CommRef ref(comm);
     ref->finalized.store(true);
+    if (!ref->settings.blocking && ref->queuedOps.load() > 0) {
+      ref->finalizing.store(true);
+      return mclInProgress;
+    }
     if (!drainQueued(*ref))
       throw error(mclTimeout, "%s: queued operations stopped making progress",
                   ref->label().c_str());
     if (ref->stickyError() != mclSuccess)
       throw mcl::Error(ref->stickyError(), ref->stickyMessage());
+    return mclSuccess;
   });
 }
 
@@ -173,10 +322,32 @@ mclResult_t mclCommAbort(mclComm_t comm) {
 
 mclResult_t mclCommGetAsyncError(mclComm_t comm, mclResult_t* asyncError) {
   return apiCall(__func__, [&] {
-    mcl::CommRef ref(comm);
+    std::shared_ptr<mcl::PendingInit> init = mcl::pendingOf(comm);
     if (asyncError == nullptr)
       throw error(mclInvalidArgument, "asyncError is NULL");
+    if (init) {  // its communicator is not built
+      if (init->state() != mcl::PendingInit::State::Failed) {
+        *asyncError = mclInProgress;
+        return;
+      }
+      *asyncError = init->code();
+      mcl::setLastError(std::string(__func__) + ": " + init->what() + ": " +
+                        init->message());
+      return;
+    }
+    mcl::CommRef ref(comm);
     *asyncError = ref->stickyError();
+    if (*asyncError != mclSuccess) return;
+    if (ref->splitsUnderWay.load() > 0) {
+      *asyncError = mclInProgress;
+    } else if (ref->finalizing.load()) {
+      if (ref->queuedOps.load() > 0) {
+        *asyncError = mclInProgress;
+      } else {
+        ref->finalizing.store(false);
+        *asyncError = ref->stickyError();
+      }
+    }
   });
 }
 

@@ -28,4 +28,13 @@ mclResult_t apiCall(const char* function, Body&& body) noexcept {
   }
 }
 
+// As apiCall, for a body that returns mclSuccess or mclInProgress (a
+// non-blocking call still under way: not an error, nothing is logged).
+template <class Body>
+mclResult_t apiCallStatus(const char* function, Body&& body) noexcept {
+  mclResult_t status = mclSuccess;
+  mclResult_t result = apiCall(function, [&] { status = body(); });
+  return result != mclSuccess ? result : status;
+}
+
 }  // namespace mcl

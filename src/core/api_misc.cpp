@@ -82,7 +82,7 @@ mclResult_t mclGroupStart(void) {
 }
 
 mclResult_t mclGroupEnd(void) {
-  return apiCall(__func__, [] { mcl::groupEnd(); });
+  return mcl::apiCallStatus(__func__, [] { return mcl::groupEnd(); });
 }
 
 }  // extern "C"

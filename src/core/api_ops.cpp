@@ -66,6 +66,14 @@ mclResult_t mclBroadcast(const void* sendbuff, void* recvbuff, size_t count,
                stream);
 }
 
+mclResult_t mclBcast(void* buff, size_t count, mclDataType_t datatype, int root,
+                     mclComm_t comm, mclStream_t stream) {
+  return runOp(__func__, comm,
+               makeOp(mcl::Collective::Broadcast, buff, buff, count, datatype,
+                      mclSum, root),
+               stream);
+}
+
 mclResult_t mclReduce(const void* sendbuff, void* recvbuff, size_t count,
                       mclDataType_t datatype, mclRedOp_t op, int root,
                       mclComm_t comm, mclStream_t stream) {

@@ -14,6 +14,7 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "core/init_cancel.h"
 
 namespace mcl {
 
@@ -34,6 +35,7 @@ platform::Socket connectWithRetry(
   auto backoff = std::chrono::milliseconds(5);
   std::string lastError = "no attempt";
   while (true) {
+    checkInitCancelled("the rendezvous");
     try {
       return platform::connectAny(roots, deadline);
     } catch (const std::system_error& e) {
@@ -61,6 +63,8 @@ BootstrapClient::BootstrapClient(const UniqueIdContents& id, const Hello& hello,
     : deadline_(deadline), rank_(hello.rank) {
   socket_ = connectWithRetry(id.allRoots(), deadline);
   rootText_ = platform::peerAddress(socket_.fd()).toString();
+  cancel_ = currentInitCancel();
+  if (cancel_ != nullptr) cancel_->watch(socket_.fd());
 
   Frame challenge = expect(FrameType::Challenge, "authentication");
   Nonce rootNonce;
@@ -175,7 +179,12 @@ void BootstrapClient::close() {
     sendFrame(socket_.fd(), FrameType::Bye, {}, deadline_);
   } catch (const std::exception&) {
   }
+  if (cancel_ != nullptr) cancel_->unwatch(socket_.fd());
   socket_.close();
+}
+
+BootstrapClient::~BootstrapClient() {
+  if (cancel_ != nullptr && socket_.valid()) cancel_->unwatch(socket_.fd());
 }
 
 }  // namespace mcl

@@ -14,13 +14,19 @@
 
 namespace mcl {
 
+class InitCancel;
+
 class BootstrapClient {
  public:
   // Joins the rendezvous of id as rank/nranks. Throws Error: mclTimeout when
   // the root cannot be reached or the others do not come, the root's code
   // when it reports a failure (wrong secret, nranks disagreement, ...).
+  // An init that can be cancelled (init_cancel.h) ends at once when it is.
   BootstrapClient(const UniqueIdContents& id, const Hello& hello,
                   platform::Deadline deadline);
+  ~BootstrapClient();
+  BootstrapClient(const BootstrapClient&) = delete;
+  BootstrapClient& operator=(const BootstrapClient&) = delete;
 
   const Welcome& welcome() const { return welcome_; }
 
@@ -48,6 +54,7 @@ class BootstrapClient {
   Welcome welcome_;
   uint32_t round_ = 0;
   int rank_ = -1;
+  InitCancel* cancel_ = nullptr;  // shuts socket_ down on cancel
 };
 
 }  // namespace mcl

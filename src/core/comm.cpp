@@ -66,6 +66,12 @@ void mclComm::checkRunnable() const {
 
 void mclComm::checkUsable() const {
   checkRunnable();
+  if (splitsUnderWay.load(std::memory_order_relaxed) > 0)
+    throw mcl::error(mclInvalidUsage,
+                     "%s: a non-blocking or grouped mclCommSplit of it is "
+                     "under way; poll mclCommGetAsyncError on it until it "
+                     "gives mclSuccess",
+                     label().c_str());
   if (finalized.load(std::memory_order_relaxed))
     throw mcl::error(mclInvalidUsage,
                      "%s: the communicator was finalized; it takes no new "

@@ -63,6 +63,12 @@ struct mclComm {
 
   std::atomic<bool> aborted{false};
   std::atomic<bool> finalized{false};
+  // Non-blocking mclCommSplits of this communicator under way (or waiting
+  // for mclGroupEnd): it takes no other call until they end.
+  std::atomic<int> splitsUnderWay{0};
+  // A non-blocking mclCommFinalize returned mclInProgress: queued
+  // operations are still draining.
+  std::atomic<bool> finalizing{false};
   std::atomic<bool> closing{false};  // a destroy or abort owns the object
   std::atomic<int> activeCalls{0};   // API calls inside right now
   std::atomic<int> queuedOps{0};     // operations waiting on streams
@@ -137,5 +143,12 @@ namespace mcl {
 // process' Mac on the emulated fabric (-1: its rank here).
 std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
                                   const mclConfig_t* config, int emuMac = -1);
+// The same with the settings read already (loadSettings), and the
+// arguments checked (checkInitArguments): what an init that runs later,
+// on another thread, keeps of its call.
+std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
+                                  const CommSettings& settings, int emuMac);
+// Throws mclInvalidArgument for a size, rank or id init cannot take.
+void checkInitArguments(int nranks, const mclUniqueId& id, int rank);
 
 }  // namespace mcl

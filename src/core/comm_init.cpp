@@ -26,8 +26,10 @@
 #include "core/comm.h"
 #include "core/comm_memory.h"
 #include "core/comm_topology.h"
+#include "core/init_cancel.h"
 #include "core/init_details.h"
 #include "core/params.h"
+#include "core/settings.h"
 #include "core/transport_registry.h"
 #include "core/tune_probe.h"
 #include "core/unique_id.h"
@@ -385,20 +387,31 @@ void logReady(const mclComm& comm) {
 
 }  // namespace
 
-std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
-                                  const mclConfig_t* config, int emuMac) {
+void checkInitArguments(int nranks, const mclUniqueId& id, int rank) {
   if (nranks < 1 || static_cast<uint32_t>(nranks) > kMaxRanks)
     throw error(mclInvalidArgument, "nranks %d must be between 1 and %u",
                 nranks, kMaxRanks);
   if (rank < 0 || rank >= nranks)
     throw error(mclInvalidArgument, "rank %d is out of range [0, %d)", rank,
                 nranks);
+  decodeUniqueId(id);
+}
+
+std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
+                                  const mclConfig_t* config, int emuMac) {
+  checkInitArguments(nranks, id, rank);
+  return initComm(nranks, id, rank, loadSettings(config), emuMac);
+}
+
+std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
+                                  const CommSettings& settings, int emuMac) {
+  checkInitArguments(nranks, id, rank);
   const UniqueIdContents contents = decodeUniqueId(id);
   auto comm = std::make_unique<mclComm>();
   comm->rank = rank;
   comm->nranks = nranks;
   comm->emuMac = emuMac < 0 ? rank : emuMac;
-  comm->settings = loadSettings(config);
+  comm->settings = settings;
   comm->label();  // built now, before any other thread can see the comm
   warnUnknownEnvironment();
   comm->peerBufferLimit = static_cast<uint64_t>(
@@ -417,6 +430,7 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
   const TopologyFileRead topoFile = readTopologyFile(*comm);
   const InitDetails mine =
       detailsOf(*comm, opened, topoFile, zeroCopyMin, deadline);
+  checkInitCancelled("the rendezvous");
   std::vector<InitDetails> all;
   for (const auto& bytes : bootstrap->allGather(encodeDetails(mine)))
     all.push_back(decodeDetails(bytes));
@@ -432,6 +446,7 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
       chooseTransports(comm->devices, opened, nranks, comm->settings.transport,
                        comm->label(), oneHostName(*comm));
   addPathsAndFindings(*comm, comm->cluster);
+  checkInitCancelled("the exchange of what each rank offers");
   connectSideChannel(*comm, all, deadline);
   connectTransports(*comm, opened, *bootstrap, deadline);
   buildAlgoContext(*comm, all, zeroCopyMin);

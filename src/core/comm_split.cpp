@@ -16,6 +16,18 @@ namespace mcl {
 
 namespace {
 
+// What a split with no config inherits. Its strings are the parent's.
+mclConfig_t inheritedConfig(const mclComm& parent) {
+  mclConfig_t inherited = MCL_CONFIG_INITIALIZER;
+  inherited.timeoutSeconds = parent.settings.timeoutSeconds;
+  inherited.transport = parent.settings.transport.c_str();
+  inherited.commName =
+      parent.settings.name.empty() ? nullptr : parent.settings.name.c_str();
+  inherited.algorithms = parent.settings.algoSpec.c_str();
+  inherited.blocking = parent.settings.blocking ? 1 : 0;
+  return inherited;
+}
+
 struct Member {
   int32_t color;
   int32_t key;
@@ -37,8 +49,19 @@ std::vector<T> allGather(mclComm& parent, const T& mine) {
 
 }  // namespace
 
+SplitSettings splitSettings(const mclComm& parent, const mclConfig_t* config) {
+  SplitSettings s;
+  const mclConfig_t inherited = inheritedConfig(parent);
+  try {
+    s.settings = loadSettings(config != nullptr ? config : &inherited);
+  } catch (...) {
+    s.error = std::current_exception();
+  }
+  return s;
+}
+
 std::unique_ptr<mclComm> splitComm(mclComm& parent, int color, int key,
-                                   const mclConfig_t* config) {
+                                   const SplitSettings& settings) {
   const std::vector<Member> members = allGather(parent, Member{color, key});
   // Checked after the exchange, so that every rank fails alike.
   for (int r = 0; r < parent.nranks; ++r)
@@ -82,17 +105,9 @@ std::unique_ptr<mclComm> splitComm(mclComm& parent, int color, int key,
                 why.c_str());
   const int newRank = static_cast<int>(
       std::find(group.begin(), group.end(), parent.rank) - group.begin());
-  mclConfig_t inherited = MCL_CONFIG_INITIALIZER;
-  if (config == nullptr) {
-    inherited.timeoutSeconds = parent.settings.timeoutSeconds;
-    inherited.transport = parent.settings.transport.c_str();
-    inherited.commName =
-        parent.settings.name.empty() ? nullptr : parent.settings.name.c_str();
-    inherited.algorithms = parent.settings.algoSpec.c_str();
-    config = &inherited;
-  }
+  if (settings.error) std::rethrow_exception(settings.error);
   return initComm(static_cast<int>(group.size()), ids[size_t(group.front())].id,
-                  newRank, config, parent.emuMac);
+                  newRank, settings.settings, parent.emuMac);
 }
 
 }  // namespace mcl

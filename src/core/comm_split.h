@@ -6,15 +6,26 @@
 
 #include <mcl/mcl.h>
 
+#include <exception>
 #include <memory>
 
 #include "core/comm.h"
+#include "core/settings.h"
 
 namespace mcl {
 
-// Collective over `parent`. Returns null for MCL_SPLIT_NOCOLOR. A null
-// config inherits the parent's timeout, transport, name and algorithms.
+// The new communicator's settings: config's, or with a null config the
+// parent's timeout, transport, name, algorithms and blocking; or why
+// config is wrong, thrown by splitComm once the ranks have agreed (the
+// parent's exchanges must not wait on a rank that stopped).
+struct SplitSettings {
+  CommSettings settings;
+  std::exception_ptr error;
+};
+SplitSettings splitSettings(const mclComm& parent, const mclConfig_t* config);
+
+// Collective over `parent`. Returns null for MCL_SPLIT_NOCOLOR.
 std::unique_ptr<mclComm> splitComm(mclComm& parent, int color, int key,
-                                   const mclConfig_t* config);
+                                   const SplitSettings& settings);
 
 }  // namespace mcl

@@ -1,6 +1,7 @@
 #include "core/group.h"
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -14,8 +15,14 @@ namespace mcl {
 
 namespace {
 
+struct DeferredInit {
+  std::shared_ptr<PendingInit> init;
+  std::function<void()> undo;
+};
+
 struct GroupState {
   int depth = 0;
+  std::vector<DeferredInit> inits;
   std::vector<PendingOp> ops;
   std::vector<mclComm_t> handles;  // of each op, re-checked at the end
   mclStream_t stream = nullptr;
@@ -26,6 +33,7 @@ struct GroupState {
 thread_local GroupState tlsGroup;
 
 void resetGroup() {
+  tlsGroup.inits.clear();
   tlsGroup.ops.clear();
   tlsGroup.handles.clear();
   tlsGroup.stream = nullptr;
@@ -46,22 +54,66 @@ void groupPoison(mclResult_t code, const std::string& message) {
   }
 }
 
-void groupEnd() {
+void groupDefer(std::shared_ptr<PendingInit> init, std::function<void()> undo) {
+  tlsGroup.inits.push_back({std::move(init), std::move(undo)});
+}
+
+namespace {
+
+// The group's inits once they are started: waits for the blocking ones
+// (each bounded by its own timeout); the first failure is thrown.
+mclResult_t awaitInits(const std::vector<DeferredInit>& inits) {
+  const DeferredInit* failed = nullptr;
+  bool underWay = false;
+  for (const DeferredInit& d : inits) {
+    if (d.init->blocking()) d.init->waitEnded();
+    PendingInit::State state = d.init->state();
+    if (state == PendingInit::State::Failed && failed == nullptr) failed = &d;
+    underWay |= state == PendingInit::State::Running;
+  }
+  if (failed != nullptr)
+    throw Error(failed->init->code(),
+                failed->init->what() + ": " + failed->init->message());
+  return underWay ? mclInProgress : mclSuccess;
+}
+
+void runOps(std::vector<PendingOp> ops, const std::vector<mclComm_t>& handles,
+            mclStream_t streamHandle);
+
+}  // namespace
+
+mclResult_t groupEnd() {
   if (tlsGroup.depth == 0)
     throw error(mclInvalidUsage, "mclGroupEnd without mclGroupStart");
-  if (--tlsGroup.depth > 0) return;
+  if (--tlsGroup.depth > 0) return mclSuccess;
+  std::vector<DeferredInit> inits = std::move(tlsGroup.inits);
   std::vector<PendingOp> ops = std::move(tlsGroup.ops);
   std::vector<mclComm_t> handles = std::move(tlsGroup.handles);
   mclStream_t streamHandle = tlsGroup.stream;
   mclResult_t poison = tlsGroup.poison;
   std::string poisonMessage = tlsGroup.poisonMessage;
   resetGroup();
-  if (poison != mclSuccess)
-    throw Error(poison,
-                "the group was not run because one of its calls "
-                "failed: " +
-                    poisonMessage);
-  if (ops.empty()) return;
+  if (poison != mclSuccess) {
+    const std::string why =
+        "the group was not run because one of its calls failed: " +
+        poisonMessage;
+    for (DeferredInit& d : inits) {
+      d.init->failUnstarted(poison, why);
+      if (d.undo) d.undo();
+    }
+    throw Error(poison, why);
+  }
+  // The inits first: the group's operations are on other communicators,
+  // and may need ranks these inits' peers are.
+  for (DeferredInit& d : inits) d.init->start();
+  if (!ops.empty()) runOps(std::move(ops), handles, streamHandle);
+  return awaitInits(inits);
+}
+
+namespace {
+
+void runOps(std::vector<PendingOp> ops, const std::vector<mclComm_t>& handles,
+            mclStream_t streamHandle) {
   mclStream* stream = resolveStream(streamHandle);
   // Hold every communicator while the group runs or is queued.
   std::vector<std::unique_ptr<CommRef>> refs;
@@ -79,6 +131,8 @@ void groupEnd() {
     stream->enqueue(std::move(batch));
   }
 }
+
+}  // namespace
 
 void submit(mclComm_t handle, mclComm* comm, const OpArgs& op,
             mclStream_t streamHandle) {

@@ -4,16 +4,27 @@
 #pragma once
 
 #include "core/execute.h"
+#include "core/pending_init.h"
 
+#include <functional>
+#include <memory>
 #include <string>
 
 namespace mcl {
 
 bool inGroup();
 void groupStart();
-// Runs or queues the collected operations. Throws mclInvalidUsage without a
-// matching start, or when an operation in the group was rejected.
-void groupEnd();
+// Runs or queues the collected operations, and starts the group's inits
+// (each on a thread of its own), then waits for its blocking ones. Throws
+// mclInvalidUsage without a matching start, or when an operation in the
+// group was rejected; an init's error when one failed. mclInProgress when
+// a non-blocking init of the group is still under way, else mclSuccess.
+mclResult_t groupEnd();
+
+// An init or split called inside the open group: it starts at the
+// outermost mclGroupEnd. undo runs when the group fails before it starts.
+void groupDefer(std::shared_ptr<PendingInit> init,
+                std::function<void()> undo = {});
 
 // Routes one validated operation: into the open group, onto the stream, or
 // executed now (stream == NULL).

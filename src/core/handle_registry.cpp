@@ -5,6 +5,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <utility>
+#include <vector>
 
 #include "base/error.h"
 
@@ -16,6 +18,8 @@ struct Registry {
   std::mutex mutex;
   uintptr_t nextToken = 1;
   std::map<uintptr_t, mclComm*> comms;  // ordered: no division per lookup
+  std::map<uintptr_t, std::shared_ptr<PendingInit>> pending;
+  std::vector<std::shared_ptr<PendingInit>> kept;  // keepUntilEnded's
   std::map<uintptr_t, mclStream*> streams;
 
   // Tokens look like aligned pointers and are never reused.
@@ -50,16 +54,92 @@ mclComm* unregisterComm(mclComm_t handle) {
   return comm;
 }
 
+namespace {
+
+[[noreturn]] void throwUnknown(mclComm_t handle) {
+  throw error(mclInvalidArgument,
+              "comm %p is not a live communicator (destroyed, aborted or "
+              "never initialised)",
+              static_cast<void*>(handle));
+}
+
+// The live communicator of a handle, making a built pending one live
+// (registry lock held); null when the handle is pending still or failed.
+mclComm* liveLocked(uintptr_t token) {
+  Registry& r = registry();
+  auto it = r.comms.find(token);
+  if (it != r.comms.end()) return it->second;
+  auto p = r.pending.find(token);
+  if (p == r.pending.end() || p->second->state() != PendingInit::State::Built)
+    return nullptr;
+  std::unique_ptr<mclComm> comm = p->second->take();
+  r.pending.erase(p);
+  if (!comm) return nullptr;
+  return r.comms[token] = comm.release();
+}
+
+}  // namespace
+
+mclComm_t registerPending(std::shared_ptr<PendingInit> init) {
+  std::lock_guard<std::mutex> lock(registry().mutex);
+  uintptr_t token = registry().newToken();
+  registry().pending[token] = std::move(init);
+  return reinterpret_cast<mclComm_t>(token);
+}
+
+std::shared_ptr<PendingInit> pendingOf(mclComm_t handle) {
+  if (handle == nullptr) throw error(mclInvalidArgument, "comm is NULL");
+  std::lock_guard<std::mutex> lock(registry().mutex);
+  if (liveLocked(tokenOf(handle)) != nullptr) return nullptr;
+  auto p = registry().pending.find(tokenOf(handle));
+  if (p == registry().pending.end()) throwUnknown(handle);
+  return p->second;
+}
+
+void keepUntilEnded(std::shared_ptr<PendingInit> init) {
+  std::vector<std::shared_ptr<PendingInit>> ended;  // let go unlocked
+  std::lock_guard<std::mutex> lock(registry().mutex);
+  std::vector<std::shared_ptr<PendingInit>>& kept = registry().kept;
+  for (auto it = kept.begin(); it != kept.end();) {
+    PendingInit::State state = (*it)->state();
+    if (state == PendingInit::State::Built ||
+        state == PendingInit::State::Failed) {
+      ended.push_back(std::move(*it));
+      it = kept.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  kept.push_back(std::move(init));
+}
+
+std::shared_ptr<PendingInit> unregisterPending(mclComm_t handle) {
+  std::lock_guard<std::mutex> lock(registry().mutex);
+  auto p = registry().pending.find(tokenOf(handle));
+  if (p == registry().pending.end()) return nullptr;
+  std::shared_ptr<PendingInit> init = std::move(p->second);
+  registry().pending.erase(p);
+  return init;
+}
+
 CommRef::CommRef(mclComm_t handle) : comm_(nullptr) {
   if (handle == nullptr) throw error(mclInvalidArgument, "comm is NULL");
   std::lock_guard<std::mutex> lock(registry().mutex);
-  auto it = registry().comms.find(tokenOf(handle));
-  if (it == registry().comms.end())
-    throw error(mclInvalidArgument,
-                "comm %p is not a live communicator (destroyed, aborted or "
-                "never initialised)",
-                static_cast<void*>(handle));
-  comm_ = it->second;
+  comm_ = liveLocked(tokenOf(handle));
+  if (comm_ == nullptr) {
+    auto p = registry().pending.find(tokenOf(handle));
+    if (p == registry().pending.end()) throwUnknown(handle);
+    const PendingInit& init = *p->second;
+    if (init.state() == PendingInit::State::Failed)
+      throw error(init.code(),
+                  "comm %p: its initialisation failed (destroy it): %s",
+                  static_cast<void*>(handle), init.message().c_str());
+    throw error(mclInvalidUsage,
+                "comm %p is still being initialised (%s; non-blocking or "
+                "in a group): poll mclCommGetAsyncError until it gives "
+                "mclSuccess",
+                static_cast<void*>(handle), init.what().c_str());
+  }
   comm_->activeCalls.fetch_add(1, std::memory_order_acq_rel);
 }
 

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "core/comm.h"
+#include "core/pending_init.h"
 
 struct mclStream;
 
@@ -19,10 +20,26 @@ mclComm_t registerComm(std::unique_ptr<mclComm> comm);
 // Removes the handle (later calls with it fail) and returns the object.
 mclComm* unregisterComm(mclComm_t handle);
 
+// A handle for a communicator still being initialised (pending_init.h).
+// Once its init has built it, the first call that resolves the handle
+// makes it a live communicator's (same handle).
+mclComm_t registerPending(std::shared_ptr<PendingInit> init);
+// The init behind a handle that has no live communicator yet; null for a
+// live communicator's handle (after making it live when it was built).
+// Throws mclInvalidArgument when the handle is not known at all.
+std::shared_ptr<PendingInit> pendingOf(mclComm_t handle);
+// Removes a pending handle and returns its init (null when it has none).
+std::shared_ptr<PendingInit> unregisterPending(mclComm_t handle);
+// Keeps an init nobody holds a handle of (a split's rank of no color)
+// until it ends; ended ones are let go at the next call.
+void keepUntilEnded(std::shared_ptr<PendingInit> init);
+
 // Holds a live communicator for the length of one API call.
 class CommRef {
  public:
-  // Throws mclInvalidArgument when handle is NULL, destroyed or unknown.
+  // Throws mclInvalidArgument when handle is NULL, destroyed or unknown;
+  // mclInvalidUsage while its init is in progress, and the init's error
+  // when it failed.
   explicit CommRef(mclComm_t handle);
   ~CommRef();
   CommRef(const CommRef&) = delete;

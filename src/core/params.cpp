@@ -50,6 +50,11 @@ constexpr ParamDef kParams[] = {
      "1: measure the tuner's hop latency and bandwidth (in the caches and "
      "past them) with a few short collectives at init instead of using the "
      "defaults for the link kind; folding rates keep their defaults."},
+    {"MCL_COMM_BLOCKING", "1",
+     "0: mclCommInitRank(Config), mclCommSplit and mclCommFinalize return "
+     "mclInProgress at once and finish in the background (poll "
+     "mclCommGetAsyncError), as mclConfig_t.blocking = 0; a config's "
+     "blocking field, when set, wins."},
     {"MCL_CHECK", "0",
      "1: before each collective the ranks compare the call (collective, "
      "type, op, count, root, place in a group); a mismatch fails on every "
@@ -167,7 +172,7 @@ void warnUnknownEnvironment() {
       if (!findParam(name.c_str()) && !isScriptVariable(name))
         MCL_LOG(Warn, kLogEnv,
                 "environment variable %s is not an mcl parameter (a typo?); "
-                "README.md lists the parameters",
+                "docs/parameters.md lists the parameters",
                 name.c_str());
     }
   });

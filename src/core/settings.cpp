@@ -87,6 +87,18 @@ CommSettings loadSettings(const mclConfig_t* config) {
                    ? config->algorithms
                    : paramValue("MCL_ALGO").text;
   s.forced = parseAlgorithmSpec(s.algoSpec);
+  const bool hasBlocking =
+      config != nullptr &&
+      config->size >= offsetof(mclConfig_t, blocking) + sizeof(int) &&
+      config->blocking != MCL_CONFIG_UNDEF_INT;
+  if (hasBlocking && config->blocking != 0 && config->blocking != 1)
+    throw error(mclInvalidArgument,
+                "config->blocking %d: use 1 (init, split and finalize return "
+                "once done) or 0 (they return mclInProgress and finish in the "
+                "background)",
+                config->blocking);
+  s.blocking = hasBlocking ? config->blocking == 1
+                           : paramInt("MCL_COMM_BLOCKING", 0, 1) == 1;
   s.tuneProbe = paramInt("MCL_TUNE_PROBE", 0, 1) == 1;
   s.checkCalls = paramInt("MCL_CHECK", 0, 1) == 1;
   // Validate now rather than at first use.

@@ -28,6 +28,9 @@ struct CommSettings {
   ForcedAlgorithms forced{};                  // MCL_ALGO parsed
   bool tuneProbe = false;                     // MCL_TUNE_PROBE=1
   bool checkCalls = false;                    // MCL_CHECK=1
+  // config->blocking, else MCL_COMM_BLOCKING: 0 makes init, split and
+  // finalize return mclInProgress and finish in the background.
+  bool blocking = true;
 };
 
 // Throws mclInvalidArgument naming the field or variable.

@@ -122,10 +122,13 @@ TEST(CommSplit, BadColorOnOneRankFailsEveryRankNamingIt) {
     if (sub != nullptr) ctx.fail("a communicator despite the error");
     // Invalid arguments leave the parent usable.
     if (sumOfParentRanks(ctx, comm) != 3) ctx.fail("parent unusable after");
+    // Inside a group the split runs at mclGroupEnd, as NCCL's does.
     mclGroupStart();
-    if (mclCommSplit(comm, 0, 0, &sub, nullptr) != mclInvalidUsage)
-      ctx.fail("split inside a group was accepted");
-    mclGroupEnd();
+    ctx.ok(mclCommSplit(comm, 0, 0, &sub, nullptr), "split in a group");
+    if (sub == nullptr) ctx.fail("no handle from a split in a group");
+    if (!ctx.ok(mclGroupEnd(), "mclGroupEnd")) return;
+    if (sumOfParentRanks(ctx, sub) != 3) ctx.fail("grouped split wrong");
+    ctx.ok(mclCommDestroy(sub), "destroy the grouped split's");
     ctx.ok(mclCommDestroy(comm), "destroy");
   }));
 }

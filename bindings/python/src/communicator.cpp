@@ -34,6 +34,7 @@ struct OwnedConfig {
     if (args.transport) config.transport = args.transport->c_str();
     if (args.name) config.commName = args.name->c_str();
     if (args.algorithms) config.algorithms = args.algorithms->c_str();
+    config.blocking = 1;  // init waits here (MCL_COMM_BLOCKING=0 or not)
   }
   OwnedConfig(const OwnedConfig&) = delete;
   ConfigArgs args;

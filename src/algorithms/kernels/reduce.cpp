@@ -505,6 +505,7 @@ void reduce(void* dst, const void* a, const void* b, size_t count,
     case mclMin:
       return reduceWithOp<MinOp>(dst, a, b, count, type);
     case mclNumOps:
+    case mclMaxRedOp:
       break;
   }
   throwInvalid("reduction op", op);

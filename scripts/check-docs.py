@@ -1,0 +1,530 @@
+#!/usr/bin/env python3
+"""Checks README.md and docs/*.md: their links and README's commands.
+
+Links: every relative Markdown link ([text](path), [text](path#anchor),
+![alt](path), [ref]: path) must name a file or folder of the repository,
+and an anchor must match a heading of the target Markdown file (GitHub's
+slugs: lowercase, punctuation but - and _ dropped, spaces to -; a repeated
+heading gets -1, -2, ...). http(s) and mailto links are not fetched.
+
+Commands: every command in README.md's ```sh / ```bash blocks must resolve:
+lines are joined at backslashes, split at &&, ||, ;, | and &; comments,
+variable assignments and (in a block that shows "$ " prompts) output lines
+are skipped; $(...) is checked as a command of its own. The program must be
+an executable file of the repository, a build output whose CMake target
+exists (build/bin/NAME: add_executable(NAME ...)), a command of the
+allow-list below, or mcl-perf, whose operation must exist and whose every
+flag must appear in its help text (read from perf/*.cpp, so mcl-perf need
+not be built).
+
+  /usr/bin/python3 scripts/check-docs.py [--root DIR]
+
+Prints every failure as file:line: message and exits 1; on success prints
+one line: "check-docs: N links, M commands checked". Standard library only.
+"""
+
+import argparse
+import os
+import re
+import shlex
+import sys
+import urllib.parse
+
+# Commands a reader is expected to have (or to get from their system).
+ALLOWED_COMMANDS = {
+    ".", "apt-get", "bash", "brew", "c++", "cat", "cd", "cmake", "ctest",
+    "dot", "echo", "env", "export", "git", "ibv_devices", "ipconfig",
+    "mkdir", "mpirun", "networksetup", "openssl", "pip", "pip3",
+    "pkg-config", "python", "python3", "rdma_ctl", "sh", "source", "srun",
+    "sudo", "torchrun", "wait",
+}
+# Commands that run the command after them (their own options first).
+WRAPPERS = {"sudo", "env", "exec", "nohup", "time", "command"}
+SEPARATORS = {"&&", "||", ";", "|", "&", ";;", "|&"}
+SHELL_LANGS = {"sh", "bash", "shell"}
+VERBOSE = False  # -v: print what is checked
+# mcl-perf flags that take no value: what follows them may be the operation.
+MCL_PERF_SWITCHES = {"--qualify", "--check", "--quick", "-h", "--help"}
+
+FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([^\s`]*)")
+HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+INLINE_LINK = re.compile(
+    r"!?\[((?:[^\[\]]|\[[^\[\]]*\])*)\]\(\s*<?([^)\s>]*)>?(?:\s+\"[^\"]*\")?\s*\)")
+REF_DEF = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+\"[^\"]*\")?\s*$")
+HTML_ANCHOR = re.compile(r"<a\s+(?:name|id)=\"([^\"]+)\"", re.I)
+SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+C_STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
+
+
+class Failures:
+    def __init__(self):
+        self.items = []
+
+    def add(self, path, line, message):
+        self.items.append((path, line, message))
+
+
+# ---------------------------------------------------------------- Markdown
+
+def markdown_lines(text):
+    """Yields (line number, line, fence info or None) for every line; the
+    info is the fenced block's language for lines inside a block."""
+    fence = None  # (char, length, lang) of the open block
+    for number, line in enumerate(text.splitlines(), 1):
+        m = FENCE.match(line)
+        if fence is None:
+            if m:
+                fence = (m.group(2)[0], len(m.group(2)), m.group(3).lower())
+                yield number, line, ("open", fence[2])
+                continue
+            yield number, line, None
+        else:
+            if (m and m.group(2)[0] == fence[0] and len(m.group(2)) >= fence[1]
+                    and not m.group(3)):
+                yield number, line, ("close", fence[2])
+                fence = None
+                continue
+            yield number, line, ("in", fence[2])
+
+
+def strip_code_spans(line):
+    """Replaces inline code spans with a placeholder of the same length
+    (links inside code are not links)."""
+    out, i = [], 0
+    while i < len(line):
+        if line[i] == "`":
+            j = i
+            while j < len(line) and line[j] == "`":
+                j += 1
+            ticks = line[i:j]
+            end = line.find(ticks, j)
+            if end < 0:
+                out.append(line[i:j])
+                i = j
+                continue
+            out.append("x" * (end + len(ticks) - i))
+            i = end + len(ticks)
+        else:
+            out.append(line[i])
+            i += 1
+    return "".join(out)
+
+
+def github_slug(heading):
+    text = re.sub(r"!?\[((?:[^\[\]]|\[[^\[\]]*\])*)\]\([^)]*\)", r"\1", heading)
+    text = re.sub(r"<[^>]+>", "", text)
+    text = text.strip().lower()
+    text = "".join(ch for ch in text if ch.isalnum() or ch in " -_")
+    return text.replace(" ", "-")
+
+
+_anchor_cache = {}
+
+
+def anchors_of(path):
+    if path not in _anchor_cache:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        seen, anchors = {}, set()
+        for _, line, fence in markdown_lines(text):
+            if fence is not None:
+                continue
+            for name in HTML_ANCHOR.findall(line):
+                anchors.add(name)
+            m = HEADING.match(line)
+            if not m:
+                continue
+            slug = github_slug(m.group(2))
+            count = seen.get(slug, 0)
+            seen[slug] = count + 1
+            anchors.add(slug if count == 0 else "%s-%d" % (slug, count))
+        _anchor_cache[path] = anchors
+    return _anchor_cache[path]
+
+
+def check_link(root, doc, number, target, failures):
+    """Checks one link of doc (a path relative to root); returns whether it
+    was a relative link (and so was checked)."""
+    if not target or SCHEME.match(target):
+        return False
+    path, _, anchor = target.partition("#")
+    path = urllib.parse.unquote(path)
+    where = os.path.dirname(os.path.join(root, doc))
+    resolved = os.path.normpath(os.path.join(where, path)) if path else \
+        os.path.join(root, doc)
+    shown = os.path.relpath(resolved, root)
+    if VERBOSE:
+        print("%s:%d: link: %s" % (doc, number, target))
+    if path.startswith("/") or shown.startswith(".."):
+        failures.add(doc, number, "link %s leaves the repository" % target)
+        return True
+    if not os.path.exists(resolved):
+        failures.add(doc, number, "link %s: no such file or folder %s"
+                     % (target, shown))
+        return True
+    if not anchor:
+        return True
+    if resolved.endswith(".md") and os.path.isfile(resolved):
+        if anchor not in anchors_of(resolved):
+            failures.add(doc, number,
+                         "link %s: %s has no heading with anchor #%s"
+                         % (target, shown, anchor))
+    elif not re.fullmatch(r"L\d+(-L\d+)?", anchor):
+        failures.add(doc, number, "link %s: #%s is not a line of %s (only "
+                     "Markdown files have heading anchors)"
+                     % (target, anchor, shown))
+    return True
+
+
+def check_links(root, doc, failures):
+    with open(os.path.join(root, doc), encoding="utf-8") as f:
+        text = f.read()
+    count = 0
+    for number, line, fence in markdown_lines(text):
+        if fence is not None:
+            continue
+        plain = strip_code_spans(line)
+        targets = [m.group(2) for m in INLINE_LINK.finditer(plain)]
+        m = REF_DEF.match(plain)
+        if m:
+            targets.append(m.group(1))
+        for target in targets:
+            count += check_link(root, doc, number, target, failures)
+    return count
+
+
+# ---------------------------------------------------------------- mcl-perf
+
+def function_body(source, signature):
+    start = source.find(signature)
+    if start < 0:
+        return None
+    i = source.find("{", start)
+    depth = 0
+    for j in range(i, len(source)):
+        if source[j] == "{":
+            depth += 1
+        elif source[j] == "}":
+            depth -= 1
+            if depth == 0:
+                return source[i:j + 1]
+    return None
+
+
+def string_literals(code):
+    text = "".join(C_STRING.findall(code))
+    return text.replace("\\n", "\n").replace('\\"', '"').replace("\\\\", "\\")
+
+
+class McPerf:
+    """What mcl-perf accepts, read from its sources."""
+
+    def __init__(self, root):
+        def read(rel):
+            with open(os.path.join(root, rel), encoding="utf-8") as f:
+                return f.read()
+
+        options = read("perf/options.cpp")
+        report = read("perf/report_command.cpp")
+        main = read("perf/main.cpp")
+        bench = read("perf/collective_bench.cpp")
+        names = read("src/base/collective.h")
+
+        usage = function_body(options, "void printUsage(")
+        report_usage = function_body(report, "void usage(")
+        if usage is None or report_usage is None:
+            raise RuntimeError("cannot find mcl-perf's help text in "
+                               "perf/options.cpp and perf/report_command.cpp")
+        self.help = string_literals(usage)
+        self.report_help = string_literals(report_usage)
+
+        ids = dict(re.findall(r'\{Collective::(\w+),\s*"([^"]+)"', names))
+        table = re.search(r"kAll\[\]\s*=\s*\{(.*?)\};", bench, re.S)
+        if not ids or not table:
+            raise RuntimeError("cannot find mcl-perf's collectives in "
+                               "perf/collective_bench.cpp and "
+                               "src/base/collective.h")
+        self.operations = {ids[c] for c in
+                           re.findall(r"Collective::(\w+)", table.group(1))}
+        self.operations |= set(re.findall(
+            r'arg == "(\w+)" && !haveCollective', options))
+        self.operations |= set(re.findall(
+            r'strcmp\(argv\[1\], "(\w+)"\)', main))
+
+    def check(self, args):
+        """Returns the problems with one mcl-perf command line (args after
+        the program)."""
+        problems = []
+        operation, previous = None, None
+        for arg in args:
+            if not arg.startswith("-") and (
+                    previous is None or not previous.startswith("-")
+                    or previous in MCL_PERF_SWITCHES):
+                operation = arg
+                break
+            previous = arg
+        if operation is None:
+            return ["mcl-perf without an operation (one of %s)"
+                    % ", ".join(sorted(self.operations))]
+        if operation not in self.operations:
+            return ["mcl-perf has no operation '%s' (it has %s)"
+                    % (operation, ", ".join(sorted(self.operations)))]
+        help_text = self.report_help if operation == "report" else self.help
+        for arg in args:
+            if not arg.startswith("-") or re.fullmatch(r"-[\d.]+", arg):
+                continue
+            if arg.startswith("--"):
+                flag = arg.split("=", 1)[0]
+            elif arg.startswith("-np"):
+                flag = "-np"
+            else:
+                flag = arg if self.in_help(arg, help_text) else arg[:2]
+            if not self.in_help(flag, help_text):
+                problems.append("mcl-perf %s: flag %s is not in its help text"
+                                % (operation, flag))
+        return problems
+
+    @staticmethod
+    def in_help(flag, text):
+        return re.search(r"(?<![\w-])%s(?![\w-])" % re.escape(flag),
+                         text) is not None
+
+
+# ---------------------------------------------------------------- commands
+
+def cmake_targets(root):
+    targets = {}
+    for top, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs
+                   if not d.startswith(("build", ".")) and d != "node_modules"]
+        if "CMakeLists.txt" not in files:
+            continue
+        path = os.path.join(top, "CMakeLists.txt")
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        for name in re.findall(
+                r"add_(?:executable|custom_target)\(\s*([\w.+-]+)", text):
+            targets.setdefault(name, os.path.relpath(path, root))
+    return targets
+
+
+def command_lines(text):
+    """Yields (line number, command text) for README's shell blocks."""
+    block, lang = None, None
+    for number, line, fence in markdown_lines(text):
+        if fence is None:
+            continue
+        kind, lang = fence
+        if kind == "open":
+            block = []
+        elif kind == "in":
+            block.append((number, line))
+        elif kind == "close":
+            if lang in SHELL_LANGS:
+                yield from block_commands(block)
+            block = None
+
+
+def block_commands(block):
+    prompts = any(line.lstrip().startswith("$ ") for _, line in block)
+    pending, start = "", None
+    for number, line in block:
+        text = line.strip()
+        if not pending:
+            if not text or text.startswith("#"):
+                continue
+            if prompts:
+                if not text.startswith("$ "):
+                    continue  # output
+                text = text[2:]
+            start = number
+        if text.endswith("\\"):
+            pending += text[:-1] + " "
+            continue
+        yield start, pending + text
+        pending = ""
+    if pending:
+        yield start, pending
+
+
+def extract_substitutions(text):
+    """Replaces $(...) and `...` with a word; returns (text, inner texts)."""
+    out, inner, i, quote = [], [], 0, None
+    while i < len(text):
+        ch = text[i]
+        if quote == "'":
+            out.append(ch)
+            if ch == "'":
+                quote = None
+            i += 1
+            continue
+        if ch == "'" and quote is None:
+            quote = "'"
+        elif ch == '"':
+            quote = None if quote == '"' else '"'
+        if text.startswith("$(", i):
+            depth, j = 1, i + 2
+            while j < len(text) and depth:
+                depth += {"(": 1, ")": -1}.get(text[j], 0)
+                j += 1
+            inner.append(text[i + 2:j - 1])
+            out.append("SUBSTITUTION")
+            i = j
+            continue
+        if ch == "`":
+            j = text.find("`", i + 1)
+            if j > 0:
+                inner.append(text[i + 1:j])
+                out.append("SUBSTITUTION")
+                i = j + 1
+                continue
+        out.append(ch)
+        i += 1
+    return "".join(out), inner
+
+
+def simple_commands(text):
+    """Splits a command line into simple commands (lists of words)."""
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    commands, words, skip_next = [], [], False
+    for token in lexer:
+        if token in SEPARATORS:
+            commands.append(words)
+            words = []
+        elif token and all(c in "();<>|&" for c in token):
+            skip_next = "<" in token or ">" in token  # a redirection's target
+        elif skip_next:
+            skip_next = False
+        else:
+            words.append(token)
+    commands.append(words)
+    return [c for c in commands if c]
+
+
+class CommandChecker:
+    def __init__(self, root):
+        self.root = root
+        self.targets = cmake_targets(root)
+        self.mcl_perf = McPerf(root)
+        self.count = 0
+
+    def check_line(self, doc, number, text, failures):
+        text, inner = extract_substitutions(text)
+        for sub in inner:
+            self.check_line(doc, number, sub, failures)
+        try:
+            commands = simple_commands(text)
+        except ValueError as e:
+            failures.add(doc, number, "cannot parse '%s': %s" % (text, e))
+            return
+        for words in commands:
+            self.check_command(doc, number, words, failures)
+
+    def check_command(self, doc, number, words, failures):
+        while words and ASSIGNMENT.match(words[0]):
+            words = words[1:]
+        if not words:
+            return  # variable assignments only
+        self.count += 1
+        if VERBOSE:
+            print("%s:%d: command: %s" % (doc, number, " ".join(words)))
+        for problem in self.problems(words):
+            failures.add(doc, number, "%s (in: %s)" % (problem, " ".join(words)))
+
+    def problems(self, words):
+        program, args = words[0], words[1:]
+        if program in WRAPPERS:
+            while args and (args[0].startswith("-") or
+                            (program == "env" and ASSIGNMENT.match(args[0]))):
+                args = args[1:]
+            return self.problems(args) if args else []
+        if os.path.basename(program) == "mcl-perf":
+            problems = [] if program == "mcl-perf" else \
+                self.program_problems(program)
+            return problems + self.mcl_perf.check(args)
+        problems = self.program_problems(program)
+        if not problems and re.fullmatch(r"python[\d.]*",
+                                         os.path.basename(program)):
+            if args and args[0].endswith(".py") and not os.path.isfile(
+                    os.path.join(self.root, args[0])):
+                problems.append("no such script %s" % args[0])
+        return problems
+
+    def program_problems(self, program):
+        if "/" not in program:
+            if program in ALLOWED_COMMANDS:
+                return []
+            return ["'%s' is neither a repository path nor an allowed "
+                    "system command" % program]
+        if program.startswith("/"):
+            if os.path.basename(program) in ALLOWED_COMMANDS:
+                return []
+            return ["%s: an absolute path whose command is not allowed"
+                    % program]
+        rel = os.path.normpath(program)
+        if rel.startswith(("..", "~", "$")):
+            return ["%s is not a path in the repository" % program]
+        parts = rel.split(os.sep)
+        if parts[0] == "build":
+            if len(parts) == 3 and parts[1] == "bin":
+                if parts[2] in self.targets:
+                    return []
+                return ["%s: no CMake target '%s' builds it"
+                        % (program, parts[2])]
+            return ["%s: not a build output (build/bin/TARGET)" % program]
+        path = os.path.join(self.root, rel)
+        if not os.path.isfile(path):
+            return ["%s: no such file in the repository" % program]
+        if not os.access(path, os.X_OK):
+            return ["%s is not executable" % program]
+        return []
+
+
+# ---------------------------------------------------------------- main
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", default=os.path.dirname(
+        os.path.dirname(os.path.abspath(__file__))),
+        help="the repository (default: this script's)")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="also print every link and command checked")
+    options = parser.parse_args()
+    root = os.path.abspath(options.root)
+    global VERBOSE
+    VERBOSE = options.verbose
+
+    docs = ["README.md"]
+    docs_dir = os.path.join(root, "docs")
+    if os.path.isdir(docs_dir):
+        docs += sorted(os.path.join("docs", name)
+                       for name in os.listdir(docs_dir) if name.endswith(".md"))
+
+    failures = Failures()
+    links = sum(check_links(root, doc, failures) for doc in docs)
+
+    try:
+        checker = CommandChecker(root)
+    except (OSError, RuntimeError) as e:
+        print("check-docs: %s" % e, file=sys.stderr)
+        return 1
+    with open(os.path.join(root, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    for number, text in command_lines(readme):
+        checker.check_line("README.md", number, text, failures)
+
+    for path, line, message in failures.items:
+        print("%s:%d: %s" % (path, line, message))
+    if failures.items:
+        print("check-docs: %d problem%s (%d links, %d commands checked)"
+              % (len(failures.items), "" if len(failures.items) == 1 else "s",
+                 links, checker.count))
+        return 1
+    print("check-docs: %d links, %d commands checked" % (links, checker.count))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
