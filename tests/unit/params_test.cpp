@@ -204,6 +204,28 @@ TEST_F(ParamsTest, ConfigFromAnOlderHeaderIsReadUpToItsSize) {
   expectInvalid([&] { loadSettings(&config); }, "\"nope\"");
 }
 
+TEST_F(ParamsTest, BlockingComesFromTheConfigElseTheEnvironment) {
+  mclConfig_t config = MCL_CONFIG_INITIALIZER;
+  EXPECT_TRUE(loadSettings(&config).blocking);
+  EXPECT_TRUE(loadSettings(nullptr).blocking);
+  config.blocking = 0;
+  EXPECT_FALSE(loadSettings(&config).blocking);
+  setenv("MCL_COMM_BLOCKING", "0", 1);
+  EXPECT_FALSE(loadSettings(nullptr).blocking);
+  config.blocking = 1;  // the config wins
+  EXPECT_TRUE(loadSettings(&config).blocking);
+  // A header from before `blocking`: the field is not there to read.
+  config.size = offsetof(mclConfig_t, blocking);
+  config.blocking = 7;
+  EXPECT_FALSE(loadSettings(&config).blocking);
+  unsetenv("MCL_COMM_BLOCKING");
+  config.size = sizeof(mclConfig_t);
+  expectInvalid([&] { loadSettings(&config); }, "config->blocking 7");
+  setenv("MCL_COMM_BLOCKING", "2", 1);
+  expectInvalid([&] { loadSettings(nullptr); }, "MCL_COMM_BLOCKING");
+  unsetenv("MCL_COMM_BLOCKING");
+}
+
 TEST_F(ParamsTest, TimeoutOutOfRangeIsRejected) {
   mclConfig_t config = MCL_CONFIG_INITIALIZER;
   for (int bad : {0, -1, 24 * 3600 + 1}) {
