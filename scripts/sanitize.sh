@@ -90,7 +90,8 @@ run_unit_shards() {
 }
 
 run_asan() {
-  build asan address,undefined mcl-unit-tests mcl-integration-tests
+  build asan address,undefined mcl-unit-tests mcl-integration-tests \
+    mcl-nccl-port-c mcl-nccl-port-cpp
   local start=$SECONDS
   # detect_leaks: LeakSanitizer at every exit. halt_on_error (and
   # -fno-sanitize-recover=undefined): the first report ends the process,
@@ -124,7 +125,7 @@ run_asan() {
 tsan_tests='^(ShmThreads/|TcpThreads/|ZeroCopy/CollectiveMatrixZeroCopyThreads\.'
 tsan_tests+='|StreamsGroups\.|IssueOrder\.|CallCheck\.MismatchOnAStream'
 tsan_tests+='|Lifecycle\.|Lifecycle/ThousandInitDestroyCycles\.LeakNothing/tcp'
-tsan_tests+='|BadSetupInput\.LastErrorIsPerThread)'
+tsan_tests+='|BadSetupInput\.LastErrorIsPerThread|InitModes\.)'
 
 run_tsan() {
   build tsan thread mcl-integration-tests

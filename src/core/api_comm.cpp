@@ -137,7 +137,7 @@ mclResult_t startInit(mclComm_t* comm, int nranks, const mclUniqueId& id,
 
 // mclCommSplit inside a group or non-blocking: the parent takes no other
 // call until the split ends. A rank of no color gets no handle: its part
-// (the parent's exchanges) runs all the same, kept by the registry.
+// (the parent's exchanges) runs all the same, on a detached thread.
 mclResult_t startSplit(mclComm_t parentHandle, mclComm& parent, int color,
                        int key, mclComm_t* newcomm,
                        const mcl::SplitSettings& settings, bool blocking) {
@@ -158,7 +158,7 @@ mclResult_t startSplit(mclComm_t parentHandle, mclComm& parent, int color,
     held->reset();
   });
   if (color == MCL_SPLIT_NOCOLOR) {
-    mcl::keepUntilEnded(init);
+    init->runDetached();
   } else {
     *newcomm = mcl::registerPending(init);
   }

@@ -6,7 +6,6 @@
 #include <memory>
 #include <mutex>
 #include <utility>
-#include <vector>
 
 #include "base/error.h"
 
@@ -19,7 +18,6 @@ struct Registry {
   uintptr_t nextToken = 1;
   std::map<uintptr_t, mclComm*> comms;  // ordered: no division per lookup
   std::map<uintptr_t, std::shared_ptr<PendingInit>> pending;
-  std::vector<std::shared_ptr<PendingInit>> kept;  // keepUntilEnded's
   std::map<uintptr_t, mclStream*> streams;
 
   // Tokens look like aligned pointers and are never reused.
@@ -94,23 +92,6 @@ std::shared_ptr<PendingInit> pendingOf(mclComm_t handle) {
   auto p = registry().pending.find(tokenOf(handle));
   if (p == registry().pending.end()) throwUnknown(handle);
   return p->second;
-}
-
-void keepUntilEnded(std::shared_ptr<PendingInit> init) {
-  std::vector<std::shared_ptr<PendingInit>> ended;  // let go unlocked
-  std::lock_guard<std::mutex> lock(registry().mutex);
-  std::vector<std::shared_ptr<PendingInit>>& kept = registry().kept;
-  for (auto it = kept.begin(); it != kept.end();) {
-    PendingInit::State state = (*it)->state();
-    if (state == PendingInit::State::Built ||
-        state == PendingInit::State::Failed) {
-      ended.push_back(std::move(*it));
-      it = kept.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  kept.push_back(std::move(init));
 }
 
 std::shared_ptr<PendingInit> unregisterPending(mclComm_t handle) {

@@ -30,9 +30,6 @@ mclComm_t registerPending(std::shared_ptr<PendingInit> init);
 std::shared_ptr<PendingInit> pendingOf(mclComm_t handle);
 // Removes a pending handle and returns its init (null when it has none).
 std::shared_ptr<PendingInit> unregisterPending(mclComm_t handle);
-// Keeps an init nobody holds a handle of (a split's rank of no color)
-// until it ends; ended ones are let go at the next call.
-void keepUntilEnded(std::shared_ptr<PendingInit> init);
 
 // Holds a live communicator for the length of one API call.
 class CommRef {

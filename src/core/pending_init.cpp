@@ -32,7 +32,11 @@ void PendingInit::start() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (state_ != State::Waiting) return;
   state_ = State::Running;
-  thread_ = std::thread([this] { run(); });
+  if (detached_) {
+    std::thread([self = shared_from_this()] { self->run(); }).detach();
+  } else {
+    thread_ = std::thread([this] { run(); });
+  }
 }
 
 void PendingInit::run() {

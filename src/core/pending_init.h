@@ -21,7 +21,7 @@
 
 namespace mcl {
 
-class PendingInit {
+class PendingInit : public std::enable_shared_from_this<PendingInit> {
  public:
   using Build = std::function<std::unique_ptr<mclComm>()>;
   enum class State { Waiting, Running, Failed, Built };
@@ -42,7 +42,10 @@ class PendingInit {
   // 'split under way' state exactly when the new communicator is there.
   // Must not take the handle registry's lock. Before start().
   void atEnd(std::function<void()> fn) { atEnd_ = std::move(fn); }
-  // The thread starts building (once).
+  // Nobody takes its result (a split's rank of no color): its thread
+  // keeps it alive and is not joined. Before start().
+  void runDetached() { detached_ = true; }
+  // The thread starts building (once). Made with std::make_shared.
   void start();
   // It never runs: the group it was in failed.
   void failUnstarted(mclResult_t code, const std::string& message);
@@ -66,6 +69,7 @@ class PendingInit {
   const std::string what_;
   const bool blocking_;
   const bool mayBuildNothing_;
+  bool detached_ = false;
   Build build_;
   std::function<void()> atEnd_;
   InitCancel cancel_;
