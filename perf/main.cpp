@@ -11,16 +11,16 @@
 #include <cstring>
 #include <string>
 
-#include "latency_command.h"
-#include "launcher.h"
-#include "mcl_error.h"
-#include "options.h"
-#include "params_command.h"
-#include "qualify_command.h"
-#include "rank_runner.h"
-#include "report_command.h"
-#include "topo_command.h"
-#include "tune_command.h"
+#include "bench/rank_runner.h"
+#include "common/launcher.h"
+#include "common/mcl_error.h"
+#include "common/options.h"
+#include "latency/latency_command.h"
+#include "params/params_command.h"
+#include "qualify/qualify_command.h"
+#include "report/report_command.h"
+#include "topo/topo_command.h"
+#include "tune/tune_command.h"
 
 namespace mcl::perf {
 

@@ -225,10 +225,10 @@ class McPerf:
             with open(os.path.join(root, rel), encoding="utf-8") as f:
                 return f.read()
 
-        options = read("perf/options.cpp")
-        report = read("perf/report_command.cpp")
+        options = read("perf/common/options.cpp")
+        report = read("perf/report/report_command.cpp")
         main = read("perf/main.cpp")
-        bench = read("perf/collective_bench.cpp")
+        bench = read("perf/bench/collective_bench.cpp")
         names = read("src/base/collective.h")
 
         usage = function_body(options, "void printUsage(")

@@ -1,0 +1,26 @@
+// Joining the communicator a run measures: forked locally (rank, nranks and
+// the unique id given) or as one rank of a launcher's job.
+#pragma once
+
+#include <mcl/mcl.h>
+
+#include <string>
+
+#include "common/options.h"
+#include "common/rank_setup.h"
+
+namespace mcl::perf {
+
+// The config of mcl-perf's communicators: its name, --transport and -T.
+// Its strings point into `options`.
+mclConfig_t configFor(const Options& options);
+
+// Applies --transport and -T; fills setup->rank and setup->nranks when the
+// job comes from the environment. An mcl error ends the process
+// (dieOnMclError).
+mclComm_t joinCommunicator(const Options& options, RankSetup* setup);
+
+// mclCommGetTopology's JSON (the cluster, and the tuner's link model).
+std::string topologyJson(mclComm_t comm, int rank);
+
+}  // namespace mcl::perf
