@@ -13,11 +13,13 @@ variable assignments and (in a block that shows "$ " prompts) output lines
 are skipped; $(...) is checked as a command of its own. The program must be
 an executable file of the repository, a build output whose CMake target
 exists (build/bin/NAME: add_executable(NAME ...)), a command of the
-allow-list below, or mcl-perf, whose operation must exist and whose every
-flag must appear in its help text (read from perf/*.cpp, so mcl-perf need
-not be built).
+allow-list below, or mcl-perf (or one of nccl-tests' names for it), whose
+command line the built mcl-perf must accept (MCLPERF_PARSE_ONLY=1: it
+parses the flags and runs nothing).
 
-  /usr/bin/python3 scripts/check-docs.py [--root DIR]
+  /usr/bin/python3 scripts/check-docs.py [--root DIR] [--mcl-perf PATH]
+
+--mcl-perf defaults to $MCL_PERF, else build/bin/mcl-perf.
 
 Prints every failure as file:line: message and exits 1; on success prints
 one line: "check-docs: N links, M commands checked". Standard library only.
@@ -27,6 +29,7 @@ import argparse
 import os
 import re
 import shlex
+import subprocess
 import sys
 import urllib.parse
 
@@ -43,8 +46,10 @@ WRAPPERS = {"sudo", "env", "exec", "nohup", "time", "command"}
 SEPARATORS = {"&&", "||", ";", "|", "&", ";;", "|&"}
 SHELL_LANGS = {"sh", "bash", "shell"}
 VERBOSE = False  # -v: print what is checked
-# mcl-perf flags that take no value: what follows them may be the operation.
-MCL_PERF_SWITCHES = {"--qualify", "--check", "--quick", "-h", "--help"}
+# nccl-tests' program names, which mcl-perf answers to (perf/CMakeLists.txt).
+NCCL_TESTS_NAMES = {"all_reduce_perf", "all_gather_perf", "broadcast_perf",
+                    "reduce_perf", "reduce_scatter_perf", "alltoall_perf",
+                    "sendrecv_perf"}
 
 FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([^\s`]*)")
 HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -54,7 +59,6 @@ REF_DEF = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+\"[^\"]*\")?\s*$")
 HTML_ANCHOR = re.compile(r"<a\s+(?:name|id)=\"([^\"]+)\"", re.I)
 SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-C_STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 
 
 class Failures:
@@ -196,99 +200,28 @@ def check_links(root, doc, failures):
 
 # ---------------------------------------------------------------- mcl-perf
 
-def function_body(source, signature):
-    start = source.find(signature)
-    if start < 0:
-        return None
-    i = source.find("{", start)
-    depth = 0
-    for j in range(i, len(source)):
-        if source[j] == "{":
-            depth += 1
-        elif source[j] == "}":
-            depth -= 1
-            if depth == 0:
-                return source[i:j + 1]
-    return None
-
-
-def string_literals(code):
-    text = "".join(C_STRING.findall(code))
-    return text.replace("\\n", "\n").replace('\\"', '"').replace("\\\\", "\\")
-
-
 class McPerf:
-    """What mcl-perf accepts, read from its sources."""
+    """What mcl-perf accepts: the built program itself, run with
+    MCLPERF_PARSE_ONLY=1 (it parses the flags, exits 0 or, for a flag or
+    value it refuses, 2 with the reason, and runs nothing)."""
 
-    def __init__(self, root):
-        def read(rel):
-            with open(os.path.join(root, rel), encoding="utf-8") as f:
-                return f.read()
+    def __init__(self, program):
+        self.program = program
 
-        options = read("perf/common/options.cpp")
-        report = read("perf/report/report_command.cpp")
-        main = read("perf/main.cpp")
-        bench = read("perf/bench/collective_bench.cpp")
-        names = read("src/base/collective.h")
-
-        usage = function_body(options, "void printUsage(")
-        report_usage = function_body(report, "void usage(")
-        if usage is None or report_usage is None:
-            raise RuntimeError("cannot find mcl-perf's help text in "
-                               "perf/options.cpp and perf/report_command.cpp")
-        self.help = string_literals(usage)
-        self.report_help = string_literals(report_usage)
-
-        ids = dict(re.findall(r'\{Collective::(\w+),\s*"([^"]+)"', names))
-        table = re.search(r"kAll\[\]\s*=\s*\{(.*?)\};", bench, re.S)
-        if not ids or not table:
-            raise RuntimeError("cannot find mcl-perf's collectives in "
-                               "perf/collective_bench.cpp and "
-                               "src/base/collective.h")
-        self.operations = {ids[c] for c in
-                           re.findall(r"Collective::(\w+)", table.group(1))}
-        self.operations |= set(re.findall(
-            r'arg == "(\w+)" && !haveCollective', options))
-        self.operations |= set(re.findall(
-            r'strcmp\(argv\[1\], "(\w+)"\)', main))
-
-    def check(self, args):
+    def check(self, args, name="mcl-perf"):
         """Returns the problems with one mcl-perf command line (args after
-        the program)."""
-        problems = []
-        operation, previous = None, None
-        for arg in args:
-            if not arg.startswith("-") and (
-                    previous is None or not previous.startswith("-")
-                    or previous in MCL_PERF_SWITCHES):
-                operation = arg
-                break
-            previous = arg
-        if operation is None:
-            return ["mcl-perf without an operation (one of %s)"
-                    % ", ".join(sorted(self.operations))]
-        if operation not in self.operations:
-            return ["mcl-perf has no operation '%s' (it has %s)"
-                    % (operation, ", ".join(sorted(self.operations)))]
-        help_text = self.report_help if operation == "report" else self.help
-        for arg in args:
-            if not arg.startswith("-") or re.fullmatch(r"-[\d.]+", arg):
-                continue
-            if arg.startswith("--"):
-                flag = arg.split("=", 1)[0]
-            elif arg.startswith("-np"):
-                flag = "-np"
-            else:
-                flag = arg if self.in_help(arg, help_text) else arg[:2]
-            if not self.in_help(flag, help_text):
-                problems.append("mcl-perf %s: flag %s is not in its help text"
-                                % (operation, flag))
-        return problems
-
-    @staticmethod
-    def in_help(flag, text):
-        return re.search(r"(?<![\w-])%s(?![\w-])" % re.escape(flag),
-                         text) is not None
+        the program; name: the name it is started under)."""
+        # A shell variable or $(...) stands for a value the reader fills in:
+        # 1 is a valid count, size, rank or file name.
+        args = ["1" if "$" in a or "SUBSTITUTION" in a else a for a in args]
+        env = dict(os.environ, MCLPERF_PARSE_ONLY="1")
+        run = subprocess.run([name] + args, env=env, executable=self.program,
+                             capture_output=True, text=True, timeout=30)
+        if run.returncode == 0:
+            return []
+        reason = run.stderr.strip().splitlines()
+        return ["%s refuses it: %s" % (name, reason[0] if reason else
+                                       "exit status %d" % run.returncode)]
 
 
 # ---------------------------------------------------------------- commands
@@ -404,34 +337,46 @@ def simple_commands(text):
 
 
 class CommandChecker:
-    def __init__(self, root):
+    def __init__(self, root, mcl_perf):
         self.root = root
         self.targets = cmake_targets(root)
-        self.mcl_perf = McPerf(root)
+        self.mcl_perf = McPerf(mcl_perf)
         self.count = 0
 
-    def check_line(self, doc, number, text, failures):
+    def check_line(self, doc, number, text, failures, only_mcl_perf=False):
         text, inner = extract_substitutions(text)
         for sub in inner:
-            self.check_line(doc, number, sub, failures)
+            self.check_line(doc, number, sub, failures, only_mcl_perf)
         try:
             commands = simple_commands(text)
         except ValueError as e:
             failures.add(doc, number, "cannot parse '%s': %s" % (text, e))
             return
         for words in commands:
-            self.check_command(doc, number, words, failures)
+            self.check_command(doc, number, words, failures, only_mcl_perf)
 
-    def check_command(self, doc, number, words, failures):
+    def check_command(self, doc, number, words, failures, only_mcl_perf):
         while words and ASSIGNMENT.match(words[0]):
             words = words[1:]
         if not words:
             return  # variable assignments only
+        if only_mcl_perf and not self.runs_mcl_perf(words):
+            return
         self.count += 1
         if VERBOSE:
             print("%s:%d: command: %s" % (doc, number, " ".join(words)))
         for problem in self.problems(words):
             failures.add(doc, number, "%s (in: %s)" % (problem, " ".join(words)))
+
+    def runs_mcl_perf(self, words):
+        program, args = words[0], words[1:]
+        if program in WRAPPERS:
+            while args and (args[0].startswith("-") or
+                            (program == "env" and ASSIGNMENT.match(args[0]))):
+                args = args[1:]
+            return bool(args) and self.runs_mcl_perf(args)
+        name = os.path.basename(program)
+        return name == "mcl-perf" or name in NCCL_TESTS_NAMES
 
     def problems(self, words):
         program, args = words[0], words[1:]
@@ -440,10 +385,11 @@ class CommandChecker:
                             (program == "env" and ASSIGNMENT.match(args[0]))):
                 args = args[1:]
             return self.problems(args) if args else []
-        if os.path.basename(program) == "mcl-perf":
-            problems = [] if program == "mcl-perf" else \
+        name = os.path.basename(program)
+        if name == "mcl-perf" or name in NCCL_TESTS_NAMES:
+            problems = [] if program == name else \
                 self.program_problems(program)
-            return problems + self.mcl_perf.check(args)
+            return problems + self.mcl_perf.check(args, name)
         problems = self.program_problems(program)
         if not problems and re.fullmatch(r"python[\d.]*",
                                          os.path.basename(program)):
@@ -489,6 +435,9 @@ def main():
     parser.add_argument("--root", default=os.path.dirname(
         os.path.dirname(os.path.abspath(__file__))),
         help="the repository (default: this script's)")
+    parser.add_argument("--mcl-perf", default=os.environ.get("MCL_PERF"),
+                        help="the built mcl-perf (default $MCL_PERF, else "
+                        "build/bin/mcl-perf)")
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="also print every link and command checked")
     options = parser.parse_args()
@@ -505,15 +454,24 @@ def main():
     failures = Failures()
     links = sum(check_links(root, doc, failures) for doc in docs)
 
-    try:
-        checker = CommandChecker(root)
-    except (OSError, RuntimeError) as e:
-        print("check-docs: %s" % e, file=sys.stderr)
+    mcl_perf = options.mcl_perf or os.path.join(root, "build/bin/mcl-perf")
+    if not os.access(mcl_perf, os.X_OK):
+        print("check-docs: no mcl-perf at %s to check the documented command "
+              "lines with: build it first (./scripts/setup.sh) or name it "
+              "with --mcl-perf" % mcl_perf, file=sys.stderr)
         return 1
+    checker = CommandChecker(root, os.path.abspath(mcl_perf))
     with open(os.path.join(root, "README.md"), encoding="utf-8") as f:
         readme = f.read()
     for number, text in command_lines(readme):
         checker.check_line("README.md", number, text, failures)
+    # In docs/, the command lines of mcl-perf (the others show set-ups of
+    # machines this one does not have).
+    for doc in docs[1:]:
+        with open(os.path.join(root, doc), encoding="utf-8") as f:
+            text = f.read()
+        for number, line in command_lines(text):
+            checker.check_line(doc, number, line, failures, only_mcl_perf=True)
 
     for path, line, message in failures.items:
         print("%s:%d: %s" % (path, line, message))

@@ -118,4 +118,16 @@ elif grep -q '^MCL_BUILD_PYTHON:STRING=ON' build/CMakeCache.txt; then
   echo "the Python package was not installed" >&2
   exit 1
 fi
+# nccl-tests' names for mcl-perf, installed as links: each runs its
+# benchmark as nccl-tests' program of that name would.
+if [ -x "$prefix/bin/mcl-perf" ]; then
+  for name in all_reduce_perf all_gather_perf broadcast_perf reduce_perf \
+      reduce_scatter_perf alltoall_perf sendrecv_perf; do
+    out=$(LD_LIBRARY_PATH="$prefix/lib:$prefix/lib64" "$prefix/bin/$name" \
+      -np 2 -b 1K -e 1K -n 2 -w 1 -g 1 -t 1)
+    grep -q "Out of bounds values : 0 OK" <<<"$out" ||
+      { echo "$name did not run its benchmark:" >&2; echo "$out" >&2; exit 1; }
+  done
+  echo "nccl-tests' program names run their benchmarks"
+fi
 echo "install OK"

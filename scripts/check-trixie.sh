@@ -38,8 +38,8 @@ chroot_dir=$cache/trixie
 mirror=${MCLBUILD_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 packages=(g++ clang libc++-dev libc++abi-dev cmake ninja-build pkg-config
   libsodium-dev libgtest-dev libgmock-dev googletest libbenchmark-dev
-  nlohmann-json3-dev libhwloc-dev libibverbs-dev python3 python3-dev
-  python3-numpy pybind11-dev libdlpack-dev ca-certificates clang-tidy
+  nlohmann-json3-dev libcli11-dev libhwloc-dev libibverbs-dev python3
+  python3-dev python3-numpy pybind11-dev libdlpack-dev ca-certificates clang-tidy
   python3-torch python3-pytest python3-venv python3-pip python3-setuptools
   python3-wheel python3-pybind11 binutils)
 stamp="$chroot_dir/.mcl-packages"

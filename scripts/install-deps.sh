@@ -4,7 +4,8 @@
 set -euo pipefail
 
 debian_packages=(build-essential cmake ninja-build pkg-config libsodium-dev
-  libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libhwloc-dev
+  libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev
+  libhwloc-dev
   libibverbs-dev
   clang clang-format
   python3 python3-dev python3-numpy python3-pytest python3-matplotlib iproute2
@@ -15,7 +16,8 @@ debian_packages=(build-essential cmake ninja-build pkg-config libsodium-dev
 # Homebrew formula names (homebrew/core): pkgconf provides pkg-config;
 # python@3.13 and numpy give the bindings a Python with NumPy.
 brew_packages=(cmake ninja pkgconf libsodium googletest google-benchmark
-  nlohmann-json hwloc clang-format open-mpi pybind11 dlpack python@3.13 numpy)
+  nlohmann-json cli11 hwloc clang-format open-mpi pybind11 dlpack python@3.13
+  numpy)
 
 source "$(dirname "$0")/lib/as_root.sh"
 

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -61,6 +62,8 @@ std::optional<mclFunc_t> funcOf(Collective c) {
   if (!hasAlgorithms(c)) return std::nullopt;
   return mclFunc_t(int(c));  // numbered alike (base/collective.h)
 }
+
+std::span<const Collective> benchmarkedCollectives() { return kAll; }
 
 std::optional<Collective> parseCollective(std::string_view name) {
   for (Collective c : kAll)

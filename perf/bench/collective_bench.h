@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string_view>
 
 #include "base/collective.h"
@@ -26,6 +27,8 @@ const CollectiveInfo& collectiveInfo(Collective c);
 // The collective as mclCommGetAlgorithm names it; none for send/recv.
 std::optional<mclFunc_t> funcOf(Collective c);
 std::optional<Collective> parseCollective(std::string_view name);
+// The seven benchmarked operations, in nccl-tests' order.
+std::span<const Collective> benchmarkedCollectives();
 // "allreduce, allgather, ..." for messages.
 const char* collectiveNameList();
 

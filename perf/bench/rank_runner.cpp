@@ -22,6 +22,7 @@
 #include "bench/collective_check.h"
 #include "bench/memory_report.h"
 #include "bench/report.h"
+#include "common/data_check.h"
 #include "common/dtype.h"
 #include "common/join.h"
 #include "common/kill_drill.h"
@@ -203,6 +204,13 @@ class Bench {
         recv_(o.maxBytes, rank, commsToRegister()),
         sizes_(sizeList(o)) {}
 
+  ~Bench() {
+    for (const auto& [key, op] : preMulSumOps_)
+      mclRedOpDestroy(op, key.first);  // its communicator still exists
+  }
+  Bench(const Bench&) = delete;
+  Bench& operator=(const Bench&) = delete;
+
   void runAll() {
     const CollectiveInfo& info = collectiveInfo(coll_);
     std::vector<int> roots{-1};
@@ -213,15 +221,18 @@ class Bench {
     }
     const std::vector<mclRedOp_t> ops =
         info.hasOp ? o_.ops : std::vector<mclRedOp_t>{mclSum};
-    Progress progress(
-        rank_ == 0, collectiveName(coll_),
-        sizes_.size() * o_.types.size() * ops.size() * roots.size());
-    progress_ = &progress;
-    for (mclDataType_t type : o_.types)
-      for (mclRedOp_t op : ops)
-        for (int root : roots)
-          timeTest(type, op, info.hasOp ? opName(op) : "none", root);
-    progress_ = nullptr;
+    // -N: the whole sweep again, N times (0: until interrupted).
+    for (int cycle = 0; o_.runCycles == 0 || cycle < o_.runCycles; ++cycle) {
+      Progress progress(
+          rank_ == 0, collectiveName(coll_),
+          sizes_.size() * o_.types.size() * ops.size() * roots.size());
+      progress_ = &progress;
+      for (mclDataType_t type : o_.types)
+        for (mclRedOp_t op : ops)
+          for (int root : roots)
+            timeTest(type, op, info.hasOp ? opName(op) : "none", root);
+      progress_ = nullptr;
+    }
   }
 
   int64_t localErrors() const { return localErrors_; }
@@ -257,9 +268,36 @@ class Bench {
         c.totalBytes * (static_cast<size_t>(iter) % std::max<size_t>(steps, 1));
     const CallBuffers b = callBuffers(c.counts, inPlace, rank_, c.elementSize,
                                       send_.data(), recv_.data(), shift);
+    const mclRedOp_t op = c.op == kPreMulSumOp ? preMulSumOp(c.type) : c.op;
     const CallResult r = runCollective(coll_, b, c.counts.paramCount, c.type,
-                                       c.op, c.root, comm_, rank_, nranks_);
+                                       op, c.root, comm_, rank_, nranks_);
     checkMcl(rank_, r.call, r.result, comm_);
+  }
+
+  // One timed iteration: -m calls, in one group when there are several
+  // (NCCL runs a group's calls together; the time shown is per call).
+  void launchIteration(const SizeCase& c, bool inPlace, int iter) {
+    if (o_.aggIters == 1) return launch(c, inPlace, iter);
+    checkMcl(rank_, "mclGroupStart", mclGroupStart(), comm_);
+    for (int k = 0; k < o_.aggIters; ++k) launch(c, inPlace, iter);
+    checkMcl(rank_, "mclGroupEnd", mclGroupEnd(), comm_);
+  }
+
+  // mulsum's op on the communicator being measured, made on first use
+  // with this rank's scalar in the element type.
+  mclRedOp_t preMulSumOp(mclDataType_t type) {
+    const auto key = std::make_pair(comm_, type);
+    auto found = preMulSumOps_.find(key);
+    if (found != preMulSumOps_.end()) return found->second;
+    uint64_t scalar = valueBits(type, premulScalar(rank_));
+    mclRedOp_t op = mclSum;
+    // Host-immediate: the scalar is read here, once.
+    checkMcl(rank_, "mclRedOpCreatePreMulSum",
+             mclRedOpCreatePreMulSum(&op, &scalar, type, mclScalarHostImmediate,
+                                     comm_),
+             comm_);
+    preMulSumOps_.emplace(key, op);
+    return op;
   }
 
   void barrier() {
@@ -353,6 +391,30 @@ class Bench {
     comm_ = variants_.front().comm;
   }
 
+  // The seconds -n iterations take. -z 1 joins the ranks in a barrier
+  // after each iteration, timed as nccl-tests does; -z 3 after each
+  // iteration too, with the barriers' time left out.
+  double timedLoop(const SizeCase& c, bool inPlace) {
+    using Clock = std::chrono::steady_clock;
+    if (o_.blocking == 3) {
+      std::chrono::duration<double> total{0};
+      for (int i = 0; i < o_.iters; ++i) {
+        const auto start = Clock::now();
+        launchIteration(c, inPlace, i);
+        total += Clock::now() - start;
+        barrier();
+      }
+      return total.count();
+    }
+    const auto start = Clock::now();
+    for (int i = 0; i < o_.iters; ++i) {
+      launchIteration(c, inPlace, i);
+      if (o_.blocking == 1) barrier();
+    }
+    const std::chrono::duration<double> elapsed = Clock::now() - start;
+    return elapsed.count();
+  }
+
   ResultCell benchTime(const SizeCase& c, bool inPlace) {
     if (o_.check > 0)
       prepareCheck(checkCase(c, inPlace, kTimingSeed), send_.data(),
@@ -363,11 +425,8 @@ class Bench {
     for (int i = 0; i < std::max(1, o_.iters / 10); ++i) launch(c, inPlace, i);
     barrier();
 
-    const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < o_.iters; ++i) launch(c, inPlace, i);
-    const std::chrono::duration<double> elapsed =
-        std::chrono::steady_clock::now() - start;
-    const double seconds = aggregateTime(elapsed.count() / o_.iters);
+    const double seconds =
+        aggregateTime(timedLoop(c, inPlace) / (double(o_.iters) * o_.aggIters));
 
     ResultCell cell;
     cell.timeUs = seconds * 1.0e6;
@@ -402,6 +461,7 @@ class Bench {
   Buffer send_;
   Buffer recv_;
   const std::vector<size_t> sizes_;
+  std::map<std::pair<mclComm_t, mclDataType_t>, mclRedOp_t> preMulSumOps_;
   uint64_t checkSeed_ = 0;
   int64_t localErrors_ = 0;
   double bwSum_ = 0;

@@ -10,12 +10,13 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "common/json_writer.h"
 #include "common/run_metadata.h"
 
 namespace mcl::perf {
 
 namespace {
+
+using nlohmann::ordered_json;
 
 // The host name up to its first dot, as nccl-tests shows it.
 std::string shortHost(const std::string& host) {
@@ -34,58 +35,36 @@ std::string timeText(double us) {
   return buf;
 }
 
-void writeCell(JsonWriter& w, const char* name, const ResultCell& c) {
-  w.key(name);
-  w.beginObject();
-  w.key("time_us");
-  w.number(c.timeUs);
-  w.key("algbw_gbps");
-  w.number(c.algBw);
-  w.key("busbw_gbps");
-  w.number(c.busBw);
-  w.key("wrong");
-  if (c.checked)
-    w.integer(c.wrong);
-  else
-    w.null();
-  w.endObject();
+ordered_json cellJson(const ResultCell& c) {
+  return {{"time_us", c.timeUs},
+          {"algbw_gbps", c.algBw},
+          {"busbw_gbps", c.busBw},
+          {"wrong", c.checked ? ordered_json(c.wrong) : ordered_json()}};
 }
 
-void writeConfig(JsonWriter& w, const Options& o, const RunInfo& info) {
-  w.key("config");
-  w.beginObject();
-  w.key("minbytes");
-  w.unsignedInteger(o.minBytes);
-  w.key("maxbytes");
-  w.unsignedInteger(o.maxBytes);
-  w.key("stepbytes");
-  w.unsignedInteger(o.stepBytes);
-  w.key("stepfactor");
-  w.unsignedInteger(o.stepFactor);
-  w.key("iters");
-  w.integer(o.iters);
-  w.key("warmup_iters");
-  w.integer(o.warmupIters);
-  w.key("check");
-  w.integer(o.check);
-  w.key("datatype");
-  w.string(o.datatypeArg);
-  w.key("op");
-  w.string(o.opArg);
-  w.key("root");
-  w.integer(o.root);
-  w.key("average");
-  w.integer(o.average);
-  w.key("transport");
-  w.string(info.ranks.empty() ? "" : info.ranks[0].transport);
-  w.key("algo");
-  w.string(o.algo);
-  w.key("timeout_seconds");
-  if (o.timeoutSeconds > 0)
-    w.integer(o.timeoutSeconds);
-  else
-    w.null();
-  w.endObject();
+ordered_json configJson(const Options& o, const RunInfo& info) {
+  return {
+      {"minbytes", o.minBytes},
+      {"maxbytes", o.maxBytes},
+      {"stepbytes", o.stepBytes},
+      {"stepfactor", o.stepFactor},
+      {"iters", o.iters},
+      {"warmup_iters", o.warmupIters},
+      {"check", o.check},
+      {"agg_iters", o.aggIters},
+      {"run_cycles", o.runCycles},
+      {"blocking", o.blocking},
+      {"parallel_init", o.parallelInit},
+      {"report_cputime", o.cpuTime},
+      {"datatype", o.datatypeArg},
+      {"op", o.opArg},
+      {"root", o.root},
+      {"average", o.average},
+      {"transport", info.ranks.empty() ? "" : info.ranks[0].transport},
+      {"algo", o.algo},
+      {"timeout_seconds",
+       o.timeoutSeconds > 0 ? ordered_json(o.timeoutSeconds) : ordered_json()},
+  };
 }
 
 }  // namespace
@@ -102,8 +81,25 @@ void Report::printHeader(const RunInfo& info) {
       "iters: %d iters: %d agg iters: %d validation: %d graph: %d\n",
       1, 1, o.minBytes, o.maxBytes,
       o.stepFactor > 1 ? o.stepFactor : o.stepBytes,
-      o.stepFactor > 1 ? "factor" : "bytes", o.warmupIters, o.iters, 1, o.check,
-      0);
+      o.stepFactor > 1 ? "factor" : "bytes", o.warmupIters, o.iters, o.aggIters,
+      o.check, 0);
+  // What nccl-tests' flags meant in this run, where mcl differs from NCCL.
+  std::printf(
+      "# mcl: %d ranks, one per process (nThread 1 nGpus 1: each rank is a "
+      "process on the CPU); calls synchronous (the NULL stream)%s; time: the "
+      "host's clock\n",
+      info.nranks, o.aggIters > 1 ? ", -m calls in one group" : "");
+  if (o.blocking == 1)
+    std::printf(
+        "# Blocking Enabled: a barrier after each timed iteration, timed\n");
+  else if (o.blocking == 3)
+    std::printf(
+        "# Blocking Enabled: a barrier after each timed iteration, not "
+        "timed\n");
+  if (o.runCycles != 1)
+    std::printf("# Run cycles: %s\n",
+                o.runCycles == 0 ? "until interrupted"
+                                 : std::to_string(o.runCycles).c_str());
   std::printf("#\n");
   std::printf("# Using ranks\n");
   bool emulated = false;
@@ -118,6 +114,7 @@ void Report::printHeader(const RunInfo& info) {
         "(MCL_RDMA_PROVIDER=emu): "
         "these figures are not real hardware's\n");
   std::printf("#\n");
+  const char* timeLabel = o.cpuTime ? "cputime" : "time";
   std::printf(
       "# %10s  %12s  %8s  %6s  %6s           out-of-place                  "
       "     in-place          \n",
@@ -125,8 +122,8 @@ void Report::printHeader(const RunInfo& info) {
   std::printf(
       "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s  "
       "%s\n",
-      "size", "count", "type", "redop", "root", "time", "algbw", "busbw",
-      "#wrong", "time", "algbw", "busbw", "#wrong", "algo");
+      "size", "count", "type", "redop", "root", timeLabel, "algbw", "busbw",
+      "#wrong", timeLabel, "algbw", "busbw", "#wrong", "algo");
   std::printf(
       "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n",
       "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)",
@@ -189,81 +186,46 @@ void Report::printFooter(int64_t errors, double avgBusBw) {
 bool Report::writeJson(const RunInfo& info, int64_t errors, double avgBusBw,
                        std::string* error) const {
   const Options& o = *info.options;
-  JsonWriter w;
-  w.beginObject();
-  writeRunMetadata(w, o, collectiveName(o.collective), info.libraryVersion,
+  ordered_json report = ordered_json::object();
+  writeRunMetadata(report, o, collectiveName(o.collective), info.libraryVersion,
                    info.startTime);
-  w.key("hostname");
-  w.string(info.ranks.empty() ? "" : info.ranks[0].host);
-  w.key("nranks");
-  w.integer(info.nranks);
-  writeConfig(w, o, info);
-  w.key("ranks");
-  w.beginArray();
-  for (const RankInfo& r : info.ranks) {
-    w.beginObject();
-    w.key("rank");
-    w.integer(r.rank);
-    w.key("pid");
-    w.integer(r.pid);
-    w.key("hostname");
-    w.string(r.host);
-    w.key("transport");
-    w.string(r.transport);
-    w.endObject();
-  }
-  w.endArray();
+  report["hostname"] = info.ranks.empty() ? "" : info.ranks[0].host;
+  report["nranks"] = info.nranks;
+  report["config"] = configJson(o, info);
+  ordered_json ranks = ordered_json::array();
+  for (const RankInfo& r : info.ranks)
+    ranks.push_back({{"rank", r.rank},
+                     {"pid", r.pid},
+                     {"hostname", r.host},
+                     {"transport", r.transport}});
+  report["ranks"] = std::move(ranks);
   // mcl's buffers (after the run: the staging peak counts) and the
   // largest rank's resident set.
-  w.key("memory");
-  w.beginObject();
-  w.key("library");
-  if (info.memoryJson.empty())
-    w.null();
-  else
-    w.verbatim(info.memoryJson);
-  w.key("peak_resident_bytes");
-  w.integer(info.peakResidentBytes);
-  w.endObject();
-  // The cluster and the tuner's model the rows were measured on.
-  w.key("topology");
-  if (info.topologyJson.empty())
-    w.null();
-  else
-    w.verbatim(nlohmann::json::parse(info.topologyJson).dump());
-  w.key("results");
-  w.beginArray();
-  for (const ResultRow& row : rows_) {
-    w.beginObject();
-    w.key("size");
-    w.unsignedInteger(row.bytes);
-    w.key("count");
-    w.unsignedInteger(row.count);
-    w.key("type");
-    w.string(row.type);
-    w.key("redop");
-    w.string(row.redop);
-    w.key("root");
-    w.integer(row.root);
-    w.key("algorithm");
-    w.string(row.algorithm);
-    writeCell(w, "out_of_place", row.outOfPlace);
-    writeCell(w, "in_place", row.inPlace);
-    w.endObject();
-  }
-  w.endArray();
-  w.key("out_of_bounds");
-  w.beginObject();
-  w.key("count");
-  w.integer(errors);
-  w.key("ok");
-  w.boolean(errors == 0);
-  w.endObject();
-  w.key("avg_bus_bandwidth_gbps");
-  w.number(avgBusBw);
-  w.endObject();
-
-  return writeReportFile(o.jsonPath, w.text(), error);
+  report["memory"] = {{"library", info.memoryJson.empty()
+                                      ? ordered_json()
+                                      : ordered_json::parse(info.memoryJson)},
+                      {"peak_resident_bytes", info.peakResidentBytes}};
+  // The cluster and the tuner's model the rows were measured on; parsed as
+  // nlohmann::json, which sorts the keys, as this report has always had
+  // them.
+  report["topology"] =
+      info.topologyJson.empty()
+          ? ordered_json()
+          : ordered_json(nlohmann::json::parse(info.topologyJson));
+  ordered_json results = ordered_json::array();
+  for (const ResultRow& row : rows_)
+    results.push_back({{"size", row.bytes},
+                       {"count", row.count},
+                       {"type", row.type},
+                       {"redop", row.redop},
+                       {"root", row.root},
+                       {"algorithm", row.algorithm},
+                       {"out_of_place", cellJson(row.outOfPlace)},
+                       {"in_place", cellJson(row.inPlace)}});
+  report["results"] = std::move(results);
+  report["out_of_bounds"] = {{"count", errors}, {"ok", errors == 0}};
+  report["avg_bus_bandwidth_gbps"] = avgBusBw;
+  return writeReportFile(o.jsonPath, reportText(report), error);
 }
 
 }  // namespace mcl::perf

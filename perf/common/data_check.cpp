@@ -116,12 +116,15 @@ Pattern makePattern(mclDataType_t type, mclRedOp_t op, bool reduces, int nranks,
     p.kind = Pattern::Kind::PowersOfTwo;
     p.limit = std::min<int64_t>(p.nranks, lim.maxPow2);
   } else {
-    const int64_t k = std::min(kValueCap, lim.exact / p.nranks);
+    // mulsum: room for every rank's value doubled (premulScalar).
+    const int64_t room = op == kPreMulSumOp ? 2 * int64_t{p.nranks} : p.nranks;
+    const int64_t k = std::min(kValueCap, lim.exact / room);
     if (k == 0) {
       p.kind = Pattern::Kind::Ones;
-      p.limit = lim.exact;
+      p.limit =
+          op == kPreMulSumOp ? std::max<int64_t>(1, lim.exact / 2) : lim.exact;
     } else {
-      p.lo = (lim.isSigned && op == mclSum) ? -k : 0;
+      p.lo = (lim.isSigned && (op == mclSum || op == kPreMulSumOp)) ? -k : 0;
       p.hi = k;
     }
   }
@@ -169,9 +172,14 @@ uint64_t valueBits(mclDataType_t type, int64_t value) {
 
 uint64_t reducedBits(const Pattern& p, mclDataType_t type, mclRedOp_t op,
                      size_t index) {
-  int64_t acc = inputValue(p, 0, index);
-  for (int r = 1; r < p.nranks; ++r) {
+  // mulsum: each rank's value times its scalar, then summed.
+  const auto input = [&](int r) {
     const int64_t v = inputValue(p, r, index);
+    return op == kPreMulSumOp ? v * premulScalar(r) : v;
+  };
+  int64_t acc = input(0);
+  for (int r = 1; r < p.nranks; ++r) {
+    const int64_t v = input(r);
     switch (op) {
       case mclProd:
         acc *= v;
@@ -182,7 +190,7 @@ uint64_t reducedBits(const Pattern& p, mclDataType_t type, mclRedOp_t op,
       case mclMin:
         acc = std::min(acc, v);
         break;
-      default:  // sum, avg
+      default:  // sum, avg, mulsum
         acc += v;
         break;
     }

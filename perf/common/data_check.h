@@ -10,6 +10,8 @@
 //  - avg: the same without negatives; expected = exact sum divided by
 //    nranks once (fp32 for fp32 and narrower floats, fp64 for double,
 //    truncating integer division for integers), then rounded to the type.
+//  - mulsum (PreMulSum): as sum with room for every value doubled; rank r's
+//    values count premulScalar(r) times.
 //  - prod: values 1 and 2, with few enough 2s per element that the product
 //    (a power of two) fits the type.
 //  - max, min and the collectives that only move data: values in [-M, M]

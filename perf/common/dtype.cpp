@@ -40,7 +40,7 @@ struct OpEntry {
 
 constexpr OpEntry kOps[] = {
     {mclSum, "sum"}, {mclProd, "prod"}, {mclMax, "max"},
-    {mclMin, "min"}, {mclAvg, "avg"},
+    {mclMin, "min"}, {mclAvg, "avg"},   {kPreMulSumOp, "mulsum"},
 };
 
 const TypeEntry* findType(mclDataType_t type) {

@@ -1,11 +1,11 @@
-// mcl-perf's command line: nccl-tests' flags with their meanings and
-// defaults, plus -np, --transport and -J/--json.
+// What mcl-perf's command line asks for (common/command_line.cpp parses
+// it): nccl-tests' flags with their meanings and defaults, plus mcl's own
+// (-np, --transport, --algo, -J, --csv).
 #pragma once
 
 #include <mcl/mcl.h>
 
 #include <cstddef>
-#include <cstdio>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,6 +31,19 @@ struct Options {
   int iters = 20;
   int warmupIters = 5;
   int check = 1;  // check passes per measurement; 0 disables the check
+  // nccl-tests' -m: calls per timed iteration, issued in one
+  // mclGroupStart/End (the time shown is per call).
+  int aggIters = 1;
+  // nccl-tests' -N: the whole sweep this many times; 0 repeats it until the
+  // run is interrupted.
+  int runCycles = 1;
+  // nccl-tests' -z: 0 and 2 wait for each call (mcl-perf's calls are
+  // synchronous), 1 also joins the ranks in a barrier after each timed
+  // iteration, 3 after each size's timed loop with the barrier's time left
+  // out.
+  int blocking = 0;
+  bool cpuTime = false;       // -C 1: the column says cputime (see report)
+  bool parallelInit = false;  // -p 1: nothing to run in parallel, recorded
   std::vector<mclDataType_t> types{mclFloat32};
   std::vector<mclRedOp_t> ops{mclSum};
   std::string datatypeArg = "float";
@@ -57,20 +70,16 @@ struct Options {
   std::vector<std::string> commandLine;
 };
 
-enum class ParseStatus { Ok, Help, Error };
-
 // latency's defaults: one size and many round trips.
 constexpr size_t kDefaultLatencyBytes = 8;
 constexpr int kDefaultLatencyRoundTrips = 1000;
 
-// Fills *options, or sets *error to a message naming the flag and value.
-ParseStatus parseOptions(int argc, char** argv, Options* options,
-                         std::string* error);
+// After the flags: each operation's defaults (latency's and tune's sizes
+// and counts) and the checks that involve several flags.
+bool finishOptions(Options* options, std::string* error);
 
 // Checks what depends on the number of ranks (the root).
 bool validateForRanks(const Options& options, int nranks, std::string* error);
-
-void printUsage(std::FILE* out);
 
 // latency: the transports --transport lists (default shm, tcp and rdma).
 std::vector<std::string> latencyTransports(const Options& options);

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -17,6 +18,8 @@
 extern char** environ;
 
 namespace mcl::perf {
+
+using nlohmann::ordered_json;
 
 std::vector<std::pair<std::string, std::string>> mclEnvironment() {
   std::vector<std::pair<std::string, std::string>> vars;
@@ -47,39 +50,26 @@ std::string timeNow() {
   return buf;
 }
 
-void writeRunMetadata(JsonWriter& w, const Options& options,
+void writeRunMetadata(ordered_json& report, const Options& options,
                       std::string_view operation, int libraryVersion,
                       const std::string& startTime) {
-  w.key("tool");
-  w.string("mcl-perf");
-  w.key("format_version");
-  w.integer(1);
-  w.key("operation");
-  w.string(operation);
-  w.key("command_line");
-  w.beginArray();
-  for (const std::string& arg : options.commandLine) w.string(arg);
-  w.endArray();
-  w.key("environment");
-  w.beginObject();
-  for (const auto& [name, value] : mclEnvironment()) {
-    w.key(name);
-    w.string(value);
-  }
-  w.endObject();
-  w.key("mcl_version");
-  w.beginObject();
-  w.key("library");
-  w.integer(libraryVersion);
-  w.key("library_text");
-  w.string(versionText(libraryVersion));
-  w.key("headers");
-  w.integer(MCL_VERSION_CODE);
-  w.endObject();
-  w.key("start_time");
-  w.string(startTime);
-  w.key("end_time");
-  w.string(timeNow());
+  report["tool"] = "mcl-perf";
+  report["format_version"] = 1;
+  report["operation"] = operation;
+  report["command_line"] = options.commandLine;
+  ordered_json environment = ordered_json::object();
+  for (const auto& [name, value] : mclEnvironment()) environment[name] = value;
+  report["environment"] = std::move(environment);
+  report["mcl_version"] = {{"library", libraryVersion},
+                           {"library_text", versionText(libraryVersion)},
+                           {"headers", MCL_VERSION_CODE}};
+  report["start_time"] = startTime;
+  report["end_time"] = timeNow();
+}
+
+std::string reportText(const ordered_json& report) {
+  return report.dump(2, ' ', false, ordered_json::error_handler_t::replace) +
+         "\n";
 }
 
 bool writeReportFile(const std::string& path, const std::string& text,

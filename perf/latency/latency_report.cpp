@@ -4,17 +4,19 @@
 #include <cstddef>
 #include <cstdio>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "common/json_writer.h"
 #include "common/run_metadata.h"
 #include "common/sample_stats.h"
 
 namespace mcl::perf {
 
 namespace {
+
+using nlohmann::ordered_json;
 
 constexpr int kTimeWidth = 9;
 
@@ -104,37 +106,22 @@ void printSummary(const LatencyTable& table, std::FILE* out) {
   }
 }
 
-void writeStats(JsonWriter& w, const RoundTripStats& s) {
-  if (!s.measured) {
-    w.null();
-    return;
-  }
-  w.beginObject();
-  w.key("min");
-  w.number(s.minUs);
-  w.key("median");
-  w.number(s.medianUs);
-  w.key("p99");
-  w.number(s.p99Us);
-  w.key("count");
-  w.integer(s.roundTrips);
-  w.endObject();
+ordered_json statsJson(const RoundTripStats& s) {
+  if (!s.measured) return nullptr;
+  return {{"min", s.minUs},
+          {"median", s.medianUs},
+          {"p99", s.p99Us},
+          {"count", s.roundTrips}};
 }
 
-void writeRatios(JsonWriter& w, const LatencyTable& table,
-                 const LatencyRow& row) {
+ordered_json ratiosJson(const LatencyTable& table, const LatencyRow& row) {
   const int ref = ratioReference(table);
-  w.key("ratios");
-  w.beginObject();
+  ordered_json ratios = ordered_json::object();
   for (const auto& [t, name] : ratioColumns(table)) {
-    w.key(name);
     const double ratio = medianRatio(row, ref, t);
-    if (ratio > 0)
-      w.number(ratio);
-    else
-      w.null();
+    ratios[name] = ratio > 0 ? ordered_json(ratio) : ordered_json();
   }
-  w.endObject();
+  return ratios;
 }
 
 }  // namespace
@@ -220,61 +207,32 @@ void printLatencyTable(const LatencyTable& table, std::FILE* out) {
 
 std::string latencyJson(const LatencyTable& table, const Options& options,
                         int libraryVersion, const std::string& startTime) {
-  JsonWriter w;
-  w.beginObject();
-  writeRunMetadata(w, options, "latency", libraryVersion, startTime);
-  w.key("nranks");
-  w.integer(table.nranks);
-  w.key("round_trips");
-  w.integer(table.roundTrips);
-  w.key("warmup");
-  w.integer(table.warmup);
-  w.key("transports");
-  w.beginArray();
-  for (const LatencyTransport& t : table.transports) {
-    w.beginObject();
-    w.key("name");
-    w.string(t.name);
-    w.key("label");
-    w.string(t.label());
-    w.key("emulated");
-    w.boolean(t.emulated);
-    w.key("available");
-    w.boolean(t.available);
-    w.key("note");
-    w.string(t.note);
-    w.endObject();
-  }
-  w.endArray();
-  w.key("rows");
-  w.beginArray();
+  ordered_json report = ordered_json::object();
+  writeRunMetadata(report, options, "latency", libraryVersion, startTime);
+  report["nranks"] = table.nranks;
+  report["round_trips"] = table.roundTrips;
+  report["warmup"] = table.warmup;
+  ordered_json transports = ordered_json::array();
+  for (const LatencyTransport& t : table.transports)
+    transports.push_back({{"name", t.name},
+                          {"label", t.label()},
+                          {"emulated", t.emulated},
+                          {"available", t.available},
+                          {"note", t.note}});
+  report["transports"] = std::move(transports);
+  ordered_json rows = ordered_json::array();
   for (const LatencyRow& row : table.rows) {
-    w.beginObject();
-    w.key("ranks");
-    w.beginArray();
-    w.integer(row.rankA);
-    w.integer(row.rankB);
-    w.endArray();
-    w.key("hosts");
-    w.beginArray();
-    w.string(row.hostA);
-    w.string(row.hostB);
-    w.endArray();
-    w.key("bytes");
-    w.unsignedInteger(row.bytes);
-    w.key("round_trip_us");
-    w.beginObject();
-    for (size_t t = 0; t < table.transports.size(); ++t) {
-      w.key(table.transports[t].name);
-      writeStats(w, row.stats[t]);
-    }
-    w.endObject();
-    writeRatios(w, table, row);
-    w.endObject();
+    ordered_json roundTrip = ordered_json::object();
+    for (size_t t = 0; t < table.transports.size(); ++t)
+      roundTrip[table.transports[t].name] = statsJson(row.stats[t]);
+    rows.push_back({{"ranks", ordered_json::array({row.rankA, row.rankB})},
+                    {"hosts", ordered_json::array({row.hostA, row.hostB})},
+                    {"bytes", row.bytes},
+                    {"round_trip_us", std::move(roundTrip)},
+                    {"ratios", ratiosJson(table, row)}});
   }
-  w.endArray();
-  w.endObject();
-  return w.text();
+  report["rows"] = std::move(rows);
+  return reportText(report);
 }
 
 std::string latencyCsv(const LatencyTable& table) {

@@ -3,15 +3,18 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "common/json_writer.h"
 #include "common/run_metadata.h"
 
 namespace mcl::perf {
 
 namespace {
+
+using nlohmann::ordered_json;
 
 std::string wireText(const CableUnderTest& c) {
   if (c.wires < 2) return "";
@@ -82,24 +85,13 @@ void printMacs(const QualifyResults& r, std::FILE* out) {
   }
 }
 
-void writeEnd(JsonWriter& w, const CableEnd& e) {
-  w.beginObject();
-  w.key("host");
-  w.integer(e.host);
-  w.key("name");
-  w.string(e.hostName);
-  w.key("rank");
-  w.integer(e.rank);
-  w.key("end");
-  w.string(e.end);
-  w.endObject();
-}
-
-void writeReasons(JsonWriter& w, const std::vector<std::string>& reasons) {
-  w.key("reasons");
-  w.beginArray();
-  for (const std::string& reason : reasons) w.string(reason);
-  w.endArray();
+ordered_json endJson(const CableEnd& e) {
+  return {
+      {"host", e.host},
+      {"name", e.hostName},
+      {"rank", e.rank},
+      {"end", e.end},
+  };
 }
 
 }  // namespace
@@ -155,88 +147,50 @@ void printQualifyReport(const QualifyResults& r, std::FILE* out) {
 std::string qualifyJson(const QualifyResults& r, const Options& options,
                         int libraryVersion, const std::string& startTime) {
   const QualifyPlan& plan = r.plan;
-  JsonWriter w;
-  w.beginObject();
-  writeRunMetadata(w, options, "qualify", libraryVersion, startTime);
-  w.key("transport");
-  w.string(plan.transport);
-  w.key("emulated");
-  w.boolean(plan.emulated);
-  w.key("passed");
-  w.boolean(r.passed());
-  w.key("cables");
-  w.beginArray();
+  ordered_json report = ordered_json::object();
+  writeRunMetadata(report, options, "qualify", libraryVersion, startTime);
+  report["transport"] = plan.transport;
+  report["emulated"] = plan.emulated;
+  report["passed"] = r.passed();
+  ordered_json cables = ordered_json::array();
   for (size_t i = 0; i < plan.cables.size(); ++i) {
     const CableUnderTest& c = plan.cables[i];
     const CableMeasurement& m = r.cables[i];
-    w.beginObject();
-    w.key("kind");
-    w.string(c.kind);
-    w.key("nominal_gbps");
-    w.number(c.nominalGbps);
-    w.key("wire");
-    w.integer(c.wire);
-    w.key("wires");
-    w.integer(c.wires);
-    w.key("a");
-    writeEnd(w, c.a);
-    w.key("b");
-    writeEnd(w, c.b);
-    w.key("round_trip_us");
-    if (m.dead) {
-      w.null();
-    } else {
-      w.beginObject();
-      w.key("min");
-      w.number(m.roundTripUs.min);
-      w.key("median");
-      w.number(m.roundTripUs.median);
-      w.key("p99");
-      w.number(m.roundTripUs.p99);
-      w.endObject();
-    }
-    w.key("a_to_b_gbytes_per_s");
-    if (m.dead)
-      w.null();
-    else
-      w.number(m.gbpsAtoB);
-    w.key("b_to_a_gbytes_per_s");
-    if (m.dead)
-      w.null();
-    else
-      w.number(m.gbpsBtoA);
-    w.key("verdict");
-    w.string(verdictName(m.verdict));
-    writeReasons(w, m.reasons);
-    w.endObject();
+    // A dead cable has no figures: null, not zeros.
+    const auto figure = [&](double value) {
+      return m.dead ? ordered_json() : ordered_json(value);
+    };
+    ordered_json cable = ordered_json::object();
+    cable["kind"] = c.kind;
+    cable["nominal_gbps"] = c.nominalGbps;
+    cable["wire"] = c.wire;
+    cable["wires"] = c.wires;
+    cable["a"] = endJson(c.a);
+    cable["b"] = endJson(c.b);
+    cable["round_trip_us"] =
+        m.dead ? ordered_json()
+               : ordered_json{{"min", m.roundTripUs.min},
+                              {"median", m.roundTripUs.median},
+                              {"p99", m.roundTripUs.p99}};
+    cable["a_to_b_gbytes_per_s"] = figure(m.gbpsAtoB);
+    cable["b_to_a_gbytes_per_s"] = figure(m.gbpsBtoA);
+    cable["verdict"] = verdictName(m.verdict);
+    cable["reasons"] = m.reasons;
+    cables.push_back(std::move(cable));
   }
-  w.endArray();
-  w.key("not_tested");
-  w.beginArray();
-  for (const std::string& note : plan.notes) w.string(note);
-  w.endArray();
-  w.key("macs");
-  w.beginArray();
-  for (size_t i = 0; i < plan.macs.size(); ++i) {
-    w.beginObject();
-    w.key("host");
-    w.integer(plan.macs[i].host);
-    w.key("name");
-    w.string(plan.macs[i].name);
-    w.key("rank");
-    w.integer(plan.macs[i].rank);
-    w.key("memcpy_gbytes_per_s");
-    w.number(r.macs[i].speed.memcpyGBps);
-    w.key("reduce_gbytes_per_s");
-    w.number(r.macs[i].speed.reduceGBps);
-    w.key("verdict");
-    w.string(verdictName(r.macs[i].verdict));
-    writeReasons(w, r.macs[i].reasons);
-    w.endObject();
-  }
-  w.endArray();
-  w.endObject();
-  return w.text();
+  report["cables"] = std::move(cables);
+  report["not_tested"] = plan.notes;
+  ordered_json macs = ordered_json::array();
+  for (size_t i = 0; i < plan.macs.size(); ++i)
+    macs.push_back({{"host", plan.macs[i].host},
+                    {"name", plan.macs[i].name},
+                    {"rank", plan.macs[i].rank},
+                    {"memcpy_gbytes_per_s", r.macs[i].speed.memcpyGBps},
+                    {"reduce_gbytes_per_s", r.macs[i].speed.reduceGBps},
+                    {"verdict", verdictName(r.macs[i].verdict)},
+                    {"reasons", r.macs[i].reasons}});
+  report["macs"] = std::move(macs);
+  return reportText(report);
 }
 
 }  // namespace mcl::perf

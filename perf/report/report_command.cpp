@@ -14,19 +14,21 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common/child_run.h"
-#include "common/json_writer.h"
 #include "common/mcl_error.h"
+#include "common/run_metadata.h"
 
 namespace mcl::perf {
 
 namespace {
 
+using nlohmann::ordered_json;
 using Env = std::vector<std::pair<std::string, std::string>>;
 
 constexpr int kKillAfterMs = 3000;
@@ -373,64 +375,41 @@ void writeMarkdown(const std::string& path, const std::vector<StepResult>& all,
 void writeJson(const std::string& path, const std::vector<StepResult>& all,
                const JobPlace& place, bool emulated, int version,
                const ReportOptions& o) {
-  JsonWriter w;
-  w.beginObject();
-  w.key("mcl_report");
-  w.integer(1);
-  w.key("emulated");
-  w.boolean(emulated);
-  w.key("host");
-  w.string(hostName());
-  w.key("rank");
-  w.integer(place.rank);
-  w.key("nranks");
-  w.integer(place.nranks);
-  w.key("mcl_version");
-  w.integer(version);
-  w.key("when");
-  w.string(nowText());
-  w.key("passed");
+  ordered_json report = ordered_json::object();
+  report["mcl_report"] = 1;
+  report["emulated"] = emulated;
+  report["host"] = hostName();
+  report["rank"] = place.rank;
+  report["nranks"] = place.nranks;
+  report["mcl_version"] = version;
+  report["when"] = nowText();
   bool allPassed = true;
   for (const StepResult& r : all) allPassed &= r.passed;
-  w.boolean(allPassed);
-  w.key("steps");
-  w.beginArray();
+  report["passed"] = allPassed;
+  ordered_json steps = ordered_json::array();
   for (const StepResult& r : all) {
-    w.beginObject();
-    w.key("name");
-    w.string(r.step.name);
-    w.key("passed");
-    w.boolean(r.passed);
-    w.key("verdict");
-    w.string(r.verdict);
-    w.key("seconds");
-    w.number(r.run.seconds);
-    w.key("exit_code");
-    w.integer(r.run.exitCode);
-    w.key("command");
-    w.beginArray();
-    w.string("mcl-perf");
-    for (const std::string& a : r.args) w.string(a);
-    w.endArray();
-    w.key("output_tail");
-    w.string(tail(r.run.output, 200));
+    std::vector<std::string> command = {"mcl-perf"};
+    command.insert(command.end(), r.args.begin(), r.args.end());
+    ordered_json step = {{"name", r.step.name},
+                         {"passed", r.passed},
+                         {"verdict", r.verdict},
+                         {"seconds", r.run.seconds},
+                         {"exit_code", r.run.exitCode},
+                         {"command", command},
+                         {"output_tail", tail(r.run.output, 200)}};
     if (!r.step.jsonFile.empty()) {
-      // The step's own JSON, when it wrote one (rank 0 writes them).
-      const std::string text = fileText(o.outDir + "/" + r.step.jsonFile);
-      std::string oneLine;
-      for (char c : text)
-        if (c != '\n') oneLine += c;
-      w.key("result");
-      if (oneLine.find_first_not_of(" \t\r") != std::string::npos)
-        w.verbatim(oneLine);
-      else
-        w.null();
+      // The step's own JSON, when it wrote one (rank 0 writes them); null
+      // when it wrote none, or not all of it (a step cut short), so that
+      // this file still parses.
+      ordered_json result = ordered_json::parse(
+          fileText(o.outDir + "/" + r.step.jsonFile), nullptr, false);
+      step["result"] =
+          result.is_discarded() ? ordered_json() : std::move(result);
     }
-    w.endObject();
+    steps.push_back(std::move(step));
   }
-  w.endArray();
-  w.endObject();
-  std::ofstream(path) << w.text();
+  report["steps"] = std::move(steps);
+  std::ofstream(path) << reportText(report);
 }
 
 }  // namespace
@@ -439,6 +418,10 @@ int runReport(int argc, char** argv) {
   ReportOptions o;
   if (int code = parse(argc, argv, &o); code != 0)
     return code < 0 ? kExitOk : code;
+  // Only the flags (scripts/check-docs.py), as for the other operations.
+  if (const char* only = std::getenv("MCLPERF_PARSE_ONLY");
+      only != nullptr && *only == '1')
+    return kExitOk;
   JobPlace place;
   std::string error;
   if (!placeFromEnvironment(o, &place, &error)) {

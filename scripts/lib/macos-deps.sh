@@ -4,7 +4,7 @@
 # prints that prefix; a prefix that is complete is reused. GoogleTest from
 # the source Debian's libgtest-dev ships, Google Benchmark, libsodium and
 # hwloc from Debian's source packages (static libraries), nlohmann/json's
-# headers. Used by scripts/check-macos.sh; MCLBUILD_ZIG names zig.
+# and CLI11's headers. Used by scripts/check-macos.sh; MCLBUILD_ZIG names zig.
 #   scripts/lib/macos-deps.sh CACHE TOOLCHAIN_FILE
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -77,10 +77,12 @@ if [ ! -f "$deps/.complete" ]; then
     --disable-nvml --disable-rsmi --disable-levelzero --disable-gl \
     --disable-libudev --disable-plugin-dlopen --disable-io &&
     quiet make -j "$jobs" && quiet make install)
-  # nlohmann/json: header-only, the same on every platform.
+  # nlohmann/json and CLI11: header-only, the same on every platform.
+  as_root_apt_install libcli11-dev
   mkdir -p "$deps/include" "$deps/share/cmake"
-  cp -r /usr/include/nlohmann "$deps/include/"
-  cp -r /usr/share/cmake/nlohmann_json "$deps/share/cmake/"
+  cp -r /usr/include/nlohmann /usr/include/CLI "$deps/include/"
+  cp -r /usr/share/cmake/nlohmann_json /usr/share/cmake/CLI11 \
+    "$deps/share/cmake/"
   rm -rf "$src"
   touch "$deps/.complete"
 fi
