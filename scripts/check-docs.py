@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks README.md and docs/*.md: their links and README's commands.
+"""Checks README.md, docs/*.md and the folders' guides: links and commands.
 
 Links: every relative Markdown link ([text](path), [text](path#anchor),
 ![alt](path), [ref]: path) must name a file or folder of the repository,
@@ -387,8 +387,9 @@ class CommandChecker:
             return self.problems(args) if args else []
         name = os.path.basename(program)
         if name == "mcl-perf" or name in NCCL_TESTS_NAMES:
-            problems = [] if program == name else \
-                self.program_problems(program)
+            # nccl-tests' names are links the mcl-perf target makes.
+            problems = [] if program == name else self.program_problems(
+                os.path.join(os.path.dirname(program), "mcl-perf"))
             return problems + self.mcl_perf.check(args, name)
         problems = self.program_problems(program)
         if not problems and re.fullmatch(r"python[\d.]*",
@@ -450,6 +451,9 @@ def main():
     if os.path.isdir(docs_dir):
         docs += sorted(os.path.join("docs", name)
                        for name in os.listdir(docs_dir) if name.endswith(".md"))
+    # The folders' own guides.
+    docs += [p for p in ("perf/README.md", "tests/cluster/README.md")
+             if os.path.isfile(os.path.join(root, p))]
 
     failures = Failures()
     links = sum(check_links(root, doc, failures) for doc in docs)

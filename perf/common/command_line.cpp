@@ -14,6 +14,7 @@
 
 #include "bench/bench_flags.h"
 #include "bench/collective_bench.h"
+#include "common/help_format.h"
 #include "common/options.h"
 #include "common/run_metadata.h"
 #include "latency/latency_flags.h"
@@ -53,46 +54,6 @@ const char* kFooter =
     "runs that benchmark, as nccl-tests does.\n"
     "Exit status: 0 success, 1 failure or wrong results, 2 bad usage.";
 
-constexpr size_t kHelpWidth = 80;
-constexpr size_t kFlagColumn = 30;
-
-// Breaks each line of text into lines of at most width characters, at
-// spaces.
-std::string wrap(const std::string& text, size_t width) {
-  std::string out;
-  size_t lineLength = 0;
-  size_t start = 0;
-  while (start <= text.size()) {
-    const size_t end = std::min(text.find_first_of(" \n", start), text.size());
-    const std::string word = text.substr(start, end - start);
-    if (lineLength > 0 && lineLength + 1 + word.size() > width) {
-      out += '\n';
-      lineLength = 0;
-    } else if (lineLength > 0) {
-      out += ' ';
-      ++lineLength;
-    }
-    out += word;
-    lineLength += word.size();
-    if (end < text.size() && text[end] == '\n') {
-      out += '\n';
-      lineLength = 0;
-    }
-    start = end + 1;
-  }
-  return out;
-}
-
-// CLI11's help with each flag's text wrapped beside the flags' column
-// (CLI11 indents what follows a newline).
-class WrappingFormatter : public CLI::Formatter {
- public:
-  WrappingFormatter() { column_width(kFlagColumn); }
-  std::string make_option_desc(const CLI::Option* opt) const override {
-    return wrap(opt->get_description(), kHelpWidth - kFlagColumn);
-  }
-};
-
 std::string baseName(std::string_view path) {
   const size_t slash = path.rfind('/');
   return std::string(slash == std::string_view::npos ? path
@@ -115,9 +76,9 @@ class CommandLine {
  public:
   explicit CommandLine(Options* o) : o_(o) {
     app_.name("mcl-perf");
-    app_.description(
+    app_.description(wrap(
         "Benchmarks mcl's collectives the way nccl-tests benchmarks NCCL's, "
-        "with the same table and flags, and qualifies cables and Macs.");
+        "with the same table and flags, and qualifies cables and Macs."));
     app_.formatter(std::make_shared<WrappingFormatter>());
     app_.footer(wrap(kFooter, kHelpWidth));
     app_.set_version_flag("--version", [] { return versionLine(); });

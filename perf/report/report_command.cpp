@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -14,6 +16,8 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -21,6 +25,8 @@
 #include <vector>
 
 #include "common/child_run.h"
+#include "common/flag_sets.h"
+#include "common/help_format.h"
 #include "common/mcl_error.h"
 #include "common/run_metadata.h"
 
@@ -69,61 +75,54 @@ struct StepResult {
   std::string verdict;  // one line
 };
 
-void usage(std::FILE* out) {
-  std::fprintf(
-      out,
-      "Usage: mcl-perf report [-np N] [--out DIR] [--quick] [-T SECONDS]\n"
-      "Runs, one after another: the doctor (topo --check), qualify over TCP\n"
-      "and over RDMA, latency TCP against RDMA (8 B to 1 MiB), the\n"
-      "all-reduce sweep over TCP and over RDMA, and a job whose last rank is\n"
-      "killed; writes mcl-report-<host>-r<rank>.md and .json into DIR "
-      "(default\n"
-      "the current directory) and says what passed.\n"
-      "On a cluster, run it on every Mac with MCL_ROOT=<Mac 0's address>:PORT\n"
-      "MCL_WORLD_SIZE=<Macs> MCL_RANK=<this Mac's rank>; the steps use PORT,\n"
-      "PORT+1, ... -np N runs N local ranks instead. --quick: small sizes.\n"
-      "-T: the limit of each step (default 900 s).\n");
-}
-
-// Returns 0 to go on, else the exit code.
+// Returns 0 to go on, -1 after --help, else the exit code.
 int parse(int argc, char** argv, ReportOptions* o) {
-  for (int i = 2; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&](const char* flag) -> const char* {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "mcl-perf report: missing value for %s\n", flag);
-        return nullptr;
-      }
-      return argv[++i];
-    };
-    if (arg == "-h" || arg == "--help") {
-      usage(stdout);
-      return -1;
-    }
-    if (arg == "--quick") {
-      o->quick = true;
-    } else if (arg == "-np" || arg == "--out" || arg == "-T") {
-      const char* v = value(arg.c_str());
-      if (v == nullptr) return kExitUsage;
-      if (arg == "--out") {
-        o->outDir = v;
-        continue;
-      }
-      char* end = nullptr;
-      const long n = std::strtol(v, &end, 10);
-      if (*v == '\0' || *end != '\0' || n < 1 || n > 100000) {
-        std::fprintf(stderr, "mcl-perf report: %s %s is not a count\n",
-                     arg.c_str(), v);
-        return kExitUsage;
-      }
-      (arg == "-np" ? o->nranks : o->stepLimitSeconds) = int(n);
-    } else {
-      std::fprintf(stderr,
-                   "mcl-perf report: unknown argument '%s'\nRun 'mcl-perf "
-                   "report --help' for usage.\n",
-                   arg.c_str());
-      return kExitUsage;
-    }
+  CLI::App app(
+      wrap("Runs, one after another: the doctor (topo --check), qualify over "
+           "TCP "
+           "and over RDMA, latency TCP against RDMA (8 B to 1 MiB), the "
+           "all-reduce sweep over TCP and over RDMA, and a job whose last rank "
+           "is "
+           "killed; writes mcl-report-<host>-r<rank>.md and .json into DIR and "
+           "says what passed."),
+      "mcl-perf report");
+  app.footer(wrap(
+      "On a cluster, run it on every Mac with MCL_ROOT=<Mac 0's "
+      "address>:PORT\nMCL_WORLD_SIZE=<Macs> MCL_RANK=<this Mac's rank>; the "
+      "steps use PORT, PORT+1, ... -np N runs N local ranks instead."));
+  app.formatter(std::make_shared<WrappingFormatter>());
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  addIntFlag(
+      &app, "--np", 1, 100000, [o](int n) { o->nranks = n; },
+      "run N local ranks (also -np N) instead of one rank of a job across "
+      "Macs");
+  app.add_option("--out", o->outDir,
+                 "where the files go (default the current directory)")
+      ->type_name("DIR");
+  app.add_flag("--quick", o->quick, "small sizes (for tests)");
+  addIntFlag(
+      &app, "-T,--timeout", 1, 100000,
+      [o](int seconds) { o->stepLimitSeconds = seconds; },
+      "the limit of each step (default 900 s)")
+      ->type_name("SECONDS");
+  // argv[1] is "report"; -np is --np, as for the other operations.
+  std::vector<std::string> args;
+  for (int i = argc - 1; i >= 2; --i) {
+    std::string arg = argv[i];
+    if (arg == "-np" || arg.starts_with("-np=")) arg.insert(0, "-");
+    args.push_back(std::move(arg));
+  }
+  try {
+    app.parse(args);  // CLI11 takes them reversed
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return -1;
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr,
+                 "mcl-perf report: %s\nRun 'mcl-perf report --help' for "
+                 "usage.\n",
+                 e.what());
+    return kExitUsage;
   }
   return 0;
 }

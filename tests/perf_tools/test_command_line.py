@@ -170,3 +170,14 @@ def test_parse_only_runs_nothing():
         text=True, timeout=30, env=dict(os.environ, MCLPERF_PARSE_ONLY="1"))
     assert env_run.returncode == 0, env_run.stderr
     assert env_run.stdout == ""
+
+
+def test_report_parses_its_flags_the_same_way():
+    helped = perf("report", "--help")
+    assert helped.returncode == 0
+    assert "--quick" in helped.stdout and "--agg_iters" not in helped.stdout
+    for flags, words in [(["-np", "0"], "--np"), (["--bogus"], "--bogus"),
+                         (["-T", "x"], "-T/--timeout")]:
+        run = perf("report", *flags)
+        assert run.returncode == 2, (flags, run.stderr)
+        assert words in run.stderr, (flags, run.stderr)
