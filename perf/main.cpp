@@ -18,9 +18,11 @@
 #include "common/options.h"
 #include "latency/latency_command.h"
 #include "params/params_command.h"
+#include "pp/pp_command.h"
 #include "qualify/qualify_command.h"
 #include "report/report_command.h"
 #include "topo/topo_command.h"
+#include "tp/tp_command.h"
 #include "tune/tune_command.h"
 
 namespace mcl::perf {
@@ -69,6 +71,10 @@ int runCommand(const Options& options, const RankSetup& setup) {
       return runLatencyRank(options, setup);
     case Command::Qualify:
       return runQualifyRank(options, setup);
+    case Command::Tp:
+      return runTpRank(options, setup);
+    case Command::Pp:
+      return runPpRank(options, setup);
     case Command::Params:  // runs before any rank starts
     case Command::Benchmark:
       break;

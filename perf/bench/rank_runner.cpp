@@ -99,45 +99,6 @@ uint64_t zeroCopyCalls(mclComm_t comm, int rank) {
       .value("zero_copy_calls", uint64_t{0});
 }
 
-std::string transportName(const Options& o) {
-  if (!o.transport.empty()) return o.transport;
-  const char* env = std::getenv("MCL_TRANSPORT");
-  return env && *env ? env : "auto";
-}
-
-// The transport of each of this rank's pairs, as the communicator's
-// topology says: "rdma (emulated)" when every peer is reached alike, else
-// grouped, "rdma to 1,3; tcp to 2". `fallback` for a one-rank job.
-std::string transportsOfRank(mclComm_t comm, int rank,
-                             const std::string& fallback) {
-  size_t size = 0;
-  if (mclCommGetTopology(comm, nullptr, &size) != mclSuccess) return fallback;
-  std::string text(size, '\0');
-  if (mclCommGetTopology(comm, text.data(), &size) != mclSuccess)
-    return fallback;
-  const nlohmann::json topo = nlohmann::json::parse(text.c_str(), nullptr,
-                                                    /*allow_exceptions=*/false);
-  if (!topo.is_object() || !topo.contains("paths")) return fallback;
-  std::map<std::string, std::string> peersBy;  // label -> "1,3"
-  std::vector<std::string> order;
-  for (const auto& p : topo["paths"]) {
-    const int a = p["ranks"][0].get<int>();
-    const int b = p["ranks"][1].get<int>();
-    if (a != rank && b != rank) continue;
-    std::string label = p.value("transport", "?");
-    if (p.value("link_kind", "") == "emulated") label += " (emulated)";
-    std::string& peers = peersBy[label];
-    if (peers.empty()) order.push_back(label);
-    peers += (peers.empty() ? "" : ",") + std::to_string(a == rank ? b : a);
-  }
-  if (order.empty()) return fallback;
-  if (order.size() == 1) return order.front();
-  std::string out;
-  for (const std::string& label : order)
-    out += (out.empty() ? "" : "; ") + label + " to " + peersBy[label];
-  return out;
-}
-
 // What every rank tells rank 0 for the "Using ranks" lines.
 struct WireRankInfo {
   int32_t rank;

@@ -19,8 +19,10 @@
 #include "common/run_metadata.h"
 #include "latency/latency_flags.h"
 #include "params/params_flags.h"
+#include "pp/pp_flags.h"
 #include "qualify/qualify_flags.h"
 #include "topo/topo_flags.h"
+#include "tp/tp_flags.h"
 #include "tune/tune_flags.h"
 
 namespace mcl::perf {
@@ -96,6 +98,14 @@ class CommandLine {
     }
     // Each command's flags file sets its long description, shown as its
     // help's footer; the list shows these.
+    CLI::App* tp = add("tp", {Command::Tp},
+                       "tensor-parallel decoding: a token's all-reduces");
+    tp->group("Benchmarks");
+    addTpFlags(tp, o_);
+    CLI::App* pp =
+        add("pp", {Command::Pp}, "pipeline-parallel decoding: a token's trip");
+    pp->group("Benchmarks");
+    addPpFlags(pp, o_);
     addLatencyFlags(add("latency", {Command::Latency},
                         "round trips per pair of ranks and transport"),
                     o_);
@@ -221,7 +231,7 @@ class CommandLine {
 
   std::string operationList() const {
     std::string list = collectiveNameList();
-    list += ", latency, qualify, topo, tune, params, report";
+    list += ", tp, pp, latency, qualify, topo, tune, params, report";
     return list;
   }
 

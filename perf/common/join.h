@@ -23,4 +23,13 @@ mclComm_t joinCommunicator(const Options& options, RankSetup* setup);
 // mclCommGetTopology's JSON (the cluster, and the tuner's link model).
 std::string topologyJson(mclComm_t comm, int rank);
 
+// --transport, else MCL_TRANSPORT, else "auto".
+std::string transportName(const Options& options);
+
+// The transport of each of this rank's pairs, as the communicator's
+// topology says: "rdma (emulated)" when every peer is reached alike, else
+// grouped, "rdma to 1,3; tcp to 2". `fallback` for a one-rank job.
+std::string transportsOfRank(mclComm_t comm, int rank,
+                             const std::string& fallback);
+
 }  // namespace mcl::perf

@@ -3,9 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
-#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -57,9 +55,19 @@ bool finishTune(Options* o, std::string* error) {
   return true;
 }
 
+// tp and pp: 100 tokens after 10 untimed unless -n and -w say otherwise.
+bool finishDecode(Options* o, std::string* error) {
+  if (!o->itersGiven) o->iters = 100;
+  if (!o->warmupGiven) o->warmupIters = 10;
+  return finishDecodeShape(&o->decode, error);
+}
+
 }  // namespace
 
 bool finishOptions(Options* o, std::string* error) {
+  if ((o->command == Command::Tp || o->command == Command::Pp) &&
+      !finishDecode(o, error))
+    return false;
   if (o->command == Command::Tune && !finishTune(o, error)) return false;
   if (o->command == Command::Latency && !finishLatency(o, error)) return false;
   if (o->command == Command::Qualify && !o->transport.empty() &&
@@ -134,6 +142,10 @@ std::vector<std::string> latencyTransports(const Options& o) {
 }
 
 bool validateForRanks(const Options& o, int nranks, std::string* error) {
+  if (o.command == Command::Pp && nranks < 2) {
+    *error = "pp passes tokens between stages: run at least 2 ranks (-np 2)";
+    return false;
+  }
   if (o.command == Command::Latency && nranks < 2) {
     *error = "latency times pairs of ranks: run at least 2 (-np 2)";
     return false;

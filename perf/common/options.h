@@ -12,14 +12,16 @@
 #include <vector>
 
 #include "bench/collective_bench.h"
+#include "common/decode_shape.h"
 
 namespace mcl::perf {
 
 // What mcl-perf was asked to do: benchmark a collective, show the cluster
 // (`topo`), the tuner's predictions (`tune`) or the tunables (`params`),
-// time round trips between every pair of ranks (`latency`), or test every
-// cable and Mac (`qualify`).
-enum class Command { Benchmark, Topo, Tune, Params, Latency, Qualify };
+// time round trips between every pair of ranks (`latency`), test every
+// cable and Mac (`qualify`), or time a decoded token's communication
+// (`tp`, tensor-parallel; `pp`, pipeline-parallel).
+enum class Command { Benchmark, Topo, Tune, Params, Latency, Qualify, Tp, Pp };
 
 struct Options {
   Command command = Command::Benchmark;
@@ -67,6 +69,7 @@ struct Options {
   bool sizesGiven = false;     // -b or -e on the command line
   bool itersGiven = false;     // -n on the command line
   bool warmupGiven = false;    // -w on the command line
+  DecodeShape decode;          // tp and pp: the model, batch and type
   std::vector<std::string> commandLine;
 };
 

@@ -1,0 +1,171 @@
+#include "pp/pp_command.h"
+
+#include <mcl/mcl.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "common/data_check.h"
+#include "common/decode_shape.h"
+#include "common/dtype.h"
+#include "common/join.h"
+#include "common/mcl_error.h"
+#include "common/progress.h"
+#include "common/run_metadata.h"
+#include "common/token_report.h"
+#include "common/token_timing.h"
+
+namespace mcl::perf {
+
+namespace {
+
+// A token's trip through the stages: rank 0 sends the activations to rank
+// 1, each stage passes them on, and the last stage sends the token ids
+// back to rank 0, which is then ready for the next token.
+class PpRun {
+ public:
+  PpRun(const DecodeModel& model, int batch, mclDataType_t type, mclComm_t comm,
+        int rank, int nranks)
+      : type_(type),
+        count_(size_t(model.hidden) * size_t(batch)),
+        comm_(comm),
+        rank_(rank),
+        nranks_(nranks),
+        activations_(activationBytes(model, batch, type)),
+        ids_(size_t(batch)) {}
+
+  // One token with known activations and ids, checked where they arrive:
+  // the count of wrong elements over the ranks.
+  int64_t check(uint64_t seed) {
+    const Pattern p = makePattern(type_, mclSum, false, 1, seed);
+    if (rank_ == 0) fillInput(activations_.data(), type_, p, 0, 0, count_);
+    if (rank_ == nranks_ - 1)
+      for (size_t i = 0; i < ids_.size(); ++i)
+        ids_[i] = int32_t(seed * 1000 + i);
+    trip();
+    int64_t wrong = 0;
+    if (rank_ != 0)
+      wrong += countWrong(
+          activations_.data(), typeSize(type_), count_,
+          [&](size_t i) { return valueBits(type_, inputValue(p, 0, i)); });
+    if (rank_ == 0)
+      for (size_t i = 0; i < ids_.size(); ++i)
+        wrong += ids_[i] != int32_t(seed * 1000 + i);
+    return sumOverRanks(wrong, comm_, rank_);
+  }
+
+  // One token, timed (microseconds): on rank 0 the whole trip.
+  double token() {
+    checkMcl(rank_, "mclBarrier", mclBarrier(comm_, nullptr), comm_);
+    const auto start = std::chrono::steady_clock::now();
+    trip();
+    const std::chrono::duration<double, std::micro> elapsed =
+        std::chrono::steady_clock::now() - start;
+    return elapsed.count();
+  }
+
+ private:
+  void trip() {
+    const int last = nranks_ - 1;
+    if (rank_ > 0) recv(activations_.data(), count_, type_, rank_ - 1);
+    if (rank_ < last) send(activations_.data(), count_, type_, rank_ + 1);
+    if (rank_ == last) send(ids_.data(), ids_.size(), mclInt32, 0);
+    if (rank_ == 0) recv(ids_.data(), ids_.size(), mclInt32, last);
+  }
+
+  void send(void* buf, size_t count, mclDataType_t type, int peer) {
+    checkMcl(rank_, "mclSend", mclSend(buf, count, type, peer, comm_, nullptr),
+             comm_);
+  }
+
+  void recv(void* buf, size_t count, mclDataType_t type, int peer) {
+    checkMcl(rank_, "mclRecv", mclRecv(buf, count, type, peer, comm_, nullptr),
+             comm_);
+  }
+
+  const mclDataType_t type_;
+  const size_t count_;
+  const mclComm_t comm_;
+  const int rank_;
+  const int nranks_;
+  std::vector<char> activations_;
+  std::vector<int32_t> ids_;
+};
+
+}  // namespace
+
+int runPpRank(const Options& options, const RankSetup& given) {
+  RankSetup setup = given;
+  const std::string startTime = timeNow();
+  mclComm_t comm = joinCommunicator(options, &setup);
+  const int rank = setup.rank;
+  const int nranks = setup.nranks;
+  if (nranks < 2) {
+    std::fprintf(stderr,
+                 "mcl-perf: pp passes tokens between stages: run at least 2 "
+                 "ranks (-np 2)\n");
+    checkMcl(rank, "mclCommDestroy", mclCommDestroy(comm), nullptr);
+    return kExitUsage;
+  }
+  int libraryVersion = 0;
+  checkMcl(rank, "mclGetVersion", mclGetVersion(&libraryVersion), comm);
+  const DecodeShape& shape = options.decode;
+
+  TokenTable table;
+  table.operation = "pp";
+  table.callName = "hop";
+  table.title =
+      "pipeline-parallel decoding, one stage per rank: each token's "
+      "activations (batch x hidden) go from stage to stage, then the last "
+      "stage sends the token ids (batch int32) back to the first; calls = "
+      "hops";
+  table.nranks = nranks;
+  table.transport = transportsOfRank(comm, rank, transportName(options));
+  table.warmup = options.warmupIters;
+
+  Progress progress(rank == 0, "pp",
+                    shape.models.size() * shape.batches.size());
+  for (const DecodeModel& model : shape.models)
+    for (int batch : shape.batches) {
+      progress.step(model.name + " batch " + std::to_string(batch));
+      PpRun run(model, batch, shape.type, comm, rank, nranks);
+      TokenRow row;
+      row.model = model.name;
+      row.layers = model.layers;
+      row.hidden = model.hidden;
+      row.batch = batch;
+      row.type = decodeTypeName(shape.type);
+      row.callBytes = activationBytes(model, batch, shape.type);
+      row.callsPerToken = nranks;  // nranks - 1 activations, 1 ids
+      row.wrong = -1;
+      if (options.check > 0) {
+        row.wrong = 0;
+        for (int k = 0; k < options.check; ++k)
+          row.wrong += run.check(uint64_t(k + 1));
+      }
+      for (int t = 0; t < options.warmupIters; ++t) run.token();
+      std::vector<double> times;
+      for (int t = 0; t < options.iters; ++t) times.push_back(run.token());
+      summarizeTokens(times, comm, rank, &row);
+      table.rows.push_back(row);
+    }
+  progress.clear();
+
+  int code = kExitOk;
+  bool wrong = false;
+  for (const TokenRow& r : table.rows) wrong |= r.wrong > 0;
+  if (rank == 0) {
+    printTokenTable(table);
+    if (!writeTokenReports(table, options, libraryVersion, startTime))
+      code = kExitFailure;
+  }
+  if (wrong) code = kExitWrongData;  // the table says where
+  checkMcl(rank, "mclCommDestroy", mclCommDestroy(comm), nullptr);
+  return code;
+}
+
+}  // namespace mcl::perf

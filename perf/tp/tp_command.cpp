@@ -1,0 +1,172 @@
+#include "tp/tp_command.h"
+
+#include <mcl/mcl.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common/data_check.h"
+#include "common/decode_shape.h"
+#include "common/dtype.h"
+#include "common/join.h"
+#include "common/mcl_error.h"
+#include "common/progress.h"
+#include "common/run_metadata.h"
+#include "common/token_report.h"
+#include "common/token_timing.h"
+
+namespace mcl::perf {
+
+namespace {
+
+// Each layer's buffer starts on its own pages, as separate tensors would.
+constexpr size_t kLayerAlignment = 4096;
+constexpr uint64_t kTemplateSeed = 99;
+
+class TpRun {
+ public:
+  TpRun(const Options& o, const DecodeModel& model, int batch, mclComm_t comm,
+        int rank, int nranks)
+      : o_(o),
+        type_(o.decode.type),
+        count_(size_t(model.hidden) * size_t(batch)),
+        bytes_(activationBytes(model, batch, type_)),
+        stride_((bytes_ + kLayerAlignment - 1) / kLayerAlignment *
+                kLayerAlignment),
+        layers_(model.layers),
+        comm_(comm),
+        rank_(rank),
+        nranks_(nranks),
+        storage_(stride_ * size_t(layers_) + kLayerAlignment),
+        template_(bytes_) {
+    // The activations a layer would have computed: small values whose sums
+    // stay finite however often a token reduces them.
+    fillInput(template_.data(), type_,
+              makePattern(type_, mclSum, true, nranks_, kTemplateSeed), rank_,
+              0, count_);
+  }
+
+  // Every call of one token, each on fresh input, checked: the count of
+  // wrong elements over the ranks.
+  int64_t check() {
+    int64_t wrong = 0;
+    const int perLayer = o_.decode.allreducesPerLayer;
+    for (int l = 0; l < layers_; ++l)
+      for (int k = 0; k < perLayer; ++k) {
+        const Pattern p = makePattern(type_, mclSum, true, nranks_,
+                                      uint64_t(l * perLayer + k + 1));
+        fillInput(layer(l), type_, p, rank_, 0, count_);
+        allReduce(l);
+        wrong += countWrong(layer(l), typeSize(type_), count_, [&](size_t i) {
+          return reducedBits(p, type_, mclSum, i);
+        });
+      }
+    return sumOverRanks(wrong, comm_, rank_);
+  }
+
+  // One token, timed from its first call to its last (microseconds).
+  double token() {
+    for (int l = 0; l < layers_; ++l)  // untimed: the model's compute
+      std::memcpy(layer(l), template_.data(), bytes_);
+    checkMcl(rank_, "mclBarrier", mclBarrier(comm_, nullptr), comm_);
+    const auto start = std::chrono::steady_clock::now();
+    for (int l = 0; l < layers_; ++l)
+      for (int k = 0; k < o_.decode.allreducesPerLayer; ++k) allReduce(l);
+    const std::chrono::duration<double, std::micro> elapsed =
+        std::chrono::steady_clock::now() - start;
+    return elapsed.count();
+  }
+
+ private:
+  char* layer(int l) {
+    char* base = storage_.data();
+    base += (kLayerAlignment -
+             reinterpret_cast<uintptr_t>(base) % kLayerAlignment) %
+            kLayerAlignment;
+    return base + stride_ * size_t(l);
+  }
+
+  void allReduce(int l) {
+    checkMcl(
+        rank_, "mclAllReduce",
+        mclAllReduce(layer(l), layer(l), count_, type_, mclSum, comm_, nullptr),
+        comm_);
+  }
+
+  const Options& o_;
+  const mclDataType_t type_;
+  const size_t count_;
+  const size_t bytes_;
+  const size_t stride_;
+  const int layers_;
+  const mclComm_t comm_;
+  const int rank_;
+  const int nranks_;
+  std::vector<char> storage_;
+  std::vector<char> template_;
+};
+
+}  // namespace
+
+int runTpRank(const Options& options, const RankSetup& given) {
+  RankSetup setup = given;
+  const std::string startTime = timeNow();
+  mclComm_t comm = joinCommunicator(options, &setup);
+  const int rank = setup.rank;
+  const int nranks = setup.nranks;
+  int libraryVersion = 0;
+  checkMcl(rank, "mclGetVersion", mclGetVersion(&libraryVersion), comm);
+  const DecodeShape& shape = options.decode;
+
+  TokenTable table;
+  table.operation = "tp";
+  table.callName = "all-reduce";
+  table.title = "tensor-parallel decoding: each token runs " +
+                std::to_string(shape.allreducesPerLayer) +
+                " all-reduces (sum) per layer of batch x hidden elements, in "
+                "place on the layer's buffer, back to back";
+  table.nranks = nranks;
+  table.transport = transportsOfRank(comm, rank, transportName(options));
+  table.warmup = options.warmupIters;
+
+  Progress progress(rank == 0, "tp",
+                    shape.models.size() * shape.batches.size());
+  for (const DecodeModel& model : shape.models)
+    for (int batch : shape.batches) {
+      progress.step(model.name + " batch " + std::to_string(batch));
+      TpRun run(options, model, batch, comm, rank, nranks);
+      TokenRow row;
+      row.model = model.name;
+      row.layers = model.layers;
+      row.hidden = model.hidden;
+      row.batch = batch;
+      row.type = decodeTypeName(shape.type);
+      row.callBytes = activationBytes(model, batch, shape.type);
+      row.callsPerToken = model.layers * shape.allreducesPerLayer;
+      row.wrong = options.check > 0 ? run.check() : -1;
+      for (int t = 0; t < options.warmupIters; ++t) run.token();
+      std::vector<double> times;
+      for (int t = 0; t < options.iters; ++t) times.push_back(run.token());
+      summarizeTokens(times, comm, rank, &row);
+      table.rows.push_back(row);
+    }
+  progress.clear();
+
+  int code = kExitOk;
+  bool wrong = false;
+  for (const TokenRow& r : table.rows) wrong |= r.wrong > 0;
+  if (rank == 0) {
+    printTokenTable(table);
+    if (!writeTokenReports(table, options, libraryVersion, startTime))
+      code = kExitFailure;
+  }
+  if (wrong) code = kExitWrongData;  // the table says where
+  checkMcl(rank, "mclCommDestroy", mclCommDestroy(comm), nullptr);
+  return code;
+}
+
+}  // namespace mcl::perf
