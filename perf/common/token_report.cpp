@@ -82,14 +82,18 @@ void printTokenTable(const TokenTable& table) {
   std::printf("# %-12s %6s %6s %5s %5s %10s %6s %10s %10s %8s %9s %9s %6s\n",
               "", "", "", "", "", "(B)", "/token", "(us)", "(us)", "(us)", "",
               "ceiling", "");
-  for (const TokenRow& r : table.rows)
+  for (const TokenRow& r : table.rows) {
+    // Tenths while they fit the column.
+    const double tokens = tokensPerSecond(r);
+    const int decimals = tokens < 1e5 ? 1 : 0;
     std::printf(
-        "  %-12s %6d %6d %5d %5s %10zu %6d %10.1f %10.1f %8.2f %9.0f %9.1f "
+        "  %-12s %6d %6d %5d %5s %10zu %6d %10.1f %10.1f %8.2f %9.0f %9.*f "
         "%6s\n",
         r.model.c_str(), r.layers, r.hidden, r.batch, r.type.c_str(),
         r.callBytes, r.callsPerToken, r.medianUs, r.p99Us,
-        r.medianUs / r.callsPerToken, callsPerSecond(r), tokensPerSecond(r),
+        r.medianUs / r.callsPerToken, callsPerSecond(r), decimals, tokens,
         wrongText(r).c_str());
+  }
   std::printf(
       "# tokens/s ceiling: what communication alone allows (1 / median); "
       "compute adds to every token\n");

@@ -317,42 +317,6 @@ struct HalfLanes {
   }
 };
 
-// 16 bfloat16 <-> two vectors of floats. Unpacking next to zeros within each
-// 128-bit lane yields bf16 << 16 (the float) but in lane order 0-3, 8-11 /
-// 4-7, 12-15; packing within lanes undoes exactly that order, so no
-// cross-lane shuffle is needed either way.
-struct Bf16Lanes {
-  using Codec = Bf16Codec;
-  static constexpr size_t kVectors = 2;
-  MCL_AVX2 static void load(const uint16_t* src, __m256 (&out)[kVectors]) {
-    const __m256i bits =
-        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src));
-    const __m256i zero = _mm256_setzero_si256();
-    out[0] = _mm256_castsi256_ps(_mm256_unpacklo_epi16(zero, bits));
-    out[1] = _mm256_castsi256_ps(_mm256_unpackhi_epi16(zero, bits));
-  }
-  // floatToBf16 on 8 lanes: round to nearest even, or quiet a NaN.
-  MCL_AVX2 static __m256i roundToHighHalf(__m256 value) {
-    const __m256i bits = _mm256_castps_si256(value);
-    const __m256i lsb =
-        _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));
-    const __m256i rounded = _mm256_add_epi32(
-        _mm256_add_epi32(bits, _mm256_set1_epi32(0x7fff)), lsb);
-    const __m256i quiet = _mm256_or_si256(bits, _mm256_set1_epi32(0x400000));
-    const __m256 isNan = _mm256_cmp_ps(value, value, _CMP_UNORD_Q);
-    const __m256 chosen = _mm256_blendv_ps(_mm256_castsi256_ps(rounded),
-                                           _mm256_castsi256_ps(quiet), isNan);
-    // An arithmetic shift leaves each result in int16 range, so the
-    // saturating pack below is an exact truncation.
-    return _mm256_srai_epi32(_mm256_castps_si256(chosen), 16);
-  }
-  MCL_AVX2 static void store(uint16_t* dst, const __m256 (&in)[kVectors]) {
-    const __m256i packed =
-        _mm256_packs_epi32(roundToHighHalf(in[0]), roundToHighHalf(in[1]));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), packed);
-  }
-};
-
 // Each group is loaded before it is stored, so dst may equal a or b.
 template <typename Lanes, typename VecOp, typename Op>
 MCL_AVX2 void combineAvx2(void* dstRaw, const void* aRaw, const void* bRaw,
@@ -399,9 +363,78 @@ void combineHalf(void* dst, const void* a, const void* b, size_t count) {
   combine16Bit<HalfLanes, Op>(dst, a, b, count);
 }
 
+// bfloat16 without shuffles: a 32-bit lane holds two elements, the even
+// one in its low half and the odd one in its high half. Shifting the lane
+// left 16 bits gives the even element as a float, masking its low half
+// gives the odd one; after the op, each is rounded to its high 16 bits
+// (floatToBf16's round to nearest even) and put back in its half. No
+// unpack or pack, whose shuffles all go to one port: 23 instructions per
+// 16 elements where unpacking and packing took 30. A group whose results hold a NaN
+// (rare: a NaN input, or inf - inf) takes the scalar path, which quiets it.
+struct Bf16Pairs {
+  MCL_AVX2 static __m256i roundBias(__m256i bits) {
+    const __m256i lsb =
+        _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));
+    return _mm256_add_epi32(_mm256_add_epi32(bits, _mm256_set1_epi32(0x7fff)),
+                            lsb);
+  }
+};
+
+template <typename VecOp, typename Op>
+MCL_AVX2 void combineBf16Avx2(void* dstRaw, const void* aRaw, const void* bRaw,
+                              size_t count) {
+  constexpr size_t kGroup = 16;
+  uint16_t* dst = static_cast<uint16_t*>(dstRaw);
+  const uint16_t* a = static_cast<const uint16_t*>(aRaw);
+  const uint16_t* b = static_cast<const uint16_t*>(bRaw);
+  const __m256i highHalves = _mm256_set1_epi32(static_cast<int>(0xffff0000u));
+  auto scalar = [&](size_t from, size_t to) {
+    for (size_t i = from; i < to; ++i)
+      dst[i] = Bf16Codec::narrow(
+          Op{}(Bf16Codec::widen(a[i]), Bf16Codec::widen(b[i])));
+  };
+  size_t i = 0;
+  for (; i + kGroup <= count; i += kGroup) {
+    const __m256i x =
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + i));
+    const __m256i y =
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + i));
+    const __m256 even = VecOp{}(_mm256_castsi256_ps(_mm256_slli_epi32(x, 16)),
+                                _mm256_castsi256_ps(_mm256_slli_epi32(y, 16)));
+    const __m256 odd =
+        VecOp{}(_mm256_castsi256_ps(_mm256_and_si256(x, highHalves)),
+                _mm256_castsi256_ps(_mm256_and_si256(y, highHalves)));
+    // Either result NaN in some lane: the scalar path (loaded first, so dst
+    // may be a or b).
+    const __m256 nan = _mm256_cmp_ps(even, odd, _CMP_UNORD_Q);
+    if (!_mm256_testz_ps(nan, nan)) {
+      scalar(i, i + kGroup);
+      continue;
+    }
+    const __m256i evenBits =
+        _mm256_srli_epi32(Bf16Pairs::roundBias(_mm256_castps_si256(even)), 16);
+    const __m256i oddBits = _mm256_and_si256(
+        Bf16Pairs::roundBias(_mm256_castps_si256(odd)), highHalves);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i),
+                        _mm256_or_si256(evenBits, oddBits));
+  }
+  scalar(i, count);
+}
+
 template <typename Op>
 void combineBf16(void* dst, const void* a, const void* b, size_t count) {
-  combine16Bit<Bf16Lanes, Op>(dst, a, b, count);
+  if (useAvx2()) {
+    if constexpr (std::is_same_v<Op, SumOp>) {
+      return combineBf16Avx2<SumVec, Op>(dst, a, b, count);
+    } else if constexpr (std::is_same_v<Op, ProdOp>) {
+      return combineBf16Avx2<ProdVec, Op>(dst, a, b, count);
+    } else if constexpr (std::is_same_v<Op, MaxOp>) {
+      return combineBf16Avx2<MaxVec, Op>(dst, a, b, count);
+    } else {
+      return combineBf16Avx2<MinVec, Op>(dst, a, b, count);
+    }
+  }
+  Combiner<Bf16Codec, Op>::run(dst, a, b, count);
 }
 
 const char* cpuSpecificPath() { return cpuHasAvx2F16c() ? "avx2" : nullptr; }
