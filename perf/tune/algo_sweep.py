@@ -12,7 +12,9 @@ size (the tuner's acceptance: 1.10).
 
   perf/tune/algo_sweep.py allreduce -np 2 [--rounds 3] [--limit 1.10]
       [-b 8] [-e 64M] [-f 2] [-n 20] [--bands 4K:20000,64K:2000,1M:200,8M:40]
-      [-J FILE] [--testbed SPEC] [-- EXTRA ARGS]
+      [-d TYPE] [--decode] [-J FILE] [--testbed SPEC] [-- EXTRA ARGS]
+-d names the element type (default float); --decode sweeps what a decode
+step of tensor-parallel inference runs: bf16 from 4 KiB to 64 KiB.
 Environment (MCL_TRANSPORT, MCL_RDMA_PROVIDER, ...) passes through.
 --testbed mesh4 runs one rank per host of tests/cluster's network-namespace
 testbed of that cabling instead of -np (needs root).
@@ -103,7 +105,7 @@ def run_tables(collective, args, extra, round_index):
     for k, (low, high, iters) in enumerate(size_bands(args)):
         cmd = [PERF, collective, "--algo", "all", "-b", str(low), "-e",
                str(high), "-f", str(args.factor), "-c", "0", "-n", str(iters),
-               "-w", str(args.warmup)]
+               "-w", str(args.warmup), "-d", args.datatype]
         output += run_perf(cmd + extra, args, 8 * round_index + k)
     for line in output.splitlines():
         cols = line.split()
@@ -132,10 +134,15 @@ def main():
     p.add_argument("-w", dest="warmup", type=int, default=5)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--limit", type=float, default=1.10)
+    p.add_argument("-d", dest="datatype", default="float")
+    p.add_argument("--decode", action="store_true",
+                   help="bf16 from 4 KiB to 64 KiB: a decode step's sizes")
     p.add_argument("-J", dest="json")
     p.add_argument("--testbed")
     args, extra = p.parse_known_args()
     extra = [a for a in extra if a != "--"]
+    if args.decode:
+        args.datatype, args.minbytes, args.maxbytes = "bfloat16", "4K", "64K"
     variants = ["auto"] + ALGORITHMS[args.collective]
     args.bed = None
     if args.testbed:
@@ -184,7 +191,8 @@ def sweep(args, extra, variants):
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"collective": args.collective, "np": args.np,
-                       "extra": extra, "rows": report, "worst": worst}, f, indent=1)
+                       "datatype": args.datatype, "extra": extra,
+                       "rows": report, "worst": worst}, f, indent=1)
     return 1 if worst > args.limit else 0
 
 
