@@ -45,9 +45,9 @@ static int decodeStep(int rank, int layers, size_t bytes, int perLayer,
                 MPI_COMM_WORLD);
   if (rank == 0) {
     qsort(times, (size_t)tokens, sizeof(double), compareDoubles);
-    const double median = tokens % 2 ? times[tokens / 2]
-                                     : (times[tokens / 2 - 1] +
-                                        times[tokens / 2]) / 2;
+    const double median = tokens % 2
+                              ? times[tokens / 2]
+                              : (times[tokens / 2 - 1] + times[tokens / 2]) / 2;
     printf("%zu %.3f\n", bytes, median);
     fflush(stdout);
   }
@@ -69,8 +69,8 @@ int main(int argc, char** argv) {
     const int tokens = atoi(argv[5]);
     const int warmup = atoi(argv[6]);
     int code = 2;
-    if (layers >= 1 && bytes >= sizeof(float) && perLayer >= 1 &&
-        tokens >= 1 && warmup >= 0)
+    if (layers >= 1 && bytes >= sizeof(float) && perLayer >= 1 && tokens >= 1 &&
+        warmup >= 0)
       code = decodeStep(rank, layers, bytes, perLayer, tokens, warmup);
     else if (rank == 0)
       fprintf(stderr, "%s tp: bad arguments\n", argv[0]);
