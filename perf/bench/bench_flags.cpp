@@ -122,22 +122,7 @@ void addBenchmarkFlags(CLI::App* command, Options* o) {
   addIntFlag(
       command, "-c,--check", 0, 1 << 20, [o](int n) { o->check = n; },
       "check the results N times per size; 0: off (#wrong shows N/A)");
-  command
-      ->add_option_function<std::string>(
-          "-d,--datatype",
-          [o](const std::string& value) {
-            const std::optional<std::vector<mclDataType_t>> types =
-                parseTypes(value);
-            if (!types)
-              throw CLI::ValidationError(
-                  "unknown data type '" + value +
-                  "' for -d/--datatype: expected one of " + typeNameList() +
-                  " or all");
-            o->types = *types;
-            o->datatypeArg = value;
-          },
-          "element type: " + typeNameList() + " or all (default float)")
-      ->type_name("TYPE");
+  addDatatypeFlag(command, o, true);
   command
       ->add_option_function<std::string>(
           "-o,--op",
@@ -190,18 +175,11 @@ void addBenchmarkFlags(CLI::App* command, Options* o) {
   addRankFlags(command, o,
                "mclConfig_t.transport, e.g. auto or shm (default "
                "MCL_TRANSPORT, else auto)");
-  command
-      ->add_option_function<std::string>(
-          "--algo",
-          [o](const std::string& value) {
-            if (value.empty())
-              throw CLI::ValidationError("empty value for --algo");
-            o->algo = value;
-          },
-          "force the collective's algorithm (sets MCL_ALGO); all: the "
-          "tuner's and every algorithm, size by size; the last column shows "
-          "the one used")
-      ->type_name("NAME|all");
+  addTextFlag(
+      command, "--algo", [o](const std::string& value) { o->algo = value; },
+      "force the collective's algorithm (sets MCL_ALGO); all: the tuner's and "
+      "every algorithm, size by size; the last column shows the one used",
+      "NAME|all");
   command->add_flag("--qualify", o->qualify,
                     "run `mcl-perf qualify` first (exit 1 at the end when it "
                     "fails)");

@@ -11,7 +11,9 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
+#include "common/dtype.h"
 #include "common/options.h"
 
 namespace mcl::perf {
@@ -88,22 +90,49 @@ CLI::Option* addSizeFlag(CLI::App* command, const std::string& names,
       ->type_name("SIZE");
 }
 
+CLI::Option* addTextFlag(CLI::App* command, const std::string& names,
+                         std::function<void(const std::string&)> set,
+                         const std::string& help, const std::string& typeName) {
+  const std::string shown = shownNames(names);
+  return command
+      ->add_option_function<std::string>(
+          names,
+          [=](const std::string& value) {
+            if (value.empty())
+              throw CLI::ValidationError("empty value for " + shown);
+            set(value);
+          },
+          help)
+      ->type_name(typeName);
+}
+
+void addDatatypeFlag(CLI::App* command, Options* o, bool allowAll) {
+  const std::string choices = typeNameList() + (allowAll ? " or all" : "");
+  addTextFlag(
+      command, "-d,--datatype",
+      [o, allowAll, choices](const std::string& value) {
+        const std::optional<std::vector<mclDataType_t>> types =
+            parseTypes(value);
+        if (!types || (!allowAll && types->size() != 1))
+          throw CLI::ValidationError("unknown data type '" + value +
+                                     "' for -d/--datatype: expected one of " +
+                                     choices);
+        o->types = *types;
+        o->datatypeArg = value;
+      },
+      "element type: " + choices + " (default float)", "TYPE");
+}
+
 void addRankFlags(CLI::App* command, Options* o, const char* transportHelp) {
   addIntFlag(
       command, "--np", 1, kMaxLocalRanks, [o](int n) { o->nranks = n; },
       "fork N local ranks (also -np N, as for mpirun); without it, one rank "
       "of a launcher's job, or 2 local ranks");
   if (transportHelp != nullptr)
-    command
-        ->add_option_function<std::string>(
-            "--transport",
-            [o](const std::string& value) {
-              if (value.empty())
-                throw CLI::ValidationError("empty value for --transport");
-              o->transport = value;
-            },
-            transportHelp)
-        ->type_name("NAME");
+    addTextFlag(
+        command, "--transport",
+        [o](const std::string& value) { o->transport = value; }, transportHelp,
+        "NAME");
   addIntFlag(
       command, "-T,--timeout", 1, 1 << 30,
       [o](int seconds) { o->timeoutSeconds = seconds; },
@@ -168,34 +197,24 @@ void addIterationFlags(CLI::App* command, Options* o, const std::string& iters,
 }
 
 void addReportFlags(CLI::App* command, Options* o, bool csv) {
-  command
-      ->add_option_function<std::string>(
-          "-J,--json,--output_file",
-          [o, csv](const std::string& path) {
-            if (path.empty())
-              throw CLI::ValidationError("empty file name for -J");
-            if (csv && endsWith(path, ".csv"))
-              o->csvPath = path;
-            else
-              o->jsonPath = path;
-          },
-          csv ? "also write the report to FILE: CSV when its name ends in "
-                ".csv, else JSON (every row, the command line, the MCL_* "
-                "variables, ranks, host and mcl version)"
-              : "also write the report to FILE as JSON")
-      ->type_name("FILE");
+  addTextFlag(
+      command, "-J,--json,--output_file",
+      [o, csv](const std::string& path) {
+        if (csv && endsWith(path, ".csv"))
+          o->csvPath = path;
+        else
+          o->jsonPath = path;
+      },
+      csv ? "also write the report to FILE: CSV when its name ends in .csv, "
+            "else JSON (every row, the command line, the MCL_* variables, "
+            "ranks, host and mcl version)"
+          : "also write the report to FILE as JSON",
+      "FILE");
   if (!csv) return;
-  command
-      ->add_option_function<std::string>(
-          "--csv",
-          [o](const std::string& path) {
-            if (path.empty())
-              throw CLI::ValidationError("empty file name for --csv");
-            o->csvPath = path;
-          },
-          "also write every row as CSV (a header line, then one line per "
-          "row)")
-      ->type_name("FILE");
+  addTextFlag(
+      command, "--csv", [o](const std::string& path) { o->csvPath = path; },
+      "also write every row as CSV (a header line, then one line per row)",
+      "FILE");
 }
 
 }  // namespace mcl::perf

@@ -22,6 +22,15 @@ CLI::Option* addSizeFlag(CLI::App* command, const std::string& names,
                          std::function<void(size_t)> set,
                          const std::string& help);
 
+// A flag whose value is any text but empty; `set` receives it and may
+// refuse it by throwing CLI::ValidationError.
+CLI::Option* addTextFlag(CLI::App* command, const std::string& names,
+                         std::function<void(const std::string&)> set,
+                         const std::string& help, const std::string& typeName);
+
+// -d/--datatype: one of mcl's types, or (allowAll) "all".
+void addDatatypeFlag(CLI::App* command, Options* o, bool allowAll);
+
 // -np, -T/--timeout, --bind and (with transportHelp) --transport: how the
 // ranks start and join.
 void addRankFlags(CLI::App* command, Options* o, const char* transportHelp);

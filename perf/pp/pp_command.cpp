@@ -6,7 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/data_check.h"
@@ -14,9 +16,7 @@
 #include "common/dtype.h"
 #include "common/join.h"
 #include "common/mcl_error.h"
-#include "common/progress.h"
 #include "common/run_metadata.h"
-#include "common/token_report.h"
 #include "common/token_timing.h"
 
 namespace mcl::perf {
@@ -26,7 +26,7 @@ namespace {
 // A token's trip through the stages: rank 0 sends the activations to rank
 // 1, each stage passes them on, and the last stage sends the token ids
 // back to rank 0, which is then ready for the next token.
-class PpRun {
+class PpRun : public TokenWorkload {
  public:
   PpRun(const DecodeModel& model, int batch, mclDataType_t type, mclComm_t comm,
         int rank, int nranks)
@@ -40,7 +40,8 @@ class PpRun {
 
   // One token with known activations and ids, checked where they arrive:
   // the count of wrong elements over the ranks.
-  int64_t check(uint64_t seed) {
+  int64_t check(int pass) override {
+    const auto seed = static_cast<uint64_t>(pass);
     const Pattern p = makePattern(type_, mclSum, false, 1, seed);
     if (rank_ == 0) fillInput(activations_.data(), type_, p, 0, 0, count_);
     if (rank_ == nranks_ - 1)
@@ -59,7 +60,7 @@ class PpRun {
   }
 
   // One token, timed (microseconds): on rank 0 the whole trip.
-  double token() {
+  double token() override {
     checkMcl(rank_, "mclBarrier", mclBarrier(comm_, nullptr), comm_);
     const auto start = std::chrono::steady_clock::now();
     trip();
@@ -104,66 +105,31 @@ int runPpRank(const Options& options, const RankSetup& given) {
   mclComm_t comm = joinCommunicator(options, &setup);
   const int rank = setup.rank;
   const int nranks = setup.nranks;
-  if (nranks < 2) {
-    std::fprintf(stderr,
-                 "mcl-perf: pp passes tokens between stages: run at least 2 "
-                 "ranks (-np 2)\n");
+  if (nranks < 2) {  // a launcher's job of one rank (-np is checked before)
+    if (rank == 0)
+      std::fprintf(stderr,
+                   "mcl-perf: pp passes tokens between stages: run at least "
+                   "2 ranks\n");
     checkMcl(rank, "mclCommDestroy", mclCommDestroy(comm), nullptr);
     return kExitUsage;
   }
-  int libraryVersion = 0;
-  checkMcl(rank, "mclGetVersion", mclGetVersion(&libraryVersion), comm);
-  const DecodeShape& shape = options.decode;
-
-  TokenTable table;
-  table.operation = "pp";
-  table.callName = "hop";
-  table.title =
+  TokenBenchmark benchmark;
+  benchmark.table.operation = "pp";
+  benchmark.table.callName = "hop";
+  benchmark.table.title =
       "pipeline-parallel decoding, one stage per rank: each token's "
       "activations (batch x hidden) go from stage to stage, then the last "
       "stage sends the token ids (batch int32) back to the first; calls = "
       "hops";
-  table.nranks = nranks;
-  table.transport = transportsOfRank(comm, rank, transportName(options));
-  table.warmup = options.warmupIters;
-
-  Progress progress(rank == 0, "pp",
-                    shape.models.size() * shape.batches.size());
-  for (const DecodeModel& model : shape.models)
-    for (int batch : shape.batches) {
-      progress.step(model.name + " batch " + std::to_string(batch));
-      PpRun run(model, batch, shape.type, comm, rank, nranks);
-      TokenRow row;
-      row.model = model.name;
-      row.layers = model.layers;
-      row.hidden = model.hidden;
-      row.batch = batch;
-      row.type = decodeTypeName(shape.type);
-      row.callBytes = activationBytes(model, batch, shape.type);
-      row.callsPerToken = nranks;  // nranks - 1 activations, 1 ids
-      row.wrong = -1;
-      if (options.check > 0) {
-        row.wrong = 0;
-        for (int k = 0; k < options.check; ++k)
-          row.wrong += run.check(uint64_t(k + 1));
-      }
-      for (int t = 0; t < options.warmupIters; ++t) run.token();
-      std::vector<double> times;
-      for (int t = 0; t < options.iters; ++t) times.push_back(run.token());
-      summarizeTokens(times, comm, rank, &row);
-      table.rows.push_back(row);
-    }
-  progress.clear();
-
-  int code = kExitOk;
-  bool wrong = false;
-  for (const TokenRow& r : table.rows) wrong |= r.wrong > 0;
-  if (rank == 0) {
-    printTokenTable(table);
-    if (!writeTokenReports(table, options, libraryVersion, startTime))
-      code = kExitFailure;
-  }
-  if (wrong) code = kExitWrongData;  // the table says where
+  benchmark.make = [&](const DecodeModel& model, int batch) {
+    return std::make_unique<PpRun>(model, batch, options.decode.type, comm,
+                                   rank, nranks);
+  };
+  // nranks - 1 hops of activations, one of token ids.
+  benchmark.callsPerToken = [nranks](const DecodeModel&) { return nranks; };
+  benchmark.checkPasses = options.check;
+  const int code =
+      runTokenBenchmark(options, std::move(benchmark), comm, rank, startTime);
   checkMcl(rank, "mclCommDestroy", mclCommDestroy(comm), nullptr);
   return code;
 }

@@ -19,16 +19,9 @@ void addTopoFlags(CLI::App* command, Options* o) {
   command->add_flag("--check", o->checkTopology,
                     "also explain each finding of the cabling checks with its "
                     "fix; exit 1 when one is an error");
-  command
-      ->add_option_function<std::string>(
-          "--dot",
-          [o](const std::string& path) {
-            if (path.empty())
-              throw CLI::ValidationError("empty file name for --dot");
-            o->dotPath = path;
-          },
-          "write the cluster as Graphviz to FILE")
-      ->type_name("FILE");
+  addTextFlag(
+      command, "--dot", [o](const std::string& path) { o->dotPath = path; },
+      "write the cluster as Graphviz to FILE", "FILE");
   addReportFlags(command, o, false);
 }
 

@@ -6,7 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/data_check.h"
@@ -14,9 +16,7 @@
 #include "common/dtype.h"
 #include "common/join.h"
 #include "common/mcl_error.h"
-#include "common/progress.h"
 #include "common/run_metadata.h"
-#include "common/token_report.h"
 #include "common/token_timing.h"
 
 namespace mcl::perf {
@@ -27,7 +27,7 @@ namespace {
 constexpr size_t kLayerAlignment = 4096;
 constexpr uint64_t kTemplateSeed = 99;
 
-class TpRun {
+class TpRun : public TokenWorkload {
  public:
   TpRun(const Options& o, const DecodeModel& model, int batch, mclComm_t comm,
         int rank, int nranks)
@@ -50,9 +50,8 @@ class TpRun {
               0, count_);
   }
 
-  // Every call of one token, each on fresh input, checked: the count of
-  // wrong elements over the ranks.
-  int64_t check() {
+  // Every call of one token, each on fresh input, checked.
+  int64_t check(int /*pass*/) override {
     int64_t wrong = 0;
     const int perLayer = o_.decode.allreducesPerLayer;
     for (int l = 0; l < layers_; ++l)
@@ -69,7 +68,7 @@ class TpRun {
   }
 
   // One token, timed from its first call to its last (microseconds).
-  double token() {
+  double token() override {
     for (int l = 0; l < layers_; ++l)  // untimed: the model's compute
       std::memcpy(layer(l), template_.data(), bytes_);
     checkMcl(rank_, "mclBarrier", mclBarrier(comm_, nullptr), comm_);
@@ -118,53 +117,23 @@ int runTpRank(const Options& options, const RankSetup& given) {
   mclComm_t comm = joinCommunicator(options, &setup);
   const int rank = setup.rank;
   const int nranks = setup.nranks;
-  int libraryVersion = 0;
-  checkMcl(rank, "mclGetVersion", mclGetVersion(&libraryVersion), comm);
   const DecodeShape& shape = options.decode;
-
-  TokenTable table;
-  table.operation = "tp";
-  table.callName = "all-reduce";
-  table.title = "tensor-parallel decoding: each token runs " +
-                std::to_string(shape.allreducesPerLayer) +
-                " all-reduces (sum) per layer of batch x hidden elements, in "
-                "place on the layer's buffer, back to back";
-  table.nranks = nranks;
-  table.transport = transportsOfRank(comm, rank, transportName(options));
-  table.warmup = options.warmupIters;
-
-  Progress progress(rank == 0, "tp",
-                    shape.models.size() * shape.batches.size());
-  for (const DecodeModel& model : shape.models)
-    for (int batch : shape.batches) {
-      progress.step(model.name + " batch " + std::to_string(batch));
-      TpRun run(options, model, batch, comm, rank, nranks);
-      TokenRow row;
-      row.model = model.name;
-      row.layers = model.layers;
-      row.hidden = model.hidden;
-      row.batch = batch;
-      row.type = decodeTypeName(shape.type);
-      row.callBytes = activationBytes(model, batch, shape.type);
-      row.callsPerToken = model.layers * shape.allreducesPerLayer;
-      row.wrong = options.check > 0 ? run.check() : -1;
-      for (int t = 0; t < options.warmupIters; ++t) run.token();
-      std::vector<double> times;
-      for (int t = 0; t < options.iters; ++t) times.push_back(run.token());
-      summarizeTokens(times, comm, rank, &row);
-      table.rows.push_back(row);
-    }
-  progress.clear();
-
-  int code = kExitOk;
-  bool wrong = false;
-  for (const TokenRow& r : table.rows) wrong |= r.wrong > 0;
-  if (rank == 0) {
-    printTokenTable(table);
-    if (!writeTokenReports(table, options, libraryVersion, startTime))
-      code = kExitFailure;
-  }
-  if (wrong) code = kExitWrongData;  // the table says where
+  TokenBenchmark benchmark;
+  benchmark.table.operation = "tp";
+  benchmark.table.callName = "all-reduce";
+  benchmark.table.title =
+      "tensor-parallel decoding: each token runs " +
+      std::to_string(shape.allreducesPerLayer) +
+      " all-reduces (sum) per layer of batch x hidden elements, in place on "
+      "the layer's buffer, back to back";
+  benchmark.make = [&](const DecodeModel& model, int batch) {
+    return std::make_unique<TpRun>(options, model, batch, comm, rank, nranks);
+  };
+  benchmark.callsPerToken = [&](const DecodeModel& model) {
+    return model.layers * shape.allreducesPerLayer;
+  };
+  const int code =
+      runTokenBenchmark(options, std::move(benchmark), comm, rank, startTime);
   checkMcl(rank, "mclCommDestroy", mclCommDestroy(comm), nullptr);
   return code;
 }

@@ -3,8 +3,8 @@
 #include <CLI/CLI.hpp>
 
 #include "common/decode_shape.h"
-#include "common/flag_sets.h"
 #include "common/options.h"
+#include "common/token_timing.h"
 
 namespace mcl::perf {
 
@@ -16,14 +16,7 @@ void addTpFlags(CLI::App* command, Options* o) {
       "all-reduces per second, and the tokens per second communication "
       "alone allows. Each token's calls are checked once first (-c 0: not).");
   addDecodeShapeFlags(command, &o->decode, true);
-  addIterationFlags(command, o, "100 tokens", "10 tokens");
-  addIntFlag(
-      command, "-c,--check", 0, 1 << 20, [o](int n) { o->check = n; },
-      "check one token's calls first; 0: not (#wrong shows N/A)");
-  addRankFlags(command, o,
-               "mclConfig_t.transport, e.g. auto, shm or tcp (default "
-               "MCL_TRANSPORT, else auto)");
-  addReportFlags(command, o, true);
+  addTokenRunFlags(command, o, "check one token's calls first");
 }
 
 }  // namespace mcl::perf

@@ -33,21 +33,7 @@ void addTuneFlags(CLI::App* command, Options* o) {
   addRankFlags(command, o,
                "mclConfig_t.transport (default MCL_TRANSPORT, else auto)");
   addSizeFlags(command, o, "8", "64M, by factors of 2");
-  command
-      ->add_option_function<std::string>(
-          "-d,--datatype",
-          [o](const std::string& value) {
-            const std::optional<std::vector<mclDataType_t>> types =
-                parseTypes(value);
-            if (!types || types->size() != 1)
-              throw CLI::ValidationError(
-                  "unknown data type '" + value +
-                  "' for -d/--datatype: expected one of " + typeNameList());
-            o->types = *types;
-            o->datatypeArg = value;
-          },
-          "element type (default float)")
-      ->type_name("TYPE");
+  addDatatypeFlag(command, o, false);
   addReportFlags(command, o, false);
 }
 
