@@ -52,12 +52,16 @@ def test_tcp_setup_against_openmpi_and_gloo(tmp_path):
                          re.M), words
     summary = json.load(open(out / "summary.json"))
     assert summary["rounds"] == 1
-    # The three of TCP, and the kernels' (mcl-micro is built beside
-    # mcl-perf when libbenchmark-dev is there, as install-deps makes sure).
+    # The three of TCP (issue 8), TCP at every size (issue 26), and the
+    # kernels' (mcl-micro is built beside mcl-perf when libbenchmark-dev is
+    # there, as install-deps makes sure): issue 8's at 64 MiB, then issue
+    # 26's half-precision ones in cache and out of it.
+    assert "TCP 2 ranks, every size 8 B-64 MiB at most 0.9x OpenMPI" in \
+        summary["targets"][3]["target"]
     assert [t["target"].split(" reduction")[0]
-            for t in summary["targets"][3:]] == ["float32", "float16",
-                                                 "bfloat16"]
-    assert len(summary["targets"]) == 6
+            for t in summary["targets"][4:]] == [
+        "float32", "float16", "bfloat16", "float16", "float16", "bfloat16",
+        "bfloat16"]
     assert summary["kernels_gbps"]["BM_Memcpy/67108864"] > 0
     for lib in ("mcl", "openmpi", "gloo"):
         doc = json.load(open(out / f"tcp2-{lib}.json"))
