@@ -82,3 +82,24 @@ def test_unknown_setup_is_refused():
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 2
     assert "unknown setup 'shm9'" in run.stderr
+
+
+def test_decode_step_against_openmpi(tmp_path):
+    run = subprocess.run([sys.executable, COMPARE, "--rounds", "1",
+                          "--setups", "decode-shm2", "--no-kernels", "--json",
+                          str(tmp_path), "--perf", PERF],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    table = run.stdout
+    assert "== decode-shm2: decode step, llama-70b, batch 1, bf16" in table
+    assert "(OpenMPI: float, the same bytes)" in table
+    rows = [line.split() for line in table.splitlines()
+            if line.split() and line.split()[0] == "16384"]
+    assert len(rows) == 1, table
+    mcl, mpi, ratio, tokens = (float(c) for c in rows[0][1:])
+    assert abs(ratio - mcl / mpi) < 0.01 * ratio + 0.01, table
+    assert abs(tokens - 1e6 / mcl) <= 1, table
+    assert re.search(r"^  (MET |MISS)  decode-shm2: per-token communication "
+                     r"at most 0.5x OpenMPI's: mcl \d+ us", table, re.M), table
+    summary = json.load(open(tmp_path / "summary.json"))
+    assert summary["medians_us"]["decode-shm2"]["openmpi"]["16384"] > 0
