@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <ratio>
 #include <string>
 #include <utility>
 #include <vector>

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <ratio>
 #include <string>
 #include <utility>
 #include <vector>
