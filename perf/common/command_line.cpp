@@ -96,8 +96,8 @@ class CommandLine {
       sub->group("Benchmarks");
       addBenchmarkFlags(sub, o_);
     }
-    // Each command's flags file sets its long description, shown as its
-    // help's footer; the list shows these.
+    // Each command's flags file sets its long description as its help's
+    // footer; the list of operations shows the summaries given here.
     CLI::App* tp = add("tp", {Command::Tp},
                        "tensor-parallel decoding: a token's all-reduces");
     tp->group("Benchmarks");

@@ -4,10 +4,8 @@
 
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "bench/collective_bench.h"
-#include "common/dtype.h"
 #include "common/flag_sets.h"
 #include "common/options.h"
 
