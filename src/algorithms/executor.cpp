@@ -97,23 +97,46 @@ std::string describeWait(const Lane& lane) {
   return what;
 }
 
-[[noreturn]] void throwPeerGone(const AlgoContext& ctx, const Step& s, int peer,
+// What a rank says when a peer's farewell ends its wait. A peer that gave
+// up names whom it waited on, which may be this rank or a bystander, while
+// the cause may lie further on: four ranks in a ring, rank 2 stops; rank 0,
+// waiting on rank 3, times out first; rank 1 hears rank 0's farewell, which
+// names rank 3 only. What this rank itself waits on leads on, so it comes
+// first (a farewell is cut to a few hundred bytes), then the peer's words.
+constexpr const char* kWaitsOn = "; this rank waits on: ";
+constexpr const char* kPeerSaid = ". Its farewell: ";
+
+std::string peerReasonText(const Lane& lane, int peer,
+                           const std::string& reason) {
+  const std::string head = "rank " + std::to_string(lane.context->rank) +
+                           ": peer rank " + std::to_string(peer);
+  const std::string wait = describeWait(lane);
+  if (reason.find(" gave up: ") == std::string::npos ||
+      wait.find("rank " + std::to_string(peer) + " via ") != std::string::npos)
+    return head + " is gone (" + reason + ")";
+  return head + " gave up" + kWaitsOn + wait + kPeerSaid + reason;
+}
+
+[[noreturn]] void throwPeerGone(const Lane& lane, const Step& s, int peer,
                                 const transport::Connection& link) {
-  throw error(mclRemoteError,
-              "rank %d: peer rank %d is gone (%s) during %s "
-              "#%llu; link %s",
-              ctx.rank, peer, link.peerGoneReason().c_str(),
+  throw error(mclRemoteError, "%s, during %s #%llu; link %s",
+              peerReasonText(lane, peer, link.peerGoneReason()).c_str(),
               collectiveProse(s.kind),
               static_cast<unsigned long long>(s.sequence), link.linkName());
 }
 
 // The side channel says the peer a step waits on will not answer: its
-// process died, or it stopped answering.
-[[noreturn]] void throwPeerSilent(const AlgoContext& ctx, const Step& s,
+// process died, it stopped answering, or it gave up.
+[[noreturn]] void throwPeerSilent(const Lane& lane, const Step& s, int peer,
                                   const transport::Connection& link,
                                   const std::string& problem) {
-  throw error(mclRemoteError, "rank %d: %s, during %s #%llu; link %s", ctx.rank,
-              problem.c_str(), collectiveProse(s.kind),
+  const std::string farewell = lane.context->health->farewellOf(peer);
+  const std::string text =
+      farewell.empty()
+          ? "rank " + std::to_string(lane.context->rank) + ": " + problem
+          : peerReasonText(lane, peer, farewell);
+  throw error(mclRemoteError, "%s, during %s #%llu; link %s", text.c_str(),
+              collectiveProse(s.kind),
               static_cast<unsigned long long>(s.sequence), link.linkName());
 }
 
@@ -129,10 +152,10 @@ void checkAbortAndPeers(std::span<Lane> lanes) {
       for (const Step& s : lane.steps) {
         if (s.sendTo == nullptr || s.sendTo->drained()) continue;
         if (!s.sendTo->peerAcceptsSends())
-          throwPeerGone(ctx, s, s.sendPeer, *s.sendTo);
+          throwPeerGone(lane, s, s.sendPeer, *s.sendTo);
         if (ctx.health != nullptr)
           if (std::string p = ctx.health->problemWith(s.sendPeer); !p.empty())
-            throwPeerSilent(ctx, s, *s.sendTo, p);
+            throwPeerSilent(lane, s, s.sendPeer, *s.sendTo, p);
       }
       continue;
     }
@@ -142,20 +165,20 @@ void checkAbortAndPeers(std::span<Lane> lanes) {
     // published before the exit is seen.
     if (s.recvFrom != nullptr && !s.recvFrom->peerAlive() &&
         s.recvFrom->peekRecv().empty())
-      throwPeerGone(ctx, s, s.recvPeer, *s.recvFrom);
+      throwPeerGone(lane, s, s.recvPeer, *s.recvFrom);
     if (s.sendTo != nullptr && !s.sendTo->peerAcceptsSends() &&
         s.sendTo->acquireSend(1).empty())
-      throwPeerGone(ctx, s, s.sendPeer, *s.sendTo);
+      throwPeerGone(lane, s, s.sendPeer, *s.sendTo);
     // A stalled step whose peer died or stopped cannot complete, whichever
     // of its peers it waits on now. (Asking a link for room would hold an
     // acquired send, which keeps its farewell from going out: not asked.)
     if (ctx.health == nullptr) continue;
     if (s.recvFrom != nullptr && s.recvFrom->peekRecv().empty())
       if (std::string p = ctx.health->problemWith(s.recvPeer); !p.empty())
-        throwPeerSilent(ctx, s, *s.recvFrom, p);
+        throwPeerSilent(lane, s, s.recvPeer, *s.recvFrom, p);
     if (s.sendTo != nullptr)
       if (std::string p = ctx.health->problemWith(s.sendPeer); !p.empty())
-        throwPeerSilent(ctx, s, *s.sendTo, p);
+        throwPeerSilent(lane, s, s.sendPeer, *s.sendTo, p);
   }
 }
 
@@ -175,6 +198,32 @@ void sayFarewells(std::span<Lane> lanes, const std::string& reason) {
         if ((*list)[peer] != nullptr && static_cast<int>(peer) != ctx.rank)
           (*list)[peer]->sayFarewell(reason);
   }
+}
+
+// Whether a peer's reason only answers this rank's own farewell: the peer
+// failed because this rank gave up. It adds nothing but where the peer
+// waits in turn (chainFromEcho).
+bool echoesGiveUpOf(const std::string& said, int rank, int nranks) {
+  const std::string me = std::to_string(rank);
+  return said.find("rank " + me + "/" + std::to_string(nranks) + " gave up") !=
+             std::string::npos ||
+         said.find("peer rank " + me + " gave up") != std::string::npos;
+}
+
+// From a peer's answer to this rank's farewell, "; rank P waits on: ..."
+// when the peer waits on a third rank (peerReasonText), else "".
+std::string chainFromEcho(const std::string& said, int rank) {
+  const std::string marker =
+      "peer rank " + std::to_string(rank) + " gave up" + kWaitsOn;
+  const size_t at = said.find(marker);
+  if (at == std::string::npos || at == 0) return "";
+  const size_t who = said.rfind("rank ", at - 1);  // "rank P: peer rank ..."
+  const size_t whoEnd = said.find(':', who);
+  const size_t from = at + marker.size();
+  const size_t to = said.find(kPeerSaid, from);
+  if (who == std::string::npos || whoEnd == std::string::npos) return "";
+  return "; " + said.substr(who, whoEnd - who) + " waits on: " +
+         said.substr(from, to == std::string::npos ? to : to - from);
 }
 
 // Throws `timedOut`, or what the peer this rank waited on said first. When
@@ -204,7 +253,14 @@ void sayFarewells(std::span<Lane> lanes, const std::string& reason) {
         link->progress();
       }
     }
-    checkAbortAndPeers(lanes);  // throws the peer's reason
+    try {
+      checkAbortAndPeers(lanes);  // throws the peer's reason
+    } catch (const Error& heard) {
+      const std::string said = heard.what();
+      if (!echoesGiveUpOf(said, ctx.rank, ctx.nranks)) throw;
+      throw error(timedOut.code(), "%s%s", timedOut.what(),
+                  chainFromEcho(said, ctx.rank).c_str());
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   throw timedOut;

@@ -391,4 +391,12 @@ std::string PeerWatch::problemWith(int peer) const {
   return "";
 }
 
+std::string PeerWatch::farewellOf(int peer) const {
+  if (peer < 0 || peer >= nranks_ || peer == rank_) return "";
+  const Peer& p = peers_[size_t(peer)];
+  if (State(p.state.load()) != State::GaveUp) return "";
+  std::lock_guard<std::mutex> lock(reasonMutex_);
+  return p.reason;
+}
+
 }  // namespace mcl

@@ -48,6 +48,7 @@ class PeerWatch final : public transport::PeerHealth {
                platform::Deadline deadline);
 
   std::string problemWith(int peer) const override;
+  std::string farewellOf(int peer) const override;
   // Once per communicator: later reasons are the first one's consequences.
   void sayFarewell(const std::string& reason) override;
 

@@ -23,6 +23,8 @@ class PeerHealth {
   // Why `peer` will not answer ("rank 2's process died ..."), or "" while
   // it may. Thread-safe.
   virtual std::string problemWith(int peer) const = 0;
+  // The words of `peer`'s farewell once it gave up, or "". Thread-safe.
+  virtual std::string farewellOf(int peer) const = 0;
   // Tells every peer why this rank stops, beside the farewell each link
   // carries (an RDMA link without a spare credit carries none).
   // Thread-safe; best effort.

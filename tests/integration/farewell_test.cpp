@@ -27,9 +27,12 @@ double secondsSince(Clock::time_point start) {
 mclComm_t initWithTimeout(RankContext& ctx, const char* transport,
                           int timeoutSeconds) {
   setenv("MCL_TRANSPORT", transport, 1);
-  if (std::string(transport) == "rdma") {  // the emulated fabric, 3 Macs
+  if (std::string(transport) == "rdma") {  // the emulated fabric, 3 or 4 Macs
     setenv("MCL_RDMA_PROVIDER", "emu", 1);
-    setenv("MCL_EMU_FABRIC", MCL_FIXTURE_DIR "/rdma/ring3.json", 1);
+    setenv("MCL_EMU_FABRIC",
+           ctx.nranks() == 4 ? MCL_FIXTURE_DIR "/rdma/mesh4.json"
+                             : MCL_FIXTURE_DIR "/rdma/ring3.json",
+           1);
   }
   return initComm(ctx, timeoutSeconds);
 }
@@ -116,6 +119,34 @@ TEST_P(Farewell, StalledRankIsNamedByEveryRankThatWaits) {
       ctx.fail("the error does not name rank 1: %s", message.c_str());
     mclCommAbort(comm);
   }));
+}
+
+// Rank 2 of 4 stalls. Rank 0 (timeout 1 s) gives up first, waiting on a
+// neighbour in the ring; the other neighbour hears rank 0's farewell, which
+// names a bystander and not rank 2. Every error must still lead to rank 2:
+// a rank reports what it waits on itself beside the reason it heard.
+TEST_P(Farewell, EveryRankLeadsToTheStalledOne) {
+  const char* transport = GetParam();
+  setenv("MCL_ALGO", "allreduce:ring", 1);
+  ASSERT_TRUE(runRanks(4, [&](RankContext& ctx) {
+    mclComm_t comm = initWithTimeout(ctx, transport, ctx.rank() == 0 ? 1 : 60);
+    if (comm == nullptr) return;
+    std::vector<float> data(1 << 16, 1.0f);
+    if (ctx.rank() == 2) {
+      usleep(4000 * 1000);
+      mclCommAbort(comm);
+      return;
+    }
+    const mclResult_t r = mclAllReduce(data.data(), data.data(), data.size(),
+                                       mclFloat32, mclSum, comm, nullptr);
+    const std::string message = mclGetLastError(comm);
+    if (r != mclTimeout && r != mclRemoteError)
+      ctx.fail("code %d: %s", static_cast<int>(r), message.c_str());
+    else if (message.find("rank 2") == std::string::npos)
+      ctx.fail("the error does not name rank 2: %s", message.c_str());
+    mclCommAbort(comm);
+  }));
+  unsetenv("MCL_ALGO");
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, Farewell,
