@@ -7,6 +7,7 @@
 #include "algorithms/algorithm_table.h"
 #include "algorithms/kernels/scale.h"
 #include "algorithms/kernels/types.h"
+#include "algorithms/tiny_allgather.h"
 #include "algorithms/tiny_allreduce.h"
 #include "algorithms/tuner.h"
 #include "algorithms/zero_copy.h"
@@ -19,7 +20,8 @@ Algorithm chosenAlgorithm(const OpArgs& op, const AlgoContext& ctx) {
   if (!hasAlgorithms(collective)) return Algorithm::Auto;
   Algorithm forced = ctx.forced[static_cast<size_t>(collective)];
   if (forced != Algorithm::Auto) return forced;
-  if (takesTinyAllReduce(op, ctx)) return Algorithm::Direct;
+  if (takesTinyAllReduce(op, ctx) || takesTinyAllGather(op, ctx))
+    return Algorithm::Direct;
   return tunedAlgorithm(collective, op, ctx);
 }
 

@@ -11,20 +11,9 @@
 #include "algorithms/kernels/reduce.h"
 #include "algorithms/kernels/types.h"
 #include "algorithms/step_builder.h"
-#include "platform/cpu.h"
+#include "algorithms/tiny_wait.h"
 
 namespace mcl {
-
-namespace {
-
-// Polls for a peer's input before the rest goes to steps: a few
-// microseconds, about what a peer that is already in the call needs;
-// where ranks outnumber cores, the peer needs our core first.
-constexpr int kPolls = 2000;
-constexpr int kCrowdedPolls = 32;
-constexpr int64_t kCrowdedSpinNs = 10000;
-
-}  // namespace
 
 bool takesTinyAllReduce(const OpArgs& op, const AlgoContext& ctx) {
   if (op.kind != Collective::AllReduce || !ctx.allShm || ctx.nranks < 2 ||
@@ -60,17 +49,12 @@ bool runTinyAllReduce(const OpArgs& op, const AlgoContext& ctx,
     c->commitSend(bytes);
   }
   alignas(64) std::byte sum[kTinyAllReduceBytes];
-  const int polls = ctx.wait.spinNs < kCrowdedSpinNs ? kCrowdedPolls : kPolls;
   for (int r = 0; r < n; ++r) {
     const std::byte* x = in;
     transport::Connection* c = nullptr;
     if (r != ctx.rank) {
       c = ctx.peers[size_t(r)];
-      std::span<const std::byte> got = c->peekRecv();
-      for (int i = 0; got.size() < bytes && i < polls; ++i) {
-        platform::cpuRelax();
-        got = c->peekRecv();
-      }
+      std::span<const std::byte> got = pollPiece(*c, bytes, ctx);
       if (got.size() < bytes) {
         // Slow peer: what is folded goes to `out`, the rest to steps. In
         // place, our input is kept first if it is still to be folded.

@@ -15,8 +15,6 @@ namespace mcl {
 
 namespace {
 
-constexpr size_t kRingCopyShowsBytes = 256 * 1024;
-
 // The shape, corrected where measurements disagreed with the plain count
 // of hops and bytes for this kind of link.
 CostShape measuredShape(const AlgorithmInfo& a, size_t bytes, int nranks,
@@ -45,12 +43,12 @@ CostShape measuredShape(const AlgorithmInfo& a, size_t bytes, int nranks,
     s.fillHops = 0;
   }
   if (algorithm == Algorithm::Ring && collective == Collective::AllReduce &&
-      link.kind == std::string_view("shm") && bytes > kRingCopyShowsBytes) {
+      link.kind == std::string_view("shm")) {
     // The step that completes a block folds it into the outgoing slot and
-    // copies it out: one more pass over a rank's own block, which shows
-    // where memory is the link and the buffers outgrow the core's cache
-    // (two ranks: the ring led halving-doubling by 3-8 % at 32-64 KiB and
-    // trailed it from 512 KiB; over TCP the ring wins anyway).
+    // copies it out: one more pass over a rank's own block. With two ranks
+    // the plain count makes the ring and halving-doubling equal, and
+    // halving-doubling measured ahead from 8 KiB to 32 MiB (float and bf16,
+    // by 4-25 % from 16 to 256 KiB: perf/tune/algo_sweep.py, 2026-12-02).
     s.sent += 1.0 / nranks;
   }
   return s;

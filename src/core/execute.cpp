@@ -13,6 +13,7 @@
 
 #include "algorithms/collectives.h"
 #include "algorithms/executor.h"
+#include "algorithms/tiny_allgather.h"
 #include "algorithms/tiny_allreduce.h"
 #include "base/error.h"
 #include "core/call_check.h"
@@ -50,10 +51,14 @@ void appendTagged(mclComm& comm, const OpArgs& op) {
   stampSteps(comm, first, op);
 }
 
-// Runs op on this thread: a tiny all-reduce without steps when it can.
+// Runs op on this thread: a tiny all-reduce or all-gather without steps
+// when it can.
 void runOne(mclComm& comm, const OpArgs& op) {
-  if (takesTinyAllReduce(op, comm.context)) {
-    const bool done = runTinyAllReduce(op, comm.context, comm.steps);
+  const bool tinyReduce = takesTinyAllReduce(op, comm.context);
+  if (tinyReduce || takesTinyAllGather(op, comm.context)) {
+    const bool done = tinyReduce
+                          ? runTinyAllReduce(op, comm.context, comm.steps)
+                          : runTinyAllGather(op, comm.context, comm.steps);
     stampSteps(comm, 0, op);
     if (done) return;
     noteStaging(comm);

@@ -19,6 +19,7 @@ Needs FAULT_RANK, the path of mcl-fault-rank (CTest sets it)."""
 import itertools
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -103,8 +104,8 @@ class Job:
         self.survivors = [r for r in range(NRANKS)
                           if plan == "cable" or r != self.victim]
         port, rejoin = next(_ports), next(_ports)
-        self.gate = os.path.join(tempfile.mkdtemp(prefix="mcl-faults-"),
-                                 "gate")
+        self.scratch = tempfile.mkdtemp(prefix="mcl-faults-")
+        self.gate = os.path.join(self.scratch, "gate")
         self.base = {
             "MCL_WORLD_SIZE": str(NRANKS),
             "MCL_ROOT": f"{hosts.address(0)}:{port}",
@@ -162,6 +163,7 @@ class Job:
                 p.send_signal(signal.SIGCONT)
                 p.kill()
             p.communicate()
+        shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 def died_at(proc, limit=30):

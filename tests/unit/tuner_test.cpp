@@ -48,6 +48,18 @@ TEST(Tuner, SmallAllReducesGoDirectLargeOnesByBandwidth) {
       }
 }
 
+// Measured (perf/tune/algo_sweep.py allreduce -np 2, float and bf16): over
+// shared memory, halving-doubling led the ring from 8 KiB to 32 MiB; the
+// decode step's 4-64 KiB all-reduces must not go to the ring.
+TEST(Tuner, TwoRanksOnSharedMemoryPreferHalvingDoublingToTheRing) {
+  const AlgoContext ctx = contextFor("shm", false, 2);
+  for (size_t bytes = 8 * 1024; bytes <= (size_t{32} << 20); bytes *= 2) {
+    SCOPED_TRACE(bytes);
+    EXPECT_EQ(tunedAlgorithm(Collective::AllReduce, allReduceOf(bytes), ctx),
+              Algorithm::HalvingDoubling);
+  }
+}
+
 TEST(Tuner, PicksTheCheapestPredictionAndItsCacheAgrees) {
   for (const char* kind : kKinds)
     for (int n : {2, 3, 5}) {
