@@ -413,14 +413,20 @@ void fillRandom(uint8_t* p, size_t count, mclDataType_t type,
 
 enum class Aliasing { kNone, kDstIsA, kDstIsB, kAll };
 
-// Runs a test body on the CPU-specific kernels, then on the portable ones.
+// Runs a test body on the CPU's best kernels, on AVX2 where AVX-512 would
+// run, then on the portable ones (a path the CPU lacks runs once).
 template <typename Body>
 void onEveryKernelPath(Body body) {
-  for (bool portable : {false, true}) {
-    forcePortableKernels(portable);
+  std::string last;
+  for (int pass = 0; pass < 3; ++pass) {
+    avoidAvx512Kernels(pass >= 1);
+    forcePortableKernels(pass == 2);
+    if (kernelPath() == last) continue;
+    last = kernelPath();
     SCOPED_TRACE(kernelPath());
     body();
   }
+  avoidAvx512Kernels(false);
   forcePortableKernels(false);
 }
 
@@ -568,6 +574,54 @@ TEST(ReduceSemanticsTest, NarrowFloatsRoundOnceFromFloat) {
   EXPECT_EQ(reduceOne(h2048, h1, mclHalf, mclSum), h2048);
   const uint16_t hMax = 0x7bff;
   EXPECT_EQ(reduceOne(hMax, hMax, mclHalf, mclSum), 0x7c00);
+}
+
+// Sums the vector kernels round differently than the scalar code unless
+// they step aside: subnormal results (AVX-512's bf16 conversion flushes
+// them), NaN results, overflow to infinity and ties, at lengths past every
+// kernel's group. Each 16-bit pattern pair below is summed by reduce() and
+// compared with the scalar conversion functions (tested bit for bit above).
+TEST(ReduceSemanticsTest, HalfAndBf16SumsOfEdgeValuesOnEveryPath) {
+  std::mt19937_64 rng(7);
+  struct Case {
+    mclDataType_t type;
+    uint16_t (*pick)(std::mt19937_64&);
+  };
+  const Case cases[] = {
+      // bf16 subnormals (exponent 0) of either sign: subnormal sums.
+      {mclBfloat16, [](std::mt19937_64& r) { return uint16_t(r() & 0x807f); }},
+      // bf16 near the largest finite: sums overflow, or round to a tie.
+      {mclBfloat16,
+       [](std::mt19937_64& r) { return uint16_t(0x7f70 | (r() & 0x800f)); }},
+      // A NaN now and then among ordinary values.
+      {mclBfloat16,
+       [](std::mt19937_64& r) {
+         return r() % 29 == 0 ? uint16_t(0x7fc1) : uint16_t(r() & 0xbfff);
+       }},
+      {mclHalf, [](std::mt19937_64& r) { return uint16_t(r() & 0x83ff); }},
+      {mclHalf,
+       [](std::mt19937_64& r) { return uint16_t(0x7bf0 | (r() & 0x800f)); }},
+  };
+  onEveryKernelPath([&] {
+    for (const Case& c : cases) {
+      const size_t count = 77;
+      std::vector<uint16_t> a(count), b(count), sum(count);
+      for (size_t i = 0; i < count; ++i) {
+        a[i] = c.pick(rng);
+        b[i] = c.pick(rng);
+      }
+      reduce(sum.data(), a.data(), b.data(), count, c.type, mclSum);
+      for (size_t i = 0; i < count; ++i) {
+        const bool bf16 = c.type == mclBfloat16;
+        const uint16_t want =
+            bf16 ? floatToBf16(bf16ToFloat(a[i]) + bf16ToFloat(b[i]))
+                 : floatToHalf(halfToFloat(a[i]) + halfToFloat(b[i]));
+        ASSERT_EQ(sum[i], want)
+            << typeName(c.type) << " " << std::hex << a[i] << " + " << b[i]
+            << " (element " << std::dec << i << ")";
+      }
+    }
+  });
 }
 
 // ---- divide() ----

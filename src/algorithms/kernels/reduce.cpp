@@ -14,8 +14,10 @@
 //    as compare-and-select so they become vector compares and blends.
 // Half needs the CPU's conversion instructions to be fast: __fp16 on
 // AArch64 (the compiler vectorizes it), and on x86-64 an explicit AVX2+F16C
-// kernel picked at run time, which also serves bfloat16 (see below). FP8
-// looks every result up in a table (see there).
+// kernel picked at run time, which also serves bfloat16 (see below), and
+// AVX-512 sums where the CPU has AVX512-BF16 (half_sum_avx512.h). bfloat16
+// on AArch64 has its own NEON kernel (bf16_neon.h). FP8 looks every result
+// up in a table (see there).
 #include "algorithms/kernels/reduce.h"
 
 #include <algorithm>
@@ -27,7 +29,9 @@
 #include <string>
 #include <type_traits>
 
+#include "algorithms/kernels/bf16_neon.h"
 #include "algorithms/kernels/float_convert.h"
+#include "algorithms/kernels/half_sum_avx512.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -40,6 +44,7 @@ namespace {
 constexpr size_t kBlockBytes = 64;
 
 std::atomic<bool> portableOnly{false};
+std::atomic<bool> avx512Avoided{false};
 
 bool cpuSpecificAllowed() {
   return !portableOnly.load(std::memory_order_relaxed);
@@ -358,8 +363,17 @@ void combine16Bit(void* dst, const void* a, const void* b, size_t count) {
   Combiner<typename Lanes::Codec, Op>::run(dst, a, b, count);
 }
 
+// The AVX-512 sums (half_sum_avx512.h): where a decode step spends its
+// reductions.
+bool useAvx512Sums() {
+  return cpuSpecificAllowed() &&
+         !avx512Avoided.load(std::memory_order_relaxed) && cpuHasAvx512Bf16();
+}
+
 template <typename Op>
 void combineHalf(void* dst, const void* a, const void* b, size_t count) {
+  if constexpr (std::is_same_v<Op, SumOp>)
+    if (useAvx512Sums()) return sumHalfAvx512(dst, a, b, count);
   combine16Bit<HalfLanes, Op>(dst, a, b, count);
 }
 
@@ -425,6 +439,8 @@ MCL_AVX2 void combineBf16Avx2(void* dstRaw, const void* aRaw, const void* bRaw,
 
 template <typename Op>
 void combineBf16(void* dst, const void* a, const void* b, size_t count) {
+  if constexpr (std::is_same_v<Op, SumOp>)
+    if (useAvx512Sums()) return sumBf16Avx512(dst, a, b, count);
   if (useAvx2()) {
     if constexpr (std::is_same_v<Op, SumOp>) {
       return combineBf16Avx2<SumVec, Op>(dst, a, b, count);
@@ -439,7 +455,10 @@ void combineBf16(void* dst, const void* a, const void* b, size_t count) {
   Combiner<Bf16Codec, Op>::run(dst, a, b, count);
 }
 
-const char* cpuSpecificPath() { return cpuHasAvx2F16c() ? "avx2" : nullptr; }
+const char* cpuSpecificPath() {
+  if (useAvx512Sums()) return "avx512";
+  return cpuHasAvx2F16c() ? "avx2" : nullptr;
+}
 
 #undef MCL_AVX2
 #else
@@ -456,6 +475,15 @@ void combineHalf(void* dst, const void* a, const void* b, size_t count) {
 
 template <typename Op>
 void combineBf16(void* dst, const void* a, const void* b, size_t count) {
+#if defined(__aarch64__)
+  if (cpuSpecificAllowed()) {
+    constexpr Bf16NeonOp kOp = std::is_same_v<Op, SumOp>    ? Bf16NeonOp::kSum
+                               : std::is_same_v<Op, ProdOp> ? Bf16NeonOp::kProd
+                               : std::is_same_v<Op, MaxOp>  ? Bf16NeonOp::kMax
+                                                            : Bf16NeonOp::kMin;
+    return combineBf16Neon(kOp, dst, a, b, count);
+  }
+#endif
   Combiner<Bf16Codec, Op>::run(dst, a, b, count);
 }
 
@@ -595,6 +623,10 @@ const char* kernelPath() {
 
 void forcePortableKernels(bool portable) {
   portableOnly.store(portable, std::memory_order_relaxed);
+}
+
+void avoidAvx512Kernels(bool avoid) {
+  avx512Avoided.store(avoid, std::memory_order_relaxed);
 }
 
 }  // namespace mcl::kernels

@@ -36,14 +36,21 @@ void divide(void* buf, size_t count, mclDataType_t type, int divisor);
 // memcpy that accepts bytes == 0 with null pointers.
 void copy(void* dst, const void* src, size_t bytes);
 
-// The loops reduce() and divide() run for half and bfloat16: "avx2" (x86-64
-// with AVX2 and F16C, chosen at run time), "neon" (AArch64) or "portable".
+// The loops reduce() and divide() run for half and bfloat16: "avx512"
+// (x86-64 with AVX512-BF16: the sums; other ops as "avx2"), "avx2" (x86-64
+// with AVX2 and F16C), both chosen at run time, "neon" (AArch64) or
+// "portable".
 const char* kernelPath();
 
 // true makes every later call, process-wide, take the portable loops; false
 // restores the CPU's best path. Results are bit-identical either way: this
 // exists so tests and benchmarks can check and compare both.
 void forcePortableKernels(bool portable);
+
+// true makes later calls, process-wide, use the AVX2 kernels where the
+// AVX-512 ones would run (nothing changes elsewhere); false restores them.
+// For tests and benchmarks, as forcePortableKernels.
+void avoidAvx512Kernels(bool avoid);
 
 }  // namespace mcl::kernels
 

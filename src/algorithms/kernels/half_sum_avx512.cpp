@@ -1,0 +1,123 @@
+#include "algorithms/kernels/half_sum_avx512.h"
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "algorithms/kernels/float_convert.h"
+
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC 12's AVX-512 intrinsics start from _mm512_undefined_epi32(), which
+// -Wmaybe-uninitialized then reports inside them.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+namespace mcl::kernels {
+
+#define MCL_AVX512 \
+  __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16")))
+
+bool cpuHasAvx512Bf16() {
+  static const bool supported = [] {
+    // __builtin_cpu_supports also checks that the OS saves zmm registers.
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") == 0 ||
+        __builtin_cpu_supports("avx512bw") == 0 ||
+        __builtin_cpu_supports("avx512dq") == 0 ||
+        __builtin_cpu_supports("avx512vl") == 0)
+      return false;
+    // AVX512_BF16: CPUID leaf 7, sub-leaf 1, EAX bit 5 (read directly:
+    // older compilers do not name it).
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) == 0) return false;
+    return (eax & (1u << 5)) != 0;
+  }();
+  return supported;
+}
+
+namespace {
+
+// 16 bfloat16 elements as floats: widened to 32 bits, moved to the top.
+MCL_AVX512 __m512 widenBf16(const uint16_t* src) {
+  const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src));
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(raw), 16));
+}
+
+// NaN, signalling or quiet, and subnormal lanes: the portable rounding
+// keeps subnormals, where VCVTNE2PS2BF16 flushes them to zero.
+constexpr int kNanOrSubnormal = 0x01 | 0x20 | 0x80;
+
+}  // namespace
+
+MCL_AVX512 void sumBf16Avx512(void* dstRaw, const void* aRaw, const void* bRaw,
+                              size_t count) {
+  constexpr size_t kGroup = 32;
+  auto* dst = static_cast<uint16_t*>(dstRaw);
+  const auto* a = static_cast<const uint16_t*>(aRaw);
+  const auto* b = static_cast<const uint16_t*>(bRaw);
+  auto scalar = [&](size_t from, size_t to) {
+    for (size_t i = from; i < to; ++i)
+      dst[i] = floatToBf16(bf16ToFloat(a[i]) + bf16ToFloat(b[i]));
+  };
+  size_t i = 0;
+  for (; i + kGroup <= count; i += kGroup) {
+    const __m512 low = _mm512_add_ps(widenBf16(a + i), widenBf16(b + i));
+    const __m512 high =
+        _mm512_add_ps(widenBf16(a + i + 16), widenBf16(b + i + 16));
+    // Rare (a NaN or subnormal sum): the group takes the portable rounding
+    // (its loads come first, so dst may be a or b).
+    if ((_mm512_fpclass_ps_mask(low, kNanOrSubnormal) |
+         _mm512_fpclass_ps_mask(high, kNanOrSubnormal)) != 0) {
+      scalar(i, i + kGroup);
+      continue;
+    }
+    // Round to nearest even, as floatToBf16 does for every other value.
+    const __m512bh narrowed = _mm512_cvtne2ps_pbh(high, low);
+    // A vector cast: the bits as they are (std::bit_cast would be a
+    // function built without AVX-512, which GCC refuses to pass zmm to).
+    _mm512_storeu_si512(dst + i, (__m512i)narrowed);
+  }
+  scalar(i, count);
+}
+
+namespace {
+
+// 16 halves summed: widened by VCVTPH2PS, rounded back to nearest even
+// explicitly rather than by MXCSR's mode.
+MCL_AVX512 void sumHalves16(uint16_t* dst, const uint16_t* a,
+                            const uint16_t* b) {
+  const __m512 x =
+      _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a)));
+  const __m512 y =
+      _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)));
+  const __m256i sum = _mm512_cvtps_ph(
+      _mm512_add_ps(x, y), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), sum);
+}
+
+}  // namespace
+
+MCL_AVX512 void sumHalfAvx512(void* dstRaw, const void* aRaw, const void* bRaw,
+                              size_t count) {
+  auto* dst = static_cast<uint16_t*>(dstRaw);
+  const auto* a = static_cast<const uint16_t*>(aRaw);
+  const auto* b = static_cast<const uint16_t*>(bRaw);
+  size_t i = 0;
+  // Two groups a turn: the loop's own instructions showed in cache.
+  for (; i + 32 <= count; i += 32) {
+    sumHalves16(dst + i, a + i, b + i);
+    sumHalves16(dst + i + 16, a + i + 16, b + i + 16);
+  }
+  for (; i + 16 <= count; i += 16) sumHalves16(dst + i, a + i, b + i);
+  for (; i < count; ++i)
+    dst[i] = floatToHalf(halfToFloat(a[i]) + halfToFloat(b[i]));
+}
+
+#undef MCL_AVX512
+
+}  // namespace mcl::kernels
+
+#endif  // __x86_64__
