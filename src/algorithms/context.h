@@ -23,6 +23,9 @@ namespace mcl {
 struct WaitPolicy {
   int64_t spinNs = 20000;    // busy-poll this long after the last progress
   int64_t yieldNs = 200000;  // then yield the CPU this long, then sleep
+  // A spin budget this short says the ranks outnumber the cores (settings
+  // choose 2 us then, 100 by default): a peer waited on may need this core.
+  bool crowded() const { return spinNs < 10000; }
 };
 
 // What the tuner knows of the links a communicator's collectives cross: the

@@ -17,10 +17,9 @@ namespace mcl {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-// While spinning, a yield every this many polls (a few microseconds)...
+// While spinning, a yield every this many polls (a few microseconds), or
+// at every look at the clock where the ranks are crowded.
 constexpr uint32_t kSpinsPerYield = 512;
-// ...unless the spin budget is this short: the ranks are crowded.
-constexpr int64_t kCrowdedSpinNs = 10000;
 constexpr int64_t kSleepSliceNs = 50'000'000;  // re-check abort and peers
 constexpr int64_t kPeerCheckIntervalNs = 1'000'000;
 
@@ -322,7 +321,7 @@ void runLanes(std::span<Lane> lanes) {
       // bytes that land during it wait for it to return.
       // Where ranks outnumber cores (a short spin budget says so), a peer
       // surely waits for the core: yield at every look.
-      if (ctx.wait.spinNs < kCrowdedSpinNs || spins % kSpinsPerYield == 0)
+      if (ctx.wait.crowded() || spins % kSpinsPerYield == 0)
         platform::yieldCpu();
       continue;
     }

@@ -10,23 +10,24 @@ namespace mcl {
 
 namespace {
 
-constexpr int kPolls = 2000;
-constexpr int kCrowdedYields = 8;
-constexpr int64_t kCrowdedSpinNs = 10000;
+// About 5 us of polls; where the ranks are crowded, a few turns of the
+// core instead.
+constexpr int kTinyPolls = 2000;
+constexpr int kTinyCrowdedYields = 8;
 
 }  // namespace
 
 std::span<const std::byte> pollPiece(transport::Connection& c, size_t bytes,
                                      const AlgoContext& ctx) {
   std::span<const std::byte> got = c.peekRecv();
-  if (ctx.wait.spinNs < kCrowdedSpinNs) {
-    for (int i = 0; got.size() < bytes && i < kCrowdedYields; ++i) {
+  if (ctx.wait.crowded()) {
+    for (int i = 0; got.size() < bytes && i < kTinyCrowdedYields; ++i) {
       platform::yieldCpu();
       got = c.peekRecv();
     }
     return got;
   }
-  for (int i = 0; got.size() < bytes && i < kPolls; ++i) {
+  for (int i = 0; got.size() < bytes && i < kTinyPolls; ++i) {
     platform::cpuRelax();
     got = c.peekRecv();
   }
