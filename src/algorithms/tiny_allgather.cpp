@@ -1,7 +1,6 @@
 #include "algorithms/tiny_allgather.h"
 
 #include <cstddef>
-#include <cstdint>
 #include <cstring>
 #include <span>
 #include <vector>
@@ -10,7 +9,7 @@
 #include "algorithms/collectives.h"
 #include "algorithms/kernels/types.h"
 #include "algorithms/step_builder.h"
-#include "algorithms/tiny_wait.h"
+#include "algorithms/tiny_exchange.h"
 
 namespace mcl {
 
@@ -33,20 +32,9 @@ bool runTinyAllGather(const OpArgs& op, const AlgoContext& ctx,
   const size_t bytes = op.count * kernels::typeSize(op.type);
   const auto* in = static_cast<const std::byte*>(op.sendbuff);
   auto* out = static_cast<std::byte*>(op.recvbuff);
-  // Room for every send first: a full ring (a peer far behind) leaves it
-  // all to steps, with nothing done yet.
-  for (int k = 1; k < n; ++k) {
-    transport::Connection* c = ctx.peers[size_t((ctx.rank + k) % n)];
-    if (c->acquireSend(bytes).size() < bytes) {
-      appendDirectAllGather(op, ctx, rest);
-      return false;
-    }
-  }
-  // The same order as the direct all-gather: to rank + 1 first.
-  for (int k = 1; k < n; ++k) {
-    transport::Connection* c = ctx.peers[size_t((ctx.rank + k) % n)];
-    std::memcpy(c->acquireSend(bytes).data(), in, bytes);
-    c->commitSend(bytes);
+  if (!sendToEveryPeer(in, bytes, ctx)) {
+    appendDirectAllGather(op, ctx, rest);
+    return false;
   }
   std::byte* own = out + static_cast<size_t>(ctx.rank) * bytes;
   if (own != in) std::memcpy(own, in, bytes);

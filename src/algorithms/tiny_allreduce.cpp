@@ -1,7 +1,6 @@
 #include "algorithms/tiny_allreduce.h"
 
 #include <cstddef>
-#include <cstdint>
 #include <cstring>
 #include <span>
 #include <vector>
@@ -11,7 +10,7 @@
 #include "algorithms/kernels/reduce.h"
 #include "algorithms/kernels/types.h"
 #include "algorithms/step_builder.h"
-#include "algorithms/tiny_wait.h"
+#include "algorithms/tiny_exchange.h"
 
 namespace mcl {
 
@@ -34,19 +33,9 @@ bool runTinyAllReduce(const OpArgs& op, const AlgoContext& ctx,
   const size_t bytes = count * kernels::typeSize(op.type);
   const auto* in = static_cast<const std::byte*>(op.sendbuff);
   auto* out = static_cast<std::byte*>(op.recvbuff);
-  // Room for every send first: a full ring (a peer far behind) leaves it
-  // all to steps, with nothing done yet.
-  for (int k = 1; k < n; ++k) {
-    transport::Connection* c = ctx.peers[size_t((ctx.rank + k) % n)];
-    if (c->acquireSend(bytes).size() < bytes) {
-      appendDirectAllReduce(op, ctx, rest);
-      return false;
-    }
-  }
-  for (int k = 1; k < n; ++k) {
-    transport::Connection* c = ctx.peers[size_t((ctx.rank + k) % n)];
-    std::memcpy(c->acquireSend(bytes).data(), in, bytes);
-    c->commitSend(bytes);
+  if (!sendToEveryPeer(in, bytes, ctx)) {
+    appendDirectAllReduce(op, ctx, rest);
+    return false;
   }
   alignas(64) std::byte sum[kTinyAllReduceBytes];
   for (int r = 0; r < n; ++r) {

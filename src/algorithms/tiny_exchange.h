@@ -1,5 +1,6 @@
-// How the tiny paths (tiny_allreduce.h, tiny_allgather.h) wait for a
-// peer's piece before they hand the rest to steps.
+// What the tiny paths (tiny_allreduce.h, tiny_allgather.h) share: one
+// piece to every peer, and the wait for a peer's piece before they hand
+// the rest to steps.
 #pragma once
 
 #include <cstddef>
@@ -9,6 +10,11 @@
 #include "transports/transport.h"
 
 namespace mcl {
+
+// Sends bytes from `in` to every peer, rank + 1 first (as the direct
+// algorithms do), once every ring has room; false, with nothing sent, when
+// one has none (a peer far behind): then steps do all the work.
+bool sendToEveryPeer(const std::byte* in, size_t bytes, const AlgoContext& ctx);
 
 // The piece at the head of c once it holds `bytes`, or what is there (less)
 // when the peer is slow. Where every rank has a core, spins a few

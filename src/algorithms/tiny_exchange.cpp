@@ -1,7 +1,7 @@
-#include "algorithms/tiny_wait.h"
+#include "algorithms/tiny_exchange.h"
 
 #include <cstddef>
-#include <cstdint>
+#include <cstring>
 #include <span>
 
 #include "platform/cpu.h"
@@ -16,6 +16,21 @@ constexpr int kTinyPolls = 2000;
 constexpr int kTinyCrowdedYields = 8;
 
 }  // namespace
+
+bool sendToEveryPeer(const std::byte* in, size_t bytes,
+                     const AlgoContext& ctx) {
+  const int n = ctx.nranks;
+  for (int k = 1; k < n; ++k)
+    if (ctx.peers[size_t((ctx.rank + k) % n)]->acquireSend(bytes).size() <
+        bytes)
+      return false;
+  for (int k = 1; k < n; ++k) {
+    transport::Connection* c = ctx.peers[size_t((ctx.rank + k) % n)];
+    std::memcpy(c->acquireSend(bytes).data(), in, bytes);
+    c->commitSend(bytes);
+  }
+  return true;
+}
 
 std::span<const std::byte> pollPiece(transport::Connection& c, size_t bytes,
                                      const AlgoContext& ctx) {
