@@ -66,7 +66,19 @@ BootstrapClient::BootstrapClient(const UniqueIdContents& id, const Hello& hello,
   cancel_ = currentInitCancel();
   if (cancel_ != nullptr) cancel_->watch(socket_.fd());
 
-  Frame challenge = expect(FrameType::Challenge, "authentication");
+  Frame challenge;
+  try {
+    challenge = expect(FrameType::Challenge, "authentication");
+  } catch (const Error& e) {
+    if (e.code() != mclTimeout) throw;
+    // An mcl root challenges at once: this listener is something else.
+    throw error(mclTimeout,
+                "rank %d: the process listening at %s accepted the "
+                "connection but never began mcl's handshake: another "
+                "program holds that port (MCL_ROOT's, or the port in the "
+                "unique id), or a proxy or firewall holds the connection",
+                rank_, rootText_.c_str());
+  }
   Nonce rootNonce;
   if (challenge.payload.size() != rootNonce.size())
     throw error(mclRemoteError, "malformed challenge from the root at %s",
@@ -177,6 +189,18 @@ void BootstrapClient::close() {
   if (!socket_.valid()) return;
   try {
     sendFrame(socket_.fd(), FrameType::Bye, {}, deadline_);
+  } catch (const std::exception&) {
+  }
+  if (cancel_ != nullptr) cancel_->unwatch(socket_.fd());
+  socket_.close();
+}
+
+void BootstrapClient::abandon(int code, const std::string& message) {
+  if (!socket_.valid()) return;
+  try {
+    auto soon = std::min(deadline_, Clock::now() + std::chrono::seconds(1));
+    sendFrame(socket_.fd(), FrameType::Failure,
+              encode(Failure{code, message.substr(0, 4000)}), soon);
   } catch (const std::exception&) {
   }
   if (cancel_ != nullptr) cancel_->unwatch(socket_.fd());

@@ -36,6 +36,9 @@ class BootstrapClient {
 
   // Tells the root this rank is done; the connection closes.
   void close();
+  // Tells the root this rank's init failed and why (the root tells every
+  // rank), then closes. Best effort: the root may be gone already.
+  void abandon(int code, const std::string& message);
 
   // The address this rank reached the root from: its peers can reach it
   // there too (the side channel listens on it).

@@ -119,6 +119,7 @@ std::vector<uint8_t> encode(const Hello& m) {
   w.u32(m.timeoutMs);
   w.str(m.hostId);
   w.str(m.hostName);
+  w.u64(m.shmFreeBytes);
   return w.take();
 }
 
@@ -132,6 +133,7 @@ Hello decodeHello(const std::vector<uint8_t>& payload) {
   m.timeoutMs = r.u32();
   m.hostId = r.str(kMaxHostText);
   m.hostName = r.str(kMaxHostText);
+  m.shmFreeBytes = r.u64();
   r.finish();
   // The root sizes its table of ranks from the first Hello: a size no
   // communicator can have is refused before anything is allocated for it.
@@ -150,6 +152,7 @@ std::vector<uint8_t> encode(const Welcome& m) {
     w.str(p.hostId);
     w.str(p.hostName);
     w.u32(p.pid);
+    w.u64(p.shmFreeBytes);
   }
   return w.take();
 }
@@ -159,15 +162,16 @@ Welcome decodeWelcome(const std::vector<uint8_t>& payload) {
   Welcome m;
   m.commId = r.u64();
   uint32_t n = r.u32();
-  // Each entry takes at least 12 bytes: refuse counts the payload cannot
+  // Each entry takes at least 20 bytes: refuse counts the payload cannot
   // hold before allocating for them.
-  if (n == 0 || n > kMaxRanks || n > r.remaining() / 12)
+  if (n == 0 || n > kMaxRanks || n > r.remaining() / 20)
     throw error(mclRemoteError, "malformed Welcome: %u ranks", n);
   m.peers.resize(n);
   for (auto& p : m.peers) {
     p.hostId = r.str(kMaxHostText);
     p.hostName = r.str(kMaxHostText);
     p.pid = r.u32();
+    p.shmFreeBytes = r.u64();
   }
   r.finish();
   return m;

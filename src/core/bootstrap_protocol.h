@@ -4,12 +4,15 @@
 //   root -> rank   Challenge {nonce_r}
 //   rank -> root   AuthProof {nonce_c, HMAC(secret, "client", ...)}
 //   root -> rank   AuthOk    {HMAC(secret, "server", ...)}
-//   rank -> root   Hello     {rank, nranks, pid, timeout, host id, name}
-//   root -> ranks  Welcome   {communicator id, every rank's host, pid}
+//   rank -> root   Hello     {rank, nranks, pid, timeout, host id, name,
+//                             room in /dev/shm}
+//   root -> ranks  Welcome   {communicator id, every rank's host, pid, room}
 //   rank -> root   AllGather {round, bytes}
 //   root -> ranks  AllGatherResult {round, every rank's bytes}
 //   rank -> root   Bye
 //   root -> ranks  Failure   {result code, message} when init fails
+//   rank -> root   Failure   {result code, message} when this rank's init
+//                            fails: the root tells every rank why
 #pragma once
 
 #include <cstddef>
@@ -28,6 +31,7 @@ constexpr uint32_t kMaxAllGatherBytes = 1u << 20;  // per rank and round
 constexpr size_t kMaxHostText = 256;
 // The most ranks a communicator may have (what a Welcome can list).
 constexpr uint32_t kMaxRanks = 1u << 16;
+constexpr uint64_t kRoomUnknown = UINT64_MAX;
 
 enum class FrameType : uint32_t {
   Challenge = 1,
@@ -68,6 +72,10 @@ struct Hello {
   uint32_t timeoutMs = 0;  // how long this rank will wait for the others
   std::string hostId;
   std::string hostName;
+  // Free bytes for shared memory where this rank runs (Linux: /dev/shm),
+  // seen before any rank of the communicator took some; kRoomUnknown where
+  // nothing bounds it (macOS).
+  uint64_t shmFreeBytes = kRoomUnknown;
 };
 std::vector<uint8_t> encode(const Hello& m);
 Hello decodeHello(const std::vector<uint8_t>& payload);
@@ -76,6 +84,7 @@ struct PeerInfo {
   std::string hostId;
   std::string hostName;
   uint32_t pid = 0;
+  uint64_t shmFreeBytes = kRoomUnknown;  // from its Hello
 };
 struct Welcome {
   uint64_t commId = 0;

@@ -27,7 +27,9 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "base/port_range.h"
 #include "core/bootstrap_protocol.h"
+#include "core/params.h"
 
 namespace mcl {
 
@@ -372,7 +374,8 @@ class Root {
     commId_ = w.commId;
     setRootState(commId_, false);
     for (Client* c : ranks_)
-      w.peers.push_back({c->hello.hostId, c->hello.hostName, c->hello.pid});
+      w.peers.push_back({c->hello.hostId, c->hello.hostName, c->hello.pid,
+                         c->hello.shmFreeBytes});
     std::vector<uint8_t> payload = encode(w);
     for (Client* c : ranks_)
       sendFrame(c->socket.fd(), FrameType::Welcome, payload,
@@ -385,6 +388,7 @@ class Root {
       if (++done_ == nranks_) finished_ = true;
       return;
     }
+    if (f.type == FrameType::Failure) return relayFailure(c, f);
     if (f.type != FrameType::AllGather)
       throw error(mclRemoteError, "sent %s during init", frameTypeName(f.type));
     if (joined_ != nranks_ || c.hasContribution)
@@ -409,6 +413,18 @@ class Root {
                   Clock::now() + kSendWindow);
     contributions_ = 0;
     ++round_;
+  }
+
+  // A rank whose init failed says why before it leaves: every rank then
+  // fails with that reason, not with "rank r closed the connection".
+  void relayFailure(Client& c, const Frame& f) {
+    Failure failure = decodeFailure(f.payload);
+    if (failure.code <= mclSuccess || failure.code >= mclNumResults)
+      failure.code = mclRemoteError;
+    const std::string prefix = "rank " + std::to_string(c.hello.rank) + ": ";
+    if (failure.message.compare(0, prefix.size(), prefix) != 0)
+      failure.message = prefix + failure.message;
+    failAll(failure.code, failure.message);
   }
 
   void disconnect(Client& c, const char* why) {
@@ -471,6 +487,8 @@ std::vector<platform::SocketAddress> startRendezvousRoot(
     int timeoutSeconds) {
   std::vector<platform::Socket> listeners;
   std::vector<platform::SocketAddress> bound;
+  std::string failures;  // why each address could not be listened on
+  const platform::PortRange range = portRangeSetting(environmentParams());
   int port = 0;
   for (auto address : binds) {
     // One port for every address when it is free: easier to read and to
@@ -487,16 +505,28 @@ std::vector<platform::SocketAddress> startRendezvousRoot(
     };
     platform::Socket s;
     // A given port is a promise to the ranks (MCL_ROOT): that one or none.
+    // Else the first address's port for every address when it is free,
+    // else any (within MCL_PORT_RANGE).
     std::vector<int> ports = {port, 0};
+    if (port == 0) ports = {0};
     if (address.port() != 0) ports = {address.port()};
     for (int p : ports) {
       try {
-        s = platform::listenTcp(withPort(p), 256);
+        s = p != 0 || address.port() != 0
+                ? platform::listenTcp(withPort(p), 256)
+                : platform::listenTcpInRange(address, 256, range);
         break;
-      } catch (const std::exception& e) {
-        if (p == ports.back())
-          MCL_LOG(Warn, kLogBootstrap, "rendezvous: cannot listen on %s: %s",
-                  address.host().c_str(), e.what());
+      } catch (const std::system_error& e) {
+        if (p != ports.back()) continue;
+        std::string why = e.what();
+        if (e.code().value() == EADDRINUSE && address.port() != 0)
+          why +=
+              "; the port is MCL_ROOT's: another job with the same "
+              "MCL_ROOT, or a leftover process of an earlier one, holds "
+              "it (or pick another port)";
+        MCL_LOG(Warn, kLogBootstrap, "rendezvous: cannot listen on %s: %s",
+                address.host().c_str(), why.c_str());
+        failures += (failures.empty() ? "" : "; ") + why;
       }
     }
     if (!s.valid()) continue;
@@ -508,10 +538,14 @@ std::vector<platform::SocketAddress> startRendezvousRoot(
     bound.push_back(local);
     listeners.push_back(std::move(s));
   }
+  if (listeners.empty() && failures.empty())
+    throw error(mclSystemError,
+                "mclGetUniqueId: the rendezvous has no address to listen on "
+                "(check MCL_SOCKET_IFNAME)");
   if (listeners.empty())
     throw error(mclSystemError,
-                "mclGetUniqueId: the rendezvous could not listen on any "
-                "address (check MCL_SOCKET_IFNAME)");
+                "mclGetUniqueId: the rendezvous root cannot listen: %s",
+                failures.c_str());
   auto root =
       std::make_shared<Root>(std::move(listeners), secret, timeoutSeconds);
   std::thread([root] { root->run(); }).detach();

@@ -6,10 +6,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cinttypes>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <exception>
 #include <map>
 #include <memory>
 #include <string>
@@ -35,6 +38,7 @@
 #include "core/unique_id.h"
 #include "platform/cpu.h"
 #include "platform/host_identity.h"
+#include "platform/shared_memory.h"
 
 namespace mcl {
 
@@ -80,12 +84,14 @@ std::unique_ptr<BootstrapClient> joinRendezvous(mclComm& comm,
   hello.timeoutMs = static_cast<uint32_t>(comm.settings.timeoutSeconds) * 1000u;
   hello.hostId = platform::hostIdentity();
   hello.hostName = platform::hostName();
+  const platform::SharedMemoryRoom room = platform::sharedMemoryRoom();
+  if (room.known) hello.shmFreeBytes = room.freeBytes;
   auto bootstrap = std::make_unique<BootstrapClient>(id, hello, deadline);
   comm.commId = bootstrap->welcome().commId;
   comm.peers = bootstrap->welcome().peers;
   std::vector<transport::RankPlace> places;
   for (const PeerInfo& p : comm.peers)
-    places.push_back({p.hostId, p.hostName, p.pid});
+    places.push_back({p.hostId, p.hostName, p.pid, p.shmFreeBytes});
   for (auto& device : comm.devices) device->joined(comm.commId, places);
   return bootstrap;
 }
@@ -385,6 +391,59 @@ void logReady(const mclComm& comm) {
           comm.settings.timeoutSeconds);
 }
 
+// Everything after the rendezvous: open, tell the others, agree, connect.
+void connectJoined(mclComm& comm, BootstrapClient& bootstrap,
+                   const UniqueIdContents& contents, int64_t zeroCopyMin,
+                   platform::Deadline deadline) {
+  openSideChannel(comm, bootstrap, contents.secret);
+  const std::vector<bool> opened = openTransports(comm, deadline);
+  const TopologyFileRead topoFile = readTopologyFile(comm);
+  const InitDetails mine =
+      detailsOf(comm, opened, topoFile, zeroCopyMin, deadline);
+  checkInitCancelled("the rendezvous");
+  std::vector<InitDetails> all;
+  for (const auto& bytes : bootstrap.allGather(encodeDetails(mine)))
+    all.push_back(decodeDetails(bytes));
+
+  // Agree, and see the cluster alike: a bad MCL_TOPO_FILE fails every rank
+  // alike, before anything is mapped.
+  checkAgreement(comm, all, mine);
+  comm.cluster = clusterOf(comm, topoFile, all);
+  teachTransports(comm, opened, all);
+
+  // Choose each pair's transport, then connect.
+  comm.transports = chooseTransports(comm.devices, opened, comm.nranks,
+                                     comm.settings.transport, comm.label(),
+                                     oneHostName(comm));
+  addPathsAndFindings(comm, comm.cluster);
+  checkInitCancelled("the exchange of what each rank offers");
+  connectSideChannel(comm, all, deadline);
+  connectTransports(comm, opened, bootstrap, deadline);
+  buildAlgoContext(comm, all, zeroCopyMin);
+  logReady(comm);
+  if (comm.settings.tuneProbe) probeLinkModel(comm);
+}
+
+// For a rank out of descriptors (EMFILE), how many one rank of this
+// communicator holds while init runs: the rendezvous connection, the side
+// channel's listener and a socket per peer; over TCP a listener and
+// 2 x MCL_TCP_NSOCKS sockets per peer; and the process that runs the
+// rendezvous root one per rank until init ends. "" for other errors.
+std::string descriptorNeeds(const mclComm& comm, const Error& e) {
+  const std::string what = e.what();
+  if (what.find(std::strerror(EMFILE)) == std::string::npos ||
+      what.find("descriptors per rank during init") != std::string::npos)
+    return "";  // not EMFILE, or said already (by the rank that ran out)
+  const int peers = comm.nranks - 1;
+  return "; a communicator of " + std::to_string(comm.nranks) +
+         " ranks holds about " + std::to_string(peers + 3) +
+         " descriptors per rank during init, " +
+         "plus 2 x MCL_TCP_NSOCKS per peer over TCP (" +
+         std::to_string(4 * peers) +
+         " at the default 2), plus one per rank in the process that made "
+         "the unique id";
+}
+
 }  // namespace
 
 void checkInitArguments(int nranks, const mclUniqueId& id, int rank) {
@@ -422,36 +481,24 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
   const auto deadline = platform::Clock::now() +
                         std::chrono::seconds(comm->settings.timeoutSeconds);
 
-  // Join, open, and tell the others.
-  std::unique_ptr<BootstrapClient> bootstrap =
-      joinRendezvous(*comm, contents, deadline);
-  openSideChannel(*comm, *bootstrap, contents.secret);
-  const std::vector<bool> opened = openTransports(*comm, deadline);
-  const TopologyFileRead topoFile = readTopologyFile(*comm);
-  const InitDetails mine =
-      detailsOf(*comm, opened, topoFile, zeroCopyMin, deadline);
-  checkInitCancelled("the rendezvous");
-  std::vector<InitDetails> all;
-  for (const auto& bytes : bootstrap->allGather(encodeDetails(mine)))
-    all.push_back(decodeDetails(bytes));
-
-  // Agree, and see the cluster alike: a bad MCL_TOPO_FILE fails every rank
-  // alike, before anything is mapped.
-  checkAgreement(*comm, all, mine);
-  comm->cluster = clusterOf(*comm, topoFile, all);
-  teachTransports(*comm, opened, all);
-
-  // Choose each pair's transport, then connect.
-  comm->transports =
-      chooseTransports(comm->devices, opened, nranks, comm->settings.transport,
-                       comm->label(), oneHostName(*comm));
-  addPathsAndFindings(*comm, comm->cluster);
-  checkInitCancelled("the exchange of what each rank offers");
-  connectSideChannel(*comm, all, deadline);
-  connectTransports(*comm, opened, *bootstrap, deadline);
-  buildAlgoContext(*comm, all, zeroCopyMin);
-  logReady(*comm);
-  if (comm->settings.tuneProbe) probeLinkModel(*comm);
+  // Join, then the rest.
+  try {
+    std::unique_ptr<BootstrapClient> bootstrap =
+        joinRendezvous(*comm, contents, deadline);
+    try {
+      connectJoined(*comm, *bootstrap, contents, zeroCopyMin, deadline);
+    } catch (...) {
+      // The others hear why (from the root) instead of "rank r left".
+      const Error e = asError(std::current_exception());
+      bootstrap->abandon(e.code(), e.what() + descriptorNeeds(*comm, e));
+      throw;
+    }
+  } catch (...) {
+    const Error e = asError(std::current_exception());
+    const std::string needs = descriptorNeeds(*comm, e);
+    if (needs.empty()) throw;
+    throw Error(e.code(), e.what() + needs);
+  }
   return comm;
 }
 

@@ -23,7 +23,9 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "base/port_range.h"
 #include "base/wire.h"
+#include "core/params.h"
 
 namespace mcl {
 
@@ -106,7 +108,8 @@ PeerWatch::PeerWatch(int rank, int nranks, uint64_t commId,
       label_(std::move(label)),
       peers_(size_t(nranks)) {
   try {
-    listener_ = platform::listenTcp(local.withPort(0), nranks + 16);
+    listener_ = platform::listenTcpInRange(
+        local, nranks + 16, portRangeSetting(environmentParams()));
     platform::openWakePipe(&wakeRead_, &wakeWrite_);
   } catch (const std::exception& e) {
     throw error(mclSystemError, "%s: cannot open the side channel on %s: %s",

@@ -16,6 +16,7 @@
 #include <system_error>
 #include <utility>
 
+#include "base/byte_text.h"
 #include "base/error.h"
 #include "platform/shared_memory.h"
 
@@ -120,6 +121,16 @@ void* allocateShared(size_t bytes) {
       break;
     } catch (const std::system_error& e) {
       if (e.code().value() != EEXIST || attempt >= 16) {
+        const platform::SharedMemoryRoom room = platform::sharedMemoryRoom();
+        if (room.known && e.code().value() == ENOSPC)
+          throw error(mclSystemError,
+                      "cannot allocate %s of shared memory: %s has %s free "
+                      "of %s (df -h %s): make it larger (docker run "
+                      "--shm-size), free buffers, or run fewer ranks per "
+                      "host (%s)",
+                      bytesText(bytes).c_str(), room.where,
+                      bytesText(room.freeBytes).c_str(),
+                      bytesText(room.totalBytes).c_str(), room.where, e.what());
         throw error(mclSystemError,
                     "cannot allocate %zu bytes of shared memory: %s (on "
                     "Linux, /dev/shm's size bounds it)",

@@ -51,6 +51,20 @@ void* mapFd(int fd, size_t bytes, const std::string& name,
 
 }  // namespace
 
+SharedMemoryRoom sharedMemoryRoom() {
+  SharedMemoryRoom room;
+#if defined(__linux__)
+  room.where = "/dev/shm";
+  struct statvfs fs;
+  if (statvfs(room.where, &fs) == 0) {
+    room.known = true;
+    room.freeBytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+    room.totalBytes = static_cast<uint64_t>(fs.f_blocks) * fs.f_frsize;
+  }
+#endif
+  return room;
+}
+
 SharedMemory::SharedMemory(SharedMemory&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)),
       size_(std::exchange(other.size_, 0)) {}
@@ -135,6 +149,18 @@ SharedMemory SharedMemory::open(const std::string& name, bool populate) {
   }
   seg.size_ = static_cast<size_t>(st.st_size);
   close(fd);
+  return seg;
+}
+
+SharedMemory SharedMemory::createPrivate(size_t bytes) {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    throwSystemError("mmap of " + std::to_string(bytes) +
+                     " bytes of private memory");
+  SharedMemory seg;
+  seg.data_ = p;
+  seg.size_ = bytes;
   return seg;
 }
 

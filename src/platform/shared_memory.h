@@ -5,9 +5,23 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace mcl::platform {
+
+// Where shared-memory segments live and how much room is left there. On
+// Linux, /dev/shm: a tmpfs whose size bounds every segment (Docker gives
+// containers 64 MiB), and a page it cannot supply is a SIGBUS at first
+// touch. On macOS, POSIX shared memory is ordinary pageable memory with no
+// such bound: known is false.
+struct SharedMemoryRoom {
+  bool known = false;
+  uint64_t freeBytes = 0;   // what an unprivileged process may still take
+  uint64_t totalBytes = 0;  // the file system's size
+  const char* where = "";   // "/dev/shm", for messages
+};
+SharedMemoryRoom sharedMemoryRoom();
 
 class SharedMemory {
  public:
@@ -29,6 +43,9 @@ class SharedMemory {
   // every page now, not at first touch (a fault per page then would fall
   // on the calls that use it).
   static SharedMemory open(const std::string& name, bool populate = false);
+  // Zero-filled memory no other process can name (MAP_ANONYMOUS): for a
+  // rank whose rings serve only itself, nothing in /dev/shm.
+  static SharedMemory createPrivate(size_t bytes);
   // Removes the name; mappings stay valid. Missing names are not an error.
   static void unlink(const std::string& name);
   // False once the name is removed (its memory lives on while mapped).

@@ -173,6 +173,23 @@ static void prepareStream(int fd) {
   setNoSigPipe(fd);
 }
 
+std::string bindHint(int err, const SocketAddress& address) {
+  const std::string port = std::to_string(address.port());
+  switch (err) {
+    case EADDRINUSE:
+      return " (another process listens on port " + port +
+             "; find it with: ss -ltnp 'sport = :" + port +
+             "' on Linux, lsof -nP -iTCP:" + port + " -sTCP:LISTEN on macOS)";
+    case EADDRNOTAVAIL:
+      return " (no interface of this host has the address " + address.host() +
+             ")";
+    case EACCES:
+      return " (ports below 1024 need root)";
+    default:
+      return "";
+  }
+}
+
 Socket listenTcp(const SocketAddress& address, int backlog) {
   Socket s(socket(address.storage.ss_family, SOCK_STREAM, 0));
   if (!s.valid()) throwSystemError("socket");
@@ -180,12 +197,37 @@ Socket listenTcp(const SocketAddress& address, int backlog) {
   int one = 1;
   setsockopt(s.fd(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   if (bind(s.fd(), reinterpret_cast<const sockaddr*>(&address.storage),
-           address.length) != 0)
-    throwSystemError("bind to " + address.toString());
+           address.length) != 0) {
+    const int err = errno;
+    throwSystemError("bind to " + address.toString() + bindHint(err, address),
+                     err);
+  }
   if (listen(s.fd(), backlog) != 0)
     throwSystemError("listen on " + address.toString());
   setNonBlocking(s.fd());
   return s;
+}
+
+std::string PortRange::text() const {
+  return first == 0 ? "any"
+                    : std::to_string(first) + "-" + std::to_string(last);
+}
+
+Socket listenTcpInRange(const SocketAddress& address, int backlog,
+                        const PortRange& range) {
+  if (range.first == 0) return listenTcp(address.withPort(0), backlog);
+  for (int port = range.first; port <= range.last; ++port) {
+    try {
+      return listenTcp(address.withPort(port), backlog);
+    } catch (const std::system_error& e) {
+      if (e.code().value() != EADDRINUSE) throw;
+    }
+  }
+  throwSystemError("listening on " + address.host() + ": every port of " +
+                       "MCL_PORT_RANGE=" + range.text() +
+                       " is taken (other jobs or leftover processes hold "
+                       "them: widen the range, or stop what holds them)",
+                   EADDRINUSE);
 }
 
 SocketAddress localAddress(int fd) {

@@ -60,8 +60,25 @@ class Socket {
   int fd_ = -1;
 };
 
+// Why a bind failed, in words, for err from bind(2) (EADDRINUSE: who may
+// hold the port and how to find them); "" when errno says it all.
+std::string bindHint(int err, const SocketAddress& address);
 // A non-blocking listening socket bound to address (port 0 picks one).
+// Throws std::system_error with bindHint's words.
 Socket listenTcp(const SocketAddress& address, int backlog);
+
+// The ports mcl's listeners may take (MCL_PORT_RANGE, for firewalls that
+// open only some); first == 0: whichever port the OS picks.
+struct PortRange {
+  int first = 0;
+  int last = 0;
+  std::string text() const;  // "29500-29599", or "any"
+};
+// listenTcp on the first free port of range (address's port is ignored),
+// or on any port for an empty range. When every port of it is taken:
+// std::system_error(EADDRINUSE) naming the range.
+Socket listenTcpInRange(const SocketAddress& address, int backlog,
+                        const PortRange& range);
 // The address a socket is bound to.
 SocketAddress localAddress(int fd);
 // The address of the other end.

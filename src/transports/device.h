@@ -50,6 +50,9 @@ struct RankPlace {
   std::string hostId;  // equal for ranks of one host
   std::string hostName;
   uint32_t pid = 0;
+  // Free bytes for shared memory where it runs (/dev/shm), seen before any
+  // rank took some for this communicator; UINT64_MAX where unbounded.
+  uint64_t shmFreeBytes = UINT64_MAX;
 };
 
 // What core gives a Device when it makes one, before the rendezvous: a

@@ -98,7 +98,8 @@ def test_decode_step_against_openmpi(tmp_path):
     assert len(rows) == 1, table
     mcl, mpi, ratio, tokens = (float(c) for c in rows[0][1:])
     assert abs(ratio - mcl / mpi) < 0.01 * ratio + 0.01, table
-    assert abs(tokens - 1e6 / mcl) <= 1, table
+    # us/token is printed to 0.1 us, tokens/s from the unrounded time.
+    assert abs(tokens - 1e6 / mcl) <= 1 + 0.05 * 1e6 / mcl ** 2, table
     assert re.search(r"^  (MET |MISS)  decode-shm2: per-token communication "
                      r"at most 0.5x OpenMPI's: mcl \d+ us", table, re.M), table
     summary = json.load(open(tmp_path / "summary.json"))

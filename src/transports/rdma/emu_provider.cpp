@@ -13,6 +13,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -172,8 +173,17 @@ class EmuQueuePair final : public QueuePair {
         qpn_(state_->nextQpn++) {
     name_ = wireName(state_->s.nameSpace, state_->s.mac, qpn_);
     uint32_t slots = static_cast<uint32_t>(o.recvDepth) + 8;
-    inbound_ = platform::SharedMemory::create(
-        name_, kHeaderBytes + slots * slotStride(o.maxMessageBytes));
+    // Reserved now: the emulated wire lives in /dev/shm, and a page it
+    // cannot supply later would be a SIGBUS, not an error.
+    const size_t bytes = kHeaderBytes + slots * slotStride(o.maxMessageBytes);
+    try {
+      inbound_ = platform::SharedMemory::create(name_, bytes, true);
+    } catch (const std::system_error& e) {
+      throw error(mclSystemError,
+                  "ibv_create_qp on emulated %s: the emulated wire needs %zu "
+                  "bytes of /dev/shm: %s (make /dev/shm larger)",
+                  device_.c_str(), bytes, e.what());
+    }
     in_ = static_cast<WireHeader*>(inbound_.data());
     in_->slots = slots;
     in_->frameBytes = o.maxMessageBytes;

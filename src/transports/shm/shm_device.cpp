@@ -1,6 +1,7 @@
 #include "transports/shm/shm_device.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
@@ -8,8 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "base/byte_text.h"
 #include "base/error.h"
+#include "base/log.h"
 #include "base/wire.h"
+#include "platform/shared_memory.h"
+#include "transports/shm/ring_fit.h"
 
 namespace mcl::transport::shm {
 
@@ -19,6 +24,59 @@ std::string segmentName(uint64_t commId, int rank) {
   char name[40];
   snprintf(name, sizeof(name), "/mcl-%016" PRIx64 "-%d", commId, rank);
   return name;
+}
+
+// "free of total (df -h /dev/shm)": free as every rank saw it when they met.
+std::string roomText(uint64_t freeBytes) {
+  const platform::SharedMemoryRoom room = platform::sharedMemoryRoom();
+  return bytesText(freeBytes) + " free of " + bytesText(room.totalBytes) +
+         " (df -h " + room.where + ")";
+}
+
+// A /dev/shm size that holds the asked rings with a quarter to spare, in
+// whole 64 MiB: what to pass to docker run --shm-size.
+uint64_t roomToAskFor(const RingFit& fit) {
+  constexpr uint64_t kStep = uint64_t{64} << 20;
+  const uint64_t want = fit.askedHostBytes / 3 * 4 + kStep - 1;
+  return want / kStep * kStep;
+}
+
+std::string optionsText(const ShmOptions& o) {
+  return "MCL_SHM_SLOTS=" + std::to_string(o.slots) +
+         ", MCL_SHM_SLOT_BYTES=" + std::to_string(o.slotBytes);
+}
+
+std::string noRoomText(const RingFit& fit, uint32_t localRanks,
+                       uint64_t freeBytes) {
+  const uint64_t mib = roomToAskFor(fit) >> 20;
+  return "/dev/shm is too small for the shared-memory rings of the " +
+         std::to_string(localRanks) +
+         " ranks on this host: " + roomText(freeBytes) +
+         "; even the smallest rings (" + optionsText(fit.options) + ") need " +
+         bytesText(fit.floorHostBytes) +
+         ", and mcl leaves a quarter of the room for buffers (as asked, " +
+         optionsText(fit.asked) + ", they need " +
+         bytesText(fit.askedHostBytes) +
+         "). Fix: a larger /dev/shm (docker run --shm-size=" +
+         std::to_string(mib) +
+         "m, or mount -o remount,size=" + std::to_string(mib) +
+         "M /dev/shm), fewer ranks per host, or MCL_TRANSPORT=tcp";
+}
+
+std::string shrunkText(const RingFit& fit, uint32_t localRanks,
+                       uint64_t freeBytes) {
+  const uint64_t mib = roomToAskFor(fit) >> 20;
+  return "/dev/shm has " + roomText(freeBytes) +
+         "; the shared-memory rings of the " + std::to_string(localRanks) +
+         " ranks on this host want " + bytesText(fit.askedHostBytes) + " at " +
+         optionsText(fit.asked) + ": shrunk to " + optionsText(fit.options) +
+         " (" + bytesText(fit.hostBytes) +
+         "), which moves large messages more slowly. For full speed give "
+         "/dev/shm " +
+         std::to_string(mib) +
+         " MiB (docker run --shm-size=" + std::to_string(mib) +
+         "m) or run fewer ranks per host; MCL_SHM_SLOTS and "
+         "MCL_SHM_SLOT_BYTES set the size yourself";
 }
 
 }  // namespace
@@ -38,7 +96,29 @@ Verdict ShmDevice::reaches(int a, int b) const {
 }
 
 void ShmDevice::open(const std::vector<int>& candidates, platform::Deadline) {
-  // The segment holds a ring pair for every rank this device may serve.
+  // The segment holds a ring pair for every rank this device may serve. A
+  // rank that serves only itself (one rank here, or MCL_TRANSPORT=tcp)
+  // keeps its rings in private memory: nothing in /dev/shm.
+  if (candidates.size() == 1) {
+    segments_ =
+        std::make_unique<ShmSegments>(init_.rank, candidates, "", options_);
+    return;
+  }
+  uint64_t room = UINT64_MAX;
+  for (int r : candidates)
+    room = std::min(room, places_[size_t(r)].shmFreeBytes);
+  const RingFit fit =
+      fitRings(options_, static_cast<uint32_t>(candidates.size()), room);
+  const auto localRanks = static_cast<uint32_t>(candidates.size());
+  if (!fit.fits)
+    throw error(mclSystemError, "rank %d: %s", init_.rank,
+                noRoomText(fit, localRanks, room).c_str());
+  // One warning per process, from the host's first rank: not one per rank
+  // and communicator.
+  static std::atomic<bool> warned{false};
+  if (fit.shrunk && init_.rank == candidates.front() && !warned.exchange(true))
+    MCL_LOG(Warn, kLogShm, "%s", shrunkText(fit, localRanks, room).c_str());
+  options_ = fit.options;
   segments_ = std::make_unique<ShmSegments>(
       init_.rank, candidates, segmentName(commId_, init_.rank), options_);
 }

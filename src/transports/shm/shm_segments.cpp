@@ -16,6 +16,7 @@
 #include <new>
 #include <system_error>
 
+#include "base/byte_text.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "platform/wait_on_address.h"
@@ -76,28 +77,32 @@ ShmSegments::ShmSegments(int rank, std::vector<int> localRanks,
   size_t bytes = segmentBytes(rings, options.slots, options.slotBytes);
   // Pages taken now and mapped at once (here and by the peers): left to
   // first touch, the faults fall on the first calls (a 1 MiB all-gather
-  // measured 80-93 us instead of 48 in one run of three). A /dev/shm too
-  // small for every ring (Docker's 64 MiB, 8 ranks) still runs, as it did
-  // before: most point-to-point rings are never touched.
-  bool reserved = true;
+  // measured 80-93 us instead of 48 in one run of three), and a page the
+  // tmpfs cannot supply then is a SIGBUS. The device sized the rings to fit
+  // (ring_fit.h); another process may still have taken the room since.
   try {
-    try {
-      own_ = platform::SharedMemory::create(segmentName_, bytes, true);
-    } catch (const std::system_error& e) {
-      if (e.code().value() != ENOSPC) throw;
-      MCL_LOG(Warn, kLogShm,
-              "rank %d: /dev/shm has no room to reserve the %zu bytes of "
-              "the rings up front: pages are taken as they are first "
-              "used, and a full /dev/shm then ends the process",
-              rank, bytes);
-      reserved = false;
-      own_ = platform::SharedMemory::create(segmentName_, bytes, false);
-    }
+    own_ = segmentName_.empty()
+               ? platform::SharedMemory::createPrivate(bytes)
+               : platform::SharedMemory::create(segmentName_, bytes, true);
   } catch (const std::system_error& e) {
+    if (e.code().value() != ENOSPC)
+      throw error(mclSystemError,
+                  "rank %d: cannot create the shared-memory segment %s of %s: "
+                  "%s",
+                  rank, segmentName_.c_str(), bytesText(bytes).c_str(),
+                  e.what());
+    const platform::SharedMemoryRoom room = platform::sharedMemoryRoom();
+    std::string free = room.known ? bytesText(room.freeBytes) + " free in " +
+                                        room.where + " now"
+                                  : "";
     throw error(mclSystemError,
-                "rank %d: cannot create the shared-memory segment %s of %zu "
-                "bytes: %s (is /dev/shm full?)",
-                rank, segmentName_.c_str(), bytes, e.what());
+                "rank %d: cannot reserve the shared-memory segment %s of %s "
+                "(%s): %s. Another process took the room since init began, "
+                "or /dev/shm is too small: make it larger (docker run "
+                "--shm-size), run fewer ranks per host, or set "
+                "MCL_TRANSPORT=tcp",
+                rank, segmentName_.c_str(), bytesText(bytes).c_str(),
+                free.empty() ? "room unknown" : free.c_str(), e.what());
   }
   ownHeader_ = new (own_.data()) SegmentHeader{};
   ownHeader_->magic = kSegmentMagic;
@@ -106,7 +111,7 @@ ShmSegments::ShmSegments(int rank, std::vector<int> localRanks,
   ownHeader_->slotBytes = options.slotBytes;
   ownHeader_->ownerPid = static_cast<uint32_t>(getpid());
   ownHeader_->ringStride = ringBytes(options.slots, options.slotBytes);
-  ownHeader_->pagesReserved = reserved ? 1 : 0;
+  ownHeader_->pagesReserved = 1;
   for (uint32_t i = 0; i < rings; ++i) {
     RingView ring = ringInSegment(ownHeader_, i);
     new (ring.control) RingControl{};
@@ -117,7 +122,8 @@ ShmSegments::ShmSegments(int rank, std::vector<int> localRanks,
 }
 
 ShmSegments::~ShmSegments() {
-  if (!unlinked_) platform::SharedMemory::unlink(segmentName_);
+  if (!unlinked_ && !segmentName_.empty())
+    platform::SharedMemory::unlink(segmentName_);
   // A peer that died between creating its segment and unlinking it would
   // leave the name behind; whoever knows the name removes it.
   for (const auto& name : peerNames_) platform::SharedMemory::unlink(name);
@@ -161,7 +167,7 @@ void ShmSegments::mapPeer(int peerRank, const std::string& peerSegment,
 }
 
 void ShmSegments::unlinkOwnSegment() {
-  platform::SharedMemory::unlink(segmentName_);
+  if (!segmentName_.empty()) platform::SharedMemory::unlink(segmentName_);
   unlinked_ = true;
 }
 

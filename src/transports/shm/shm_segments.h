@@ -26,7 +26,9 @@ bool segmentLayoutValid(const void* segment, size_t bytes, uint32_t rings);
 class ShmSegments {
  public:
   // localRanks: the communicator ranks on this host, ascending, including
-  // `rank`. segmentName must be unique per communicator and rank.
+  // `rank`. segmentName must be unique per communicator and rank; empty
+  // when the rank is its only local rank (its memory is then private).
+  // Throws mclSystemError when /dev/shm has no room for the segment.
   ShmSegments(int rank, std::vector<int> localRanks, std::string segmentName,
               const ShmOptions& options);
   ~ShmSegments();

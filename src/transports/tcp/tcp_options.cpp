@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "base/error.h"
+#include "base/port_range.h"
 #include "topology/ifname_filter.h"
 
 namespace mcl::transport::tcp {
@@ -41,6 +42,7 @@ TcpOptions loadTcpOptions(const ParamSource& params) {
       static_cast<uint32_t>(params.integer("MCL_TCP_SLOTS", 2, 4096));
   o.ifname = params.text("MCL_SOCKET_IFNAME");
   topology::parseIfnameFilter(o.ifname);  // reject bad specs now
+  o.ports = portRangeSetting(params);
   return o;
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "base/param_source.h"
+#include "platform/socket.h"
 #include "transports/tcp/tcp_connection.h"
 
 namespace mcl::transport::tcp {
@@ -14,6 +15,7 @@ struct TcpOptions {
   TcpSlots slots;
   std::string ifname;  // MCL_SOCKET_IFNAME
   int bufferBytes = 4 << 20;
+  platform::PortRange ports;  // MCL_PORT_RANGE
 };
 
 // Throws mclInvalidArgument naming the variable.

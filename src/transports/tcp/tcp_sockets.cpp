@@ -123,7 +123,8 @@ TcpSockets::TcpSockets(int rank, const Secret& secret, uint64_t commId,
     e.allowed = filter.matches(nic.name);
     if (e.allowed) {
       try {
-        platform::Socket s = platform::listenTcp(nic.address, 256);
+        platform::Socket s =
+            platform::listenTcpInRange(nic.address, 256, options.ports);
         e.address = platform::localAddress(s.fd());
         listening.push_back(std::move(s));
       } catch (const std::exception& x) {

@@ -1,0 +1,74 @@
+"""mcl-perf in a container-sized /dev/shm, as a user first meets it: Docker's
+64 MiB under 16 ranks (which used to end in "rank 14 died with signal 7 (Bus
+error)") runs with shrunken rings and one WARN; 256 KiB under 16 ranks fails
+init on every rank naming /dev/shm's size and the fix; -R 1 (mclMemAlloc
+buffers) fits or says how much room there is. Never a signal. Needs root
+for a private mount namespace (unshare -m); skipped otherwise."""
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+PERF = os.environ.get("MCL_PERF", os.path.join(ROOT, "build", "bin",
+                                               "mcl-perf"))
+
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("unshare") is None,
+    reason="needs root and unshare for a private /dev/shm")
+
+
+def perf_in_small_shm(size, *args):
+    """mcl-perf with a tmpfs of `size` over /dev/shm, seen by it alone."""
+    script = ('mount --make-rprivate / && '
+              'mount -t tmpfs -o size="$1" tmpfs /dev/shm && shift && '
+              'exec "$@"')
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MCL_")}
+    return subprocess.run(["unshare", "-m", "sh", "-c", script, "sh", size,
+                           PERF, *args], capture_output=True, text=True,
+                          timeout=300, env=env)
+
+
+def test_docker_sized_dev_shm_runs_16_ranks_with_one_warning():
+    run = perf_in_small_shm("64m", "allreduce", "-np", "16", "-b", "8",
+                            "-e", "4M", "-f", "8", "-n", "2", "-w", "1")
+    out = run.stdout + run.stderr
+    assert run.returncode == 0, out
+    assert "signal" not in out, out
+    assert "Out of bounds values : 0 OK" in out, out
+    assert out.count("MCL WARN /dev/shm has 64.0 MiB free of 64.0 MiB") == 1, out
+    assert "shrunk to MCL_SHM_SLOTS=4, MCL_SHM_SLOT_BYTES=16384" in out, out
+    assert "--shm-size=384m" in out, out
+
+
+def test_tiny_dev_shm_fails_init_on_every_rank_naming_the_fix():
+    run = perf_in_small_shm("256k", "allreduce", "-np", "16", "-b", "8",
+                            "-e", "8", "-n", "1", "-w", "0")
+    out = run.stdout + run.stderr
+    assert run.returncode != 0, out
+    assert "signal" not in out, out
+    for rank in range(16):
+        line = next((l for l in out.splitlines()
+                     if l.startswith(f"mcl-perf: rank {rank}: ")), "")
+        assert "/dev/shm is too small" in line, out
+        assert "256.0 KiB free of 256.0 KiB (df -h /dev/shm)" in line, out
+        assert "MCL_TRANSPORT=tcp" in line, out
+
+
+@pytest.mark.parametrize("size,fits", [("64m", True), ("256k", False)])
+def test_mclmemalloc_buffers_fit_or_name_the_room(size, fits):
+    # 4 ranks' buffers of 1 MiB fit in 64 MiB beside the rings; in 256 KiB
+    # the shrunken rings leave 96 KiB.
+    run = perf_in_small_shm(size, "allreduce", "-np", "4", "-b", "8",
+                            "-e", "1M", "-f", "16", "-n", "2", "-w", "1",
+                            "-R", "1")
+    out = run.stdout + run.stderr
+    assert "signal" not in out, out
+    if fits:
+        assert run.returncode == 0, out
+        assert "Out of bounds values : 0 OK" in out, out
+    else:
+        assert run.returncode != 0, out
+        assert "cannot allocate 1.0 MiB of shared memory: /dev/shm has" in out
