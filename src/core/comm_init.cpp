@@ -31,6 +31,7 @@
 #include "core/comm_topology.h"
 #include "core/init_cancel.h"
 #include "core/init_details.h"
+#include "core/leftover_segments.h"
 #include "core/params.h"
 #include "core/settings.h"
 #include "core/transport_registry.h"
@@ -473,6 +474,7 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
   comm->settings = settings;
   comm->label();  // built now, before any other thread can see the comm
   warnUnknownEnvironment();
+  removeLeftoverSegments();
   comm->peerBufferLimit = static_cast<uint64_t>(
       paramInt("MCL_PEER_BUFFER_LIMIT", 1 << 16, int64_t{1} << 40));
   const int64_t zeroCopyMin =

@@ -18,6 +18,7 @@
 
 #include "base/byte_text.h"
 #include "base/error.h"
+#include "platform/host_identity.h"
 #include "platform/shared_memory.h"
 
 namespace mcl {
@@ -77,10 +78,17 @@ void unlinkAtExit() {
     if (a.ownerPid == pid) platform::SharedMemory::unlink(a.name);
 }
 
-// "/mcl-m<pid>-<tag><n>": the pid says whose it is (a killed process's
-// leftovers in /dev/shm), the tag, random per process, keeps a later process
-// that gets the same pid from naming its memory as a dead one did (peers
-// keep segments mapped by name).
+unsigned namespaceMark() {
+  return static_cast<unsigned>(platform::pidNamespace() & 0xffffu);
+}
+
+// "/mcl-m<pid>-<ns><tag><n>": the pid says whose it is (a killed process's
+// leftovers in /dev/shm); ns, 4 hex digits of its pid namespace, whether a
+// sweep for leftovers may judge that pid (containers may share /dev/shm,
+// not pids); the tag, 5 random hex digits per process, keeps a later
+// process that gets the same pid from naming its memory as a dead one did
+// (peers keep segments mapped by name). n counts modulo 2^24: a name stays
+// within the 30 characters macOS allows.
 std::string newName() {
   static std::atomic<uint32_t> counter{0};
   static std::mutex tagMutex;
@@ -92,18 +100,30 @@ std::string newName() {
     std::lock_guard<std::mutex> lock(tagMutex);
     if (tagPid != pid) {  // first allocation, or first after a fork
       std::random_device random;
-      tag = random() & 0xffffffu;
+      tag = random() & 0xfffffu;
       tagPid = pid;
     }
     myTag = tag;
   }
   char name[32];
-  std::snprintf(name, sizeof(name), "/mcl-m%d-%06x%x", pid, myTag,
-                counter.fetch_add(1));
+  std::snprintf(name, sizeof(name), "/mcl-m%d-%04x%05x%x", pid, namespaceMark(),
+                myTag, counter.fetch_add(1) & 0xffffffu);
   return name;
 }
 
 }  // namespace
+
+bool allocationAbandoned(const std::string& name, int* ownerPid) {
+  int pid = 0;
+  unsigned mark = 0;
+  int used = 0;
+  if (std::sscanf(name.c_str(), "/mcl-m%d-%4x%n", &pid, &mark, &used) != 2 ||
+      used != 6 + static_cast<int>(std::to_string(pid).size()) + 1 + 4 ||
+      pid <= 0 || mark != namespaceMark() || pid == getpid())
+    return false;
+  *ownerPid = pid;
+  return !platform::processAlive(pid);
+}
 
 void* allocateShared(size_t bytes) {
   if (bytes == 0) throw error(mclInvalidArgument, "size is 0");

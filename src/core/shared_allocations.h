@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include "algorithms/shared_buffers.h"
 
@@ -25,5 +26,9 @@ bool findShared(const void* data, size_t bytes, SharedBufferRef* ref);
 // false (and pins nothing) when [data, data + bytes) is not inside one.
 bool pinShared(const void* data, size_t bytes);
 void unpinShared(const void* data);
+
+// For init's sweep of /dev/shm: whether `name` is an allocation's segment
+// whose owner (*ownerPid) is gone, as seen from this pid namespace.
+bool allocationAbandoned(const std::string& name, int* ownerPid);
 
 }  // namespace mcl

@@ -1,10 +1,12 @@
 #include "platform/host_identity.h"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstddef>
+#include <cstdint>
 #include <fstream>
 #include <string>
 
@@ -83,6 +85,15 @@ std::string hostName() {
   char buf[256] = {};
   if (gethostname(buf, sizeof(buf) - 1) != 0) return "unknown-host";
   return buf;
+}
+
+uint64_t pidNamespace() {
+#if defined(__linux__)
+  struct stat st;
+  if (stat("/proc/self/ns/pid", &st) == 0)
+    return static_cast<uint64_t>(st.st_ino);
+#endif
+  return 0;
 }
 
 bool processAlive(int pid) {

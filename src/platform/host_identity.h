@@ -3,6 +3,7 @@
 // peers they reach through shared memory.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace mcl::platform {
@@ -17,6 +18,11 @@ std::string hostName();
 // True when process pid exists and has not exited (a zombie counts as
 // gone).
 bool processAlive(int pid);
+
+// A number for this process's pid namespace (Linux: its inode; elsewhere
+// 0): pids of processes that share /dev/shm but not this namespace
+// (containers under docker --ipc=host) mean nothing here.
+uint64_t pidNamespace();
 
 // The process environment ("NAME=value" strings, null-terminated).
 char** environment();

@@ -1,5 +1,6 @@
 #include "platform/shared_memory.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -12,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "platform/system_error.h"
 
@@ -63,6 +65,28 @@ SharedMemoryRoom sharedMemoryRoom() {
   }
 #endif
   return room;
+}
+
+std::vector<SegmentEntry> listSegments(const std::string& prefix) {
+  std::vector<SegmentEntry> found;
+#if defined(__linux__)
+  DIR* dir = opendir("/dev/shm");
+  if (dir == nullptr) return found;
+  while (const dirent* e = readdir(dir)) {
+    const std::string name = e->d_name;
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    struct stat st;
+    if (fstatat(dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !S_ISREG(st.st_mode))
+      continue;
+    found.push_back({"/" + name, static_cast<uint64_t>(st.st_size),
+                     st.st_uid == geteuid()});
+  }
+  closedir(dir);
+#else
+  (void)prefix;
+#endif
+  return found;
 }
 
 SharedMemory::SharedMemory(SharedMemory&& other) noexcept

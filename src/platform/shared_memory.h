@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace mcl::platform {
 
@@ -22,6 +23,16 @@ struct SharedMemoryRoom {
   const char* where = "";   // "/dev/shm", for messages
 };
 SharedMemoryRoom sharedMemoryRoom();
+
+// A segment's name ("/mcl-...") with what a file system can say of it.
+struct SegmentEntry {
+  std::string name;
+  uint64_t bytes = 0;
+  bool ownedByThisUser = false;
+};
+// The segments whose names start with prefix (after the '/'). Linux lists
+// /dev/shm; macOS has no directory of POSIX shared-memory names: empty.
+std::vector<SegmentEntry> listSegments(const std::string& prefix);
 
 class SharedMemory {
  public:

@@ -28,6 +28,9 @@ struct alignas(kCacheLine) SegmentHeader {
   // The owner reserved every page: peers may map them all at once (else
   // that would take pages a small /dev/shm does not have).
   uint32_t pagesReserved;
+  // The owner's pid namespace (platform::pidNamespace): a sweep for
+  // leftovers trusts ownerPid only within its own.
+  uint64_t ownerPidNamespace;
   // Peers bump the doorbell and wake it when `sleeping` is set.
   alignas(kCacheLine) std::atomic<uint32_t> doorbell;
   alignas(kCacheLine) std::atomic<uint32_t> sleeping;

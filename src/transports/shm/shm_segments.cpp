@@ -19,6 +19,7 @@
 #include "base/byte_text.h"
 #include "base/error.h"
 #include "base/log.h"
+#include "platform/host_identity.h"
 #include "platform/wait_on_address.h"
 #include "transports/shm/shm_connection.h"
 
@@ -110,6 +111,7 @@ ShmSegments::ShmSegments(int rank, std::vector<int> localRanks,
   ownHeader_->slots = options.slots;
   ownHeader_->slotBytes = options.slotBytes;
   ownHeader_->ownerPid = static_cast<uint32_t>(getpid());
+  ownHeader_->ownerPidNamespace = platform::pidNamespace();
   ownHeader_->ringStride = ringBytes(options.slots, options.slotBytes);
   ownHeader_->pagesReserved = 1;
   for (uint32_t i = 0; i < rings; ++i) {
@@ -127,6 +129,24 @@ ShmSegments::~ShmSegments() {
   // A peer that died between creating its segment and unlinking it would
   // leave the name behind; whoever knows the name removes it.
   for (const auto& name : peerNames_) platform::SharedMemory::unlink(name);
+}
+
+bool ringSegmentAbandoned(const std::string& name, int* ownerPid) {
+  platform::SharedMemory segment;
+  try {
+    segment = platform::SharedMemory::open(name);
+  } catch (const std::exception&) {
+    return false;  // gone already, or not ours to open
+  }
+  if (segment.size() < sizeof(SegmentHeader)) return false;
+  const auto* header = static_cast<const SegmentHeader*>(segment.data());
+  // A header half written (by an init under way) has no magic yet, or no
+  // owner: left alone.
+  if (header->magic != kSegmentMagic || header->ownerPid == 0 ||
+      header->ownerPidNamespace != platform::pidNamespace())
+    return false;
+  *ownerPid = static_cast<int>(header->ownerPid);
+  return !platform::processAlive(*ownerPid);
 }
 
 int ShmSegments::localIndex(int rank) const {

@@ -23,6 +23,11 @@ namespace mcl::transport::shm {
 // input (another mcl version, or damage), checked before any ring is used.
 bool segmentLayoutValid(const void* segment, size_t bytes, uint32_t rings);
 
+// For init's sweep of /dev/shm: whether `name` is a ring segment of this
+// layout whose owner (*ownerPid) is gone, as seen from this pid namespace.
+// Segments of other namespaces, and ones an init is still writing, are not.
+bool ringSegmentAbandoned(const std::string& name, int* ownerPid);
+
 class ShmSegments {
  public:
   // localRanks: the communicator ranks on this host, ascending, including
