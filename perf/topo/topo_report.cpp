@@ -76,6 +76,44 @@ void printHosts(const json& topo, std::FILE* out) {
   }
 }
 
+// "8 MiB", or "unlimited" for -1 (HostLimits::kUnlimited).
+std::string limitText(const json& limits, const char* key, bool bytes) {
+  const int64_t v = limits.value(key, int64_t{0});
+  if (v < 0) return "unlimited";
+  return bytes ? bytesText(static_cast<uint64_t>(v)) : std::to_string(v);
+}
+
+// What each host lets a process take: the doctor's figures for the host
+// checks below.
+void printLimits(const json& topo, std::FILE* out) {
+  bool header = false;
+  for (const json& h : topo["hosts"]) {
+    if (!h.contains("inventory") || !h["inventory"].contains("limits"))
+      continue;
+    const json& l = h["inventory"]["limits"];
+    if (!header) {
+      std::fprintf(out,
+                   "#\n# Host limits (for one process)\n#  %-4s %-22s %-16s "
+                   "%-18s %s\n",
+                   "id", "/dev/shm (free)", "ulimit -n (hard)", "ulimit -l",
+                   "ranks/cores");
+      header = true;
+    }
+    const std::string shm = l.value("shm_known", false)
+                                ? limitText(l, "shm_total_bytes", true) + " (" +
+                                      limitText(l, "shm_free_bytes", true) + ")"
+                                : "no bound (macOS)";
+    const std::string files = limitText(l, "open_files", false) + " (" +
+                              limitText(l, "open_files_hard", false) + ")";
+    const std::string load =
+        std::to_string(h["ranks"].size()) + "/" +
+        std::to_string(h["inventory"]["machine"].value("cores", 0));
+    std::fprintf(out, "#  %-4d %-22s %-16s %-18s %s\n", h.value("id", 0),
+                 shm.c_str(), files.c_str(),
+                 limitText(l, "locked_bytes", true).c_str(), load.c_str());
+  }
+}
+
 // Each Mac's Thunderbolt ports: speed, generation and what is plugged in.
 void printPorts(const json& topo, std::FILE* out) {
   bool header = false;
@@ -189,6 +227,7 @@ void printTopology(const json& topo, std::FILE* out) {
                ranks, ranks == 1 ? "" : "s", topo.value("shape", "?").c_str(),
                topo.value("source", "?").c_str());
   printHosts(topo, out);
+  printLimits(topo, out);
   printPorts(topo, out);
   printCables(topo, out);
   printNetworks(topo, out);

@@ -426,23 +426,20 @@ void connectJoined(mclComm& comm, BootstrapClient& bootstrap,
 }
 
 // For a rank out of descriptors (EMFILE), how many one rank of this
-// communicator holds while init runs: the rendezvous connection, the side
-// channel's listener and a socket per peer; over TCP a listener and
-// 2 x MCL_TCP_NSOCKS sockets per peer; and the process that runs the
-// rendezvous root one per rank until init ends. "" for other errors.
+// communicator holds while init runs; the process that runs the rendezvous
+// root holds one per rank more until init ends. "" for other errors.
 std::string descriptorNeeds(const mclComm& comm, const Error& e) {
   const std::string what = e.what();
   if (what.find(std::strerror(EMFILE)) == std::string::npos ||
       what.find("descriptors per rank during init") != std::string::npos)
     return "";  // not EMFILE, or said already (by the rank that ran out)
-  const int peers = comm.nranks - 1;
   return "; a communicator of " + std::to_string(comm.nranks) +
-         " ranks holds about " + std::to_string(peers + 3) +
-         " descriptors per rank during init, " +
-         "plus 2 x MCL_TCP_NSOCKS per peer over TCP (" +
-         std::to_string(4 * peers) +
-         " at the default 2), plus one per rank in the process that made "
-         "the unique id";
+         " ranks holds about " +
+         std::to_string(initDescriptorsPerRank(comm.nranks, false)) +
+         " descriptors per rank during init (" +
+         std::to_string(initDescriptorsPerRank(comm.nranks, true)) +
+         " over TCP), plus one per rank in the process that made the "
+         "unique id";
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "core/comm_topology.h"
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -14,8 +15,11 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "core/comm.h"
+#include "core/params.h"
 #include "topology/cluster_json.h"
 #include "topology/findings.h"
+#include "transports/shm/ring_fit.h"
+#include "transports/shm/shm_options.h"
 
 namespace mcl {
 
@@ -159,8 +163,17 @@ topology::Cluster buildCommCluster(
   return cluster;
 }
 
+int initDescriptorsPerRank(int nranks, bool tcp) {
+  const int peers = nranks - 1;
+  // The rendezvous connection, the side channel's listener, a wake pipe
+  // and a socket per peer; over TCP a listener and 2 x MCL_TCP_NSOCKS
+  // (2) sockets per peer.
+  return 4 + peers + (tcp ? 1 + 4 * peers : 0);
+}
+
 void addPathsAndFindings(const mclComm& comm, topology::Cluster& cluster) {
   bool rdmaUsed = false;
+  bool tcpUsed = false;
   for (int a = 0; a < comm.nranks; ++a)
     for (int b = a + 1; b < comm.nranks; ++b) {
       const transport::Device& device =
@@ -173,11 +186,21 @@ void addPathsAndFindings(const mclComm& comm, topology::Cluster& cluster) {
       for (const TransportFallback& f : comm.transports.fallbacks())
         if (f.a == a && f.b == b) p.note = f.from + " not used: " + f.why;
       rdmaUsed |= device.linkKind() == transport::LinkKind::Rdma;
+      tcpUsed |= device.linkKind() == transport::LinkKind::Socket;
       cluster.paths.push_back(p);
     }
   // RDMA in use on real hardware: its prerequisites become errors.
   topology::CheckOptions checks;
   checks.rdmaWanted = rdmaUsed;
+  const transport::shm::ShmOptions rings =
+      transport::shm::loadShmOptions(environmentParams());
+  checks.hostNeeds.ringBytes = [rings](int ranks) {
+    const auto n = static_cast<uint32_t>(ranks);
+    return n *
+           transport::shm::segmentPagesBytes(n, rings.slots, rings.slotBytes);
+  };
+  checks.hostNeeds.descriptorsPerRank =
+      initDescriptorsPerRank(comm.nranks, tcpUsed);
   topology::addFindings(cluster, checks);
 }
 

@@ -44,6 +44,11 @@ topology::Cluster buildCommCluster(const mclComm& comm,
 // prerequisites are errors where RDMA joins some pair).
 void addPathsAndFindings(const mclComm& comm, topology::Cluster& cluster);
 
+// About how many descriptors one rank of a communicator of nranks holds
+// while init runs (tcp: it reaches some peer over TCP), for messages and
+// the hosts' checks.
+int initDescriptorsPerRank(int nranks, bool tcp);
+
 // Rank 0: findings to the log (WARN for errors and warnings), the JSON to
 // MCL_TOPO_DUMP_FILE. Throws mcl::Error(mclSystemError) when the dump file
 // cannot be written.

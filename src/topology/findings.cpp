@@ -234,6 +234,7 @@ void addFindings(Cluster& c, const CheckOptions& options) {
   checkRdma(c, options, out);
   checkPaths(c, out);
   checkCableCounts(c, out);
+  checkHostLimits(c, options.hostNeeds, out);
   c.findings.insert(c.findings.end(), out.begin(), out.end());
   std::stable_sort(c.findings.begin(), c.findings.end(),
                    [](const Finding& x, const Finding& y) {

@@ -6,12 +6,14 @@
 #pragma once
 
 #include "topology/cluster.h"
+#include "topology/host_checks.h"
 
 namespace mcl::topology {
 
 struct CheckOptions {
   // RDMA was asked for: its prerequisites become errors, not warnings.
   bool rdmaWanted = false;
+  HostNeeds hostNeeds;  // for the hosts' limits (host_checks.h)
 };
 
 // Appends to cluster.findings (keeping any already there), errors first.

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -43,10 +44,26 @@ struct RdmaDevice {
   bool active = false;  // port state ACTIVE
 };
 
+// What the host lets one process of a job take, as the host's lowest rank
+// sees it: shared memory (Linux' /dev/shm, after this communicator took
+// its rings), descriptors and locked memory. kUnlimited where no limit is
+// set; known = false in inventories of an older mcl.
+struct HostLimits {
+  static constexpr int64_t kUnlimited = -1;
+  bool known = false;
+  bool shmKnown = false;  // false on macOS: no /dev/shm bound
+  int64_t shmTotalBytes = 0;
+  int64_t shmFreeBytes = 0;
+  int64_t openFiles = 0;      // ulimit -n
+  int64_t openFilesHard = 0;  // what it may be raised to
+  int64_t lockedBytes = 0;    // ulimit -l, in bytes (RDMA pins memory)
+};
+
 struct HostInventory {
   std::string identity;  // platform::hostIdentity()
   std::string name;      // host name
   MachineInfo machine;
+  HostLimits limits;
   std::vector<InterfaceEntry> interfaces;
   // macOS: every Thunderbolt port and what is plugged into it.
   std::vector<ThunderboltPort> thunderboltPorts;

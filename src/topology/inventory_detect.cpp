@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -23,7 +24,9 @@
 #include "base/error.h"
 #include "platform/host_identity.h"
 #include "platform/interfaces.h"
+#include "platform/process_limits.h"
 #include "platform/run_command.h"
+#include "platform/shared_memory.h"
 #include "topology/inventory.h"
 #include "topology/networksetup.h"
 #include "topology/text.h"
@@ -277,6 +280,27 @@ void describeMacInterfaces(HostInventory& inv, Deadline deadline) {
 }
 #endif
 
+// What this process may take on this host (limits of the shell or
+// launcher that started it).
+HostLimits detectLimits() {
+  auto limit = [](uint64_t v) {
+    return v == UINT64_MAX ? HostLimits::kUnlimited
+                           : static_cast<int64_t>(
+                                 std::min<uint64_t>(v, uint64_t{INT64_MAX}));
+  };
+  HostLimits l;
+  l.known = true;
+  const platform::SharedMemoryRoom room = platform::sharedMemoryRoom();
+  l.shmKnown = room.known;
+  l.shmTotalBytes = limit(room.totalBytes);
+  l.shmFreeBytes = limit(room.freeBytes);
+  const platform::ResourceLimit files = platform::descriptorLimit();
+  l.openFiles = limit(files.soft);
+  l.openFilesHard = limit(files.hard);
+  l.lockedBytes = limit(platform::lockedMemoryLimit().soft);
+  return l;
+}
+
 }  // namespace
 
 HostInventory detectInventory(bool withLinks,
@@ -289,6 +313,7 @@ HostInventory detectInventory(bool withLinks,
   inv.name = nameWithNetns(inv.name);
 #endif
   inv.machine = describeMachine();
+  inv.limits = detectLimits();
   if (!withLinks) return inv;
   inv.interfaces = listAllInterfaces();
 #if defined(__linux__)

@@ -75,6 +75,31 @@ MachineInfo machineFromJson(const json& j) {
   return m;
 }
 
+ojson limitsToJson(const HostLimits& l) {
+  return {{"shm_known", l.shmKnown},
+          {"shm_total_bytes", l.shmTotalBytes},
+          {"shm_free_bytes", l.shmFreeBytes},
+          {"open_files", l.openFiles},
+          {"open_files_hard", l.openFilesHard},
+          {"locked_bytes", l.lockedBytes}};
+}
+
+int64_t i64(const json& o, const char* key) {
+  return member(o, key, json::value_t::number_integer).get<int64_t>();
+}
+
+HostLimits limitsFromJson(const json& j) {
+  HostLimits l;
+  l.known = true;
+  l.shmKnown = boolean(j, "shm_known");
+  l.shmTotalBytes = i64(j, "shm_total_bytes");
+  l.shmFreeBytes = i64(j, "shm_free_bytes");
+  l.openFiles = i64(j, "open_files");
+  l.openFilesHard = i64(j, "open_files_hard");
+  l.lockedBytes = i64(j, "locked_bytes");
+  return l;
+}
+
 ojson portToJson(const ThunderboltPort& p) {
   ojson peers = ojson::array();
   for (const ThunderboltPeer& peer : p.peers)
@@ -164,6 +189,7 @@ ojson inventoryToJson(const HostInventory& inv) {
   return {{"identity", inv.identity},
           {"name", inv.name},
           {"machine", machineToJson(inv.machine)},
+          {"limits", limitsToJson(inv.limits)},
           {"interfaces", interfaces},
           {"thunderbolt_detected", inv.thunderboltDetected},
           {"thunderbolt_ports", ports},
@@ -183,6 +209,8 @@ HostInventory inventoryFromJson(const json& j) {
   inv.identity = str(j, "identity");
   inv.name = str(j, "name");
   inv.machine = machineFromJson(member(j, "machine", json::value_t::object));
+  if (j.contains("limits"))  // added after format 1's first release
+    inv.limits = limitsFromJson(member(j, "limits", json::value_t::object));
   for (const json& e : list(j, "interfaces")) {
     InterfaceEntry entry;
     entry.name = str(e, "name");

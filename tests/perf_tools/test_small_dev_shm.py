@@ -72,3 +72,14 @@ def test_mclmemalloc_buffers_fit_or_name_the_room(size, fits):
     else:
         assert run.returncode != 0, out
         assert "cannot allocate 1.0 MiB of shared memory: /dev/shm has" in out
+
+
+def test_topo_check_shows_the_host_limits_and_the_small_dev_shm():
+    run = perf_in_small_shm("64m", "topo", "--check", "-np", "16")
+    out = run.stdout + run.stderr
+    assert run.returncode == 0, out
+    assert "# Host limits (for one process)" in out, out
+    row = next(l for l in out.splitlines() if l.startswith("#  0    64 MiB ("))
+    assert row.split()[-1].startswith("16/"), row  # ranks/cores
+    assert ("/dev/shm holds 64.0 MiB" in out and
+            "the shared-memory rings of its 16 ranks want 256.5 MiB" in out), out

@@ -61,7 +61,9 @@ std::vector<HostInventory> thunderboltHosts(
 
 Cluster checked(const std::vector<HostInventory>& hosts, bool rdma = false) {
   Cluster c = buildCluster(hosts, oneRankEach(hosts.size()));
-  addFindings(c, CheckOptions{rdma});
+  CheckOptions options;
+  options.rdmaWanted = rdma;
+  addFindings(c, options);
   return c;
 }
 
