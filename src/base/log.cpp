@@ -82,34 +82,60 @@ std::string expandFileName(const char* pattern) {
   return out;
 }
 
-FILE* openLogFile() {
+// The log's destination in this process: MCL_DEBUG_FILE's file, or stderr.
+struct LogSink {
+  std::mutex mutex;
+  FILE* file = nullptr;
+  pid_t owner = 0;
+  std::string name;  // the file's, "" for stderr
+};
+
+LogSink& sink() {
+  static LogSink* s = new LogSink;  // lives past static destructors
+  return *s;
+}
+
+FILE* openLogFile(std::string* name) {
+  name->clear();
   const char* pattern = getenv("MCL_DEBUG_FILE");
   if (pattern == nullptr || *pattern == '\0') return stderr;
-  std::string name = expandFileName(pattern);
-  FILE* f = fopen(name.c_str(), "a");
+  const std::string path = expandFileName(pattern);
+  FILE* f = fopen(path.c_str(), "a");
   if (f == nullptr) {
     fprintf(stderr, "MCL WARN cannot open MCL_DEBUG_FILE '%s': %s\n",
-            name.c_str(), strerror(errno));
+            path.c_str(), strerror(errno));
     return stderr;
   }
   setvbuf(f, nullptr, _IOLBF, 0);
+  *name = path;
   return f;
 }
 
-// Per process: a child forked after the parent logged opens its own file
-// (%p differs), instead of writing into the parent's.
-FILE* logFile() {
-  static std::mutex mutex;
-  static FILE* file = nullptr;
-  static pid_t owner = 0;
-  std::lock_guard<std::mutex> lock(mutex);
-  pid_t pid = getpid();
-  if (file == nullptr || owner != pid) {
-    if (file != nullptr && file != stderr && owner == pid) fclose(file);
-    file = openLogFile();
-    owner = pid;
+// Writes one line (one fprintf, so lines from threads do not interleave).
+// A log file that stops taking lines (a full disk) is given up for stderr
+// with one WARN saying why: the lines go on, and the job with them.
+void writeLine(const char* line) {
+  LogSink& s = sink();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  const pid_t pid = getpid();
+  // Per process: a child forked after the parent logged opens its own file
+  // (%p differs), instead of writing into the parent's.
+  if (s.file == nullptr || s.owner != pid) {
+    if (s.file != nullptr && s.file != stderr && s.owner == pid) fclose(s.file);
+    s.file = openLogFile(&s.name);
+    s.owner = pid;
   }
-  return file;
+  if (fputs(line, s.file) >= 0 && fflush(s.file) == 0 && !ferror(s.file))
+    return;
+  if (s.file == stderr) return;  // nowhere else to go
+  const int err = errno;
+  fclose(s.file);
+  s.file = stderr;
+  fprintf(stderr,
+          "MCL WARN cannot write MCL_DEBUG_FILE '%s': %s; logging goes on "
+          "to stderr (free the disk, or point MCL_DEBUG_FILE elsewhere)\n",
+          s.name.c_str(), strerror(err));
+  fputs(line, stderr);
 }
 
 const char* levelName(LogLevel level) {
@@ -145,11 +171,12 @@ void logMessage(LogLevel level, uint32_t subsys, const char* fmt, ...) {
   va_start(args, fmt);
   vsnprintf(text, sizeof(text), fmt, args);
   va_end(args);
-  // One fprintf per line so lines from threads do not interleave.
-  fprintf(logFile(), "%s:%d:%zu MCL %s %s\n", host.c_str(),
-          static_cast<int>(getpid()),
-          std::hash<std::thread::id>{}(std::this_thread::get_id()) % 100000,
-          levelName(level), text);
+  char line[2400];
+  snprintf(line, sizeof(line), "%s:%d:%zu MCL %s %s\n", host.c_str(),
+           static_cast<int>(getpid()),
+           std::hash<std::thread::id>{}(std::this_thread::get_id()) % 100000,
+           levelName(level), text);
+  writeLine(line);
 }
 
 }  // namespace mcl

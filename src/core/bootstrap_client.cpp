@@ -1,5 +1,7 @@
 #include "core/bootstrap_client.h"
 
+#include <poll.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -193,6 +195,37 @@ void BootstrapClient::close() {
   }
   if (cancel_ != nullptr) cancel_->unwatch(socket_.fd());
   socket_.close();
+}
+
+void BootstrapClient::throwIfFailed() {
+  pollfd p{socket_.fd(), POLLIN, 0};
+  if (!socket_.valid() || poll(&p, 1, 0) <= 0) return;
+  // A Failure, or the root gone: expect() throws either with its reason.
+  expect(FrameType::Failure, "init");
+  throw error(mclRemoteError,
+              "rank %d: the root sent a Failure without a "
+              "reason",
+              rank_);
+}
+
+void BootstrapClient::throwFailureArrivingWithin(
+    std::chrono::milliseconds wait) {
+  pollfd p{socket_.fd(), POLLIN, 0};
+  if (!socket_.valid() || poll(&p, 1, static_cast<int>(wait.count())) <= 0)
+    return;
+  Frame f;
+  try {
+    f = recvFrame(socket_.fd(), Clock::now() + wait);
+  } catch (const std::exception&) {
+    return;  // the root closed, or said nothing whole
+  }
+  if (f.type != FrameType::Failure) return;
+  Failure failure = decodeFailure(f.payload);
+  if (failure.code <= mclSuccess || failure.code >= mclNumResults)
+    failure.code = mclRemoteError;
+  throw Error(
+      static_cast<mclResult_t>(failure.code),
+      "rank " + std::to_string(rank_) + ": init failed: " + failure.message);
 }
 
 void BootstrapClient::abandon(int code, const std::string& message) {

@@ -4,6 +4,7 @@
 // to connect. Every step is bounded by the deadline.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -39,6 +40,17 @@ class BootstrapClient {
   // Tells the root this rank's init failed and why (the root tells every
   // rank), then closes. Best effort: the root may be gone already.
   void abandon(int code, const std::string& message);
+
+  // Between rounds, the root sends nothing unless init failed: throws its
+  // Failure (or the connection's loss) when one came, without waiting.
+  void throwIfFailed();
+  // After this rank's own init failed: throws another rank's Failure when
+  // one arrives within `wait` (it is likely why this rank failed: that
+  // rank's segment gone, its socket closed), else returns.
+  void throwFailureArrivingWithin(std::chrono::milliseconds wait);
+  // Readable when throwIfFailed has something to say (to poll beside
+  // other sockets).
+  int fd() const { return socket_.fd(); }
 
   // The address this rank reached the root from: its peers can reach it
   // there too (the side channel listens on it).

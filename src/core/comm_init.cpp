@@ -54,6 +54,7 @@ class BootstrapExchange final : public transport::InitExchange {
       const std::vector<uint8_t>& mine) override {
     return bootstrap_.allGather(mine);
   }
+  void throwIfAbandoned() override { bootstrap_.throwIfFailed(); }
 
  private:
   BootstrapClient& bootstrap_;
@@ -278,11 +279,13 @@ void openSideChannel(mclComm& comm, const BootstrapClient& bootstrap,
 }
 
 void connectSideChannel(mclComm& comm, const std::vector<InitDetails>& all,
+                        BootstrapClient& bootstrap,
                         platform::Deadline deadline) {
   if (!comm.peerWatch) return;
   std::vector<std::string> addresses;
   for (const InitDetails& d : all) addresses.push_back(d.sideChannel);
-  comm.peerWatch->connect(addresses, deadline);
+  comm.peerWatch->connect(addresses, deadline, bootstrap.fd(),
+                          [&bootstrap] { bootstrap.throwIfFailed(); });
 }
 
 // The tuner's link model, alike on every rank: the slowest kind of link
@@ -418,7 +421,7 @@ void connectJoined(mclComm& comm, BootstrapClient& bootstrap,
                                      oneHostName(comm));
   addPathsAndFindings(comm, comm.cluster);
   checkInitCancelled("the exchange of what each rank offers");
-  connectSideChannel(comm, all, deadline);
+  connectSideChannel(comm, all, bootstrap, deadline);
   connectTransports(comm, opened, bootstrap, deadline);
   buildAlgoContext(comm, all, zeroCopyMin);
   logReady(comm);
@@ -487,8 +490,10 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
     try {
       connectJoined(*comm, *bootstrap, contents, zeroCopyMin, deadline);
     } catch (...) {
-      // The others hear why (from the root) instead of "rank r left".
       const Error e = asError(std::current_exception());
+      // Another rank's failure, when it is why this one failed, wins.
+      bootstrap->throwFailureArrivingWithin(std::chrono::milliseconds(200));
+      // The others hear why (from the root) instead of "rank r left".
       bootstrap->abandon(e.code(), e.what() + descriptorNeeds(*comm, e));
       throw;
     }

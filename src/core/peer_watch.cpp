@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -164,17 +165,23 @@ void PeerWatch::connectTo(int peer, const platform::SocketAddress& where,
   platform::sendAll(p.socket.fd(), mine.data(), mine.size(), deadline);
 }
 
-void PeerWatch::acceptFromLowerRanks(platform::Deadline deadline) {
+void PeerWatch::acceptFromLowerRanks(
+    platform::Deadline deadline, int rendezvousFd,
+    const std::function<void()>& whenReadable) {
   int waiting = rank_;  // ranks 0 .. rank-1 connect to this one
   while (waiting > 0) {
-    pollfd pfd{listener_.fd(), POLLIN, 0};
+    pollfd pfd[2] = {{listener_.fd(), POLLIN, 0}, {rendezvousFd, POLLIN, 0}};
     const int ms = platform::pollTimeoutMs(deadline);
     if (ms == 0)
       throw error(mclTimeout,
                   "%s: %d lower rank(s) never opened the side channel to "
                   "this rank (MCL_TIMEOUT)",
                   label_.c_str(), waiting);
-    if (poll(&pfd, 1, ms) <= 0) continue;
+    if (poll(pfd, rendezvousFd >= 0 ? 2 : 1, ms) <= 0) continue;
+    // A rank that failed init: the root says why.
+    if (rendezvousFd >= 0 && pfd[1].revents != 0 && whenReadable)
+      whenReadable();
+    if ((pfd[0].revents & POLLIN) == 0) continue;
     platform::Socket s = platform::acceptConnection(listener_.fd());
     if (!s.valid()) continue;
     const auto quick =
@@ -208,7 +215,8 @@ void PeerWatch::acceptFromLowerRanks(platform::Deadline deadline) {
 }
 
 void PeerWatch::connect(const std::vector<std::string>& all,
-                        platform::Deadline deadline) {
+                        platform::Deadline deadline, int rendezvousFd,
+                        const std::function<void()>& whenReadable) {
   // Lower ranks connect to higher ones: the highest only accepts, so every
   // rank's connects are answered once the ranks above it are done.
   for (int peer = rank_ + 1; peer < nranks_; ++peer) {
@@ -230,7 +238,7 @@ void PeerWatch::connect(const std::vector<std::string>& all,
                   label_.c_str(), peer, text.c_str(), e.what());
     }
   }
-  acceptFromLowerRanks(deadline);
+  acceptFromLowerRanks(deadline, rendezvousFd, whenReadable);
   listener_.close();  // nobody else may join
   const int64_t now = nowNs();
   for (int peer = 0; peer < nranks_; ++peer)

@@ -16,6 +16,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -43,9 +44,12 @@ class PeerWatch final : public transport::PeerHealth {
   // Connects to every peer (all[r]: rank r's address()), each connection
   // proven both ways with the communicator's secret, then starts the
   // thread. Strangers that connect meanwhile are dropped. Throws
-  // mclSystemError or mclRemoteError naming the peer.
-  void connect(const std::vector<std::string>& all,
-               platform::Deadline deadline);
+  // mclSystemError or mclRemoteError naming the peer. While it waits for
+  // lower ranks it also watches the rendezvous (rendezvousFd): when that
+  // turns readable, whenReadable throws the reason another rank failed.
+  void connect(const std::vector<std::string>& all, platform::Deadline deadline,
+               int rendezvousFd = -1,
+               const std::function<void()>& whenReadable = {});
 
   std::string problemWith(int peer) const override;
   std::string farewellOf(int peer) const override;
@@ -69,7 +73,8 @@ class PeerWatch final : public transport::PeerHealth {
 
   void connectTo(int peer, const platform::SocketAddress& where,
                  platform::Deadline deadline);
-  void acceptFromLowerRanks(platform::Deadline deadline);
+  void acceptFromLowerRanks(platform::Deadline deadline, int rendezvousFd,
+                            const std::function<void()>& whenReadable);
   void run();
   void readFrom(int peer, int64_t nowNs);
   void sendToAll(const std::string& message);

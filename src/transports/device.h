@@ -105,6 +105,10 @@ class InitExchange {
   virtual ~InitExchange() = default;
   virtual std::vector<std::vector<uint8_t>> allGather(
       const std::vector<uint8_t>& mine) = 0;
+  // Waits of connect() that are not rounds of it (a peer's connection)
+  // call this between slices: it throws when another rank's init failed,
+  // so this one stops with that reason instead of waiting out the timeout.
+  virtual void throwIfAbandoned() {}
 };
 
 // The buffers a transport holds for its peers: bytesPerWire on each wire

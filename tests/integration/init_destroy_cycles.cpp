@@ -21,25 +21,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A rank's census once the last cycle's rendezvous root (a detached thread
-// of rank 0 with its listening socket) has wound down: it ends just after
-// the communicator is built, so it may still be there for a moment. Waits
-// until `want` holds (or, without `want`, until two takes agree), at most
-// 2 s, and returns the last take.
-ProcessCensus settledCensus(const ProcessCensus* want) {
-  ProcessCensus now = ProcessCensus::take();
-  auto deadline = Clock::now() + std::chrono::seconds(2);
-  while (Clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    ProcessCensus next = ProcessCensus::take();
-    bool settled = want != nullptr ? want->changeTo(next).empty()
-                                   : now.changeTo(next).empty();
-    now = next;
-    if (settled) break;
-  }
-  return now;
-}
-
 // Rank 1 waits for rank 0's next id, at most `seconds` (rank 0 may have
 // stopped at a failure).
 bool readId(int fd, mclUniqueId* id, int seconds) {

@@ -5,10 +5,12 @@
 
 #include <dirent.h>
 
+#include <chrono>
 #include <cstddef>
 #include <fstream>
 #include <set>
 #include <string>
+#include <thread>
 
 namespace mcl::test {
 
@@ -59,6 +61,26 @@ inline int mappedSegments() {
   for (std::string line; std::getline(maps, line);)
     if (line.find("/dev/shm/mcl-") != std::string::npos) ++n;
   return n;
+}
+
+// A census once the last init's rendezvous root (a detached thread of the
+// rank that made the id, with its listening socket) has wound down: it
+// ends just after the communicator is built, so it may still be there for
+// a moment. Waits until `want` holds (or, without `want`, until two takes
+// agree), at most 2 s, and returns the last take.
+inline ProcessCensus settledCensus(const ProcessCensus* want) {
+  ProcessCensus now = ProcessCensus::take();
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ProcessCensus next = ProcessCensus::take();
+    const bool settled = want != nullptr ? want->changeTo(next).empty()
+                                         : now.changeTo(next).empty();
+    now = next;
+    if (settled) break;
+  }
+  return now;
 }
 #endif
 

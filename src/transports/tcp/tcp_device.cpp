@@ -93,7 +93,7 @@ void TcpDevice::describePath(int a, int b, topology::RankPath& path) const {
     path.links.push_back(l.local.interfaceName + ">" + l.remote.interfaceName);
 }
 
-void TcpDevice::connect(const std::vector<int>& peers, InitExchange&,
+void TcpDevice::connect(const std::vector<int>& peers, InitExchange& exchange,
                         platform::Deadline deadline) {
   std::vector<bool> sameHost;
   for (const RankPlace& p : places_)
@@ -104,7 +104,8 @@ void TcpDevice::connect(const std::vector<int>& peers, InitExchange&,
     InterfaceRestriction r = restrictionFor(init_.rank, peer);
     if (!r.local.empty()) restrictions[peer] = r;
   }
-  sockets_->connectPeers(endpoints_, peers, sameHost, restrictions, deadline);
+  sockets_->connectPeers(endpoints_, peers, sameHost, restrictions, deadline,
+                         [&exchange] { exchange.throwIfAbandoned(); });
   peers_ = peers.size();
 }
 

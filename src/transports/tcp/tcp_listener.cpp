@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -66,7 +67,9 @@ TcpListener::~TcpListener() {
 }
 
 platform::Socket TcpListener::take(const StreamKey& key,
-                                   platform::Deadline deadline) {
+                                   platform::Deadline deadline,
+                                   const std::function<void()>& betweenSlices) {
+  constexpr auto kSlice = std::chrono::milliseconds(50);
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
     auto it = ready_.find(key);
@@ -75,8 +78,15 @@ platform::Socket TcpListener::take(const StreamKey& key,
       ready_.erase(it);
       return s;
     }
-    if (arrived_.wait_until(lock, deadline) == std::cv_status::timeout &&
-        ready_.find(key) == ready_.end())
+    if (betweenSlices) {
+      lock.unlock();
+      betweenSlices();
+      lock.lock();
+      if (ready_.find(key) != ready_.end()) continue;
+    }
+    const auto until = std::min(deadline, Clock::now() + kSlice);
+    if (arrived_.wait_until(lock, until) == std::cv_status::timeout &&
+        Clock::now() >= deadline && ready_.find(key) == ready_.end())
       throw error(mclTimeout,
                   "rank %d: rank %d did not open its TCP connection "
                   "(channel %u, link %u, socket %u) within the timeout",

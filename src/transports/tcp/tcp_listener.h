@@ -7,6 +7,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -23,7 +24,10 @@ class TcpListener {
   ~TcpListener();  // stops the thread and closes every listening socket
 
   // The authenticated socket for key; throws mclTimeout at the deadline.
-  platform::Socket take(const StreamKey& key, platform::Deadline deadline);
+  // Waits in slices, calling betweenSlices (if any) after each: it may
+  // throw to stop the wait (another rank's init failed).
+  platform::Socket take(const StreamKey& key, platform::Deadline deadline,
+                        const std::function<void()>& betweenSlices = {});
 
  private:
   void run();

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -148,7 +149,7 @@ void TcpSockets::connectPeers(
     const std::vector<std::vector<Endpoint>>& all,
     const std::vector<int>& peers, const std::vector<bool>& sameHost,
     const std::map<int, InterfaceRestriction>& restrictions,
-    platform::Deadline deadline) {
+    platform::Deadline deadline, const std::function<void()>& betweenSlices) {
   const auto stripes = static_cast<uint32_t>(options_.socketsPerLink);
   for (int peer : peers) {
     std::vector<Endpoint> mine = endpoints_;
@@ -233,8 +234,8 @@ void TcpSockets::connectPeers(
     for (uint32_t c = 0; c < kTcpChannels; ++c)
       for (uint32_t l = 0; l < links.size(); ++l)
         for (uint32_t s = 0; s < stripes; ++s) {
-          platform::Socket sock =
-              listener_->take(StreamKey{peer, c, l, s}, deadline);
+          platform::Socket sock = listener_->take(StreamKey{peer, c, l, s},
+                                                  deadline, betweenSlices);
           platform::setBufferSizes(sock.fd(), options_.bufferBytes);
           sockets_[{peer, c}].push_back(std::move(sock));
         }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -49,7 +50,8 @@ class TcpSockets {
                     const std::vector<int>& peers,
                     const std::vector<bool>& sameHost,
                     const std::map<int, InterfaceRestriction>& restrictions,
-                    platform::Deadline deadline);
+                    platform::Deadline deadline,
+                    const std::function<void()>& betweenSlices);
   // Init is over: close the listening sockets.
   void stopListening();
 
