@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <filesystem>
 #include <initializer_list>
@@ -31,24 +32,17 @@ namespace {
 class HeldPorts {
  public:
   explicit HeldPorts(int count) {
-    for (int base = 20000 + getpid() % 10000; fds_.empty(); base += 97) {
+    for (int tries = 0, base = 20000 + getpid() % 10000;
+         fds_.empty() && tries < 100; ++tries, base += 97) {
       for (int i = 0; i < count; ++i) {
-        const int fd = socket(AF_INET6, SOCK_STREAM, 0);
-        const int no = 0;
-        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &no, sizeof(no));
-        sockaddr_in6 a{};
-        a.sin6_family = AF_INET6;
-        a.sin6_port = htons(static_cast<uint16_t>(base + i));
-        a.sin6_addr = in6addr_any;
-        if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
-            listen(fd, 16) != 0) {
-          close(fd);
+        const int fd = listenOnEveryAddress(base + i);
+        if (fd < 0) {
           release();
           break;
         }
         fds_.push_back(fd);
       }
-      first_ = base;
+      if (!fds_.empty()) first_ = base;
     }
   }
   ~HeldPorts() { release(); }
@@ -56,6 +50,35 @@ class HeldPorts {
   int last() const { return first_ + static_cast<int>(fds_.size()) - 1; }
 
  private:
+  // IPv6's wildcard, which takes IPv4's too; IPv4's where the host has no
+  // IPv6. -1 when the port is taken.
+  static int listenOnEveryAddress(int port) {
+    int fd = socket(AF_INET6, SOCK_STREAM, 0);
+    if (fd >= 0) {
+      const int no = 0;
+      setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &no, sizeof(no));
+      sockaddr_in6 a{};
+      a.sin6_family = AF_INET6;
+      a.sin6_port = htons(static_cast<uint16_t>(port));
+      a.sin6_addr = in6addr_any;
+      if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0 &&
+          listen(fd, 16) == 0)
+        return fd;
+      const bool taken = errno == EADDRINUSE;
+      close(fd);
+      if (taken) return -1;
+    }
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_ANY);
+    if (fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0 &&
+        listen(fd, 16) == 0)
+      return fd;
+    if (fd >= 0) close(fd);
+    return -1;
+  }
   void release() {
     for (int fd : fds_) close(fd);
     fds_.clear();
@@ -87,6 +110,7 @@ CommandRun rankOfRootJob(const std::string& port, int rank, int nranks,
 
 TEST(BusyPorts, RendezvousPortHeldNamesThePortAndWhoMayHoldIt) {
   HeldPorts held(1);
+  ASSERT_GT(held.first(), 0) << "no free port to hold";
   const std::string port = std::to_string(held.first());
   const CommandRun run = rankOfRootJob(port, 0, 1, 10);
   EXPECT_NE(run.status, 0) << run.output;
@@ -99,6 +123,7 @@ TEST(BusyPorts, RendezvousPortHeldNamesThePortAndWhoMayHoldIt) {
 
 TEST(BusyPorts, AForeignListenerWhereTheRootShouldBeIsNamed) {
   HeldPorts held(1);  // listens, never speaks
+  ASSERT_GT(held.first(), 0) << "no free port to hold";
   const std::string port = std::to_string(held.first());
   const CommandRun run = rankOfRootJob(port, 1, 2, 2);
   EXPECT_NE(run.status, 0) << run.output;
@@ -108,6 +133,7 @@ TEST(BusyPorts, AForeignListenerWhereTheRootShouldBeIsNamed) {
 
 TEST(BusyPorts, EveryPortOfTheRangeTakenIsNamedAndAFreeRangeIsUsed) {
   HeldPorts held(4);
+  ASSERT_GT(held.first(), 0) << "no 4 free ports in a row to hold";
   const std::string busy =
       std::to_string(held.first()) + "-" + std::to_string(held.last());
   CommandRun run =
