@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstddef>
 #include <mutex>
 #include <string>
 

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <iterator>
 #include <set>
+#include <string>
 #include <thread>
 
 #include "expect_error.h"
@@ -18,8 +19,6 @@ namespace mcl::test {
 
 #if defined(__linux__)
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 // Rank 1 waits for rank 0's next id, at most `seconds` (rank 0 may have
 // stopped at a failure).
