@@ -44,15 +44,19 @@ CHALLENGE, AUTH_PROOF, AUTH_OK, HELLO, WELCOME, FAILURE = 1, 2, 3, 4, 5, 6
 ALL_GATHER, ALL_GATHER_RESULT, BYE = 7, 8, 9
 
 
+SHM_FREE = struct.pack(">Q", 64 << 20)  # the room in /dev/shm
+
+
 def hello(rank, nranks):
     return (u32(1) + u32(rank) + u32(nranks) + u32(4242) + u32(30000) +
-            text("host-id-%d" % rank) + text("mac%d.local" % rank))
+            text("host-id-%d" % rank) + text("mac%d.local" % rank) +
+            SHM_FREE)
 
 
 def welcome(hosts):
     body = struct.pack(">Q", 0x1122334455667788) + u32(len(hosts))
     for i, h in enumerate(hosts):
-        body += text("host-id-%d" % i) + text(h) + u32(1000 + i)
+        body += text("host-id-%d" % i) + text(h) + u32(1000 + i) + SHM_FREE
     return body
 
 
