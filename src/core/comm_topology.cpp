@@ -6,6 +6,8 @@
 #include <cstring>
 #include <exception>
 #include <fstream>
+#include <mutex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -209,8 +211,17 @@ void reportCluster(const mclComm& comm, const topology::Cluster& cluster) {
   MCL_LOG(Info, kLogTopo, "%s: %zu host(s), %zu cable(s), shape %s (%s)",
           comm.label().c_str(), cluster.hosts.size(), cluster.links.size(),
           cluster.shape.c_str(), cluster.source.c_str());
+  // A warning once per process: an application that makes many
+  // communicators (splits) on the same hosts hears it once, not per split.
+  static std::mutex warnedMutex;
+  static std::set<std::string> warned;
   for (const topology::Finding& f : cluster.findings) {
-    if (f.severity == "info")
+    bool repeat = false;
+    if (f.severity != "info") {
+      std::lock_guard<std::mutex> lock(warnedMutex);
+      repeat = !warned.insert(f.what).second;
+    }
+    if (f.severity == "info" || repeat)
       MCL_LOG(Info, kLogTopo, "%s: %s: %s. Fix: %s", comm.label().c_str(),
               f.what.c_str(), f.why.c_str(), f.fix.c_str());
     else

@@ -84,6 +84,9 @@ TEST(ManyCommunicators, SixtyFourLiveAndAThousandReplacedLeakNothing) {
 }
 
 TEST(ManyCommunicators, TheLimitReachedFirstIsNamedOnEveryRank) {
+  if (underSanitizers())
+    GTEST_SKIP() << "UBSan checks memory through a pipe: with no "
+                    "descriptors left it reports objects as invalid";
   EXPECT_TRUE(runRanks(4, [](RankContext& ctx) {
     mclComm_t world = initComm(ctx, 30);
     if (world == nullptr) return;

@@ -79,6 +79,14 @@ bool RankContext::ok(mclResult_t result, const char* what) {
   return false;
 }
 
+bool underSanitizers() {
+#if defined(MCL_TEST_LSAN)
+  return true;
+#else
+  return false;
+#endif
+}
+
 mclComm_t initComm(RankContext& ctx, int timeoutSeconds) {
   mclConfig_t config = MCL_CONFIG_INITIALIZER;
   config.timeoutSeconds = timeoutSeconds;

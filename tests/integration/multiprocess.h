@@ -61,6 +61,11 @@ using RankBody = std::function<void(RankContext&)>;
     int nranks, const RankBody& body,
     std::chrono::seconds bound = std::chrono::seconds(120));
 
+// Whether this build runs under AddressSanitizer (and UBSan with it).
+// Their checks read memory through a pipe: a test that leaves a process
+// without descriptors would get false reports from them.
+bool underSanitizers();
+
 // Initialises a communicator for the rank or records the failure.
 mclComm_t initComm(RankContext& ctx, int timeoutSeconds = 60);
 
