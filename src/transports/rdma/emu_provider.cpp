@@ -58,7 +58,7 @@ struct WireHeader {
   uint32_t frameBytes;
 };
 
-struct FrameHeader {
+struct EmuFrameHeader {
   int64_t arrivalNs;  // when the last bit reaches the receiver's port
   uint32_t bytes;
   uint32_t reserved;
@@ -67,13 +67,13 @@ struct FrameHeader {
 constexpr size_t kHeaderBytes = (sizeof(WireHeader) + 63) / 64 * 64;
 
 size_t slotStride(uint32_t frameBytes) {
-  return (sizeof(FrameHeader) + frameBytes + 63) / 64 * 64;
+  return (sizeof(EmuFrameHeader) + frameBytes + 63) / 64 * 64;
 }
 
-FrameHeader* frameAt(WireHeader* w, uint64_t index) {
+EmuFrameHeader* frameAt(WireHeader* w, uint64_t index) {
   auto* base = reinterpret_cast<std::byte*>(w) + kHeaderBytes;
-  return reinterpret_cast<FrameHeader*>(base + (index % w->slots) *
-                                                   slotStride(w->frameBytes));
+  return reinterpret_cast<EmuFrameHeader*>(
+      base + (index % w->slots) * slotStride(w->frameBytes));
 }
 
 std::string wireName(const std::string& ns, int mac, uint32_t qpn) {
@@ -326,7 +326,7 @@ void EmuQueuePair::progressSends(int64_t now) {
       break;  // the receiver's wire is full: the link holds the frame back
     int64_t depart = std::max(now, wireFreeNs_);
     wireFreeNs_ = depart + static_cast<int64_t>(s.bytes * nsPerByte);
-    FrameHeader* f = frameAt(out_, head);
+    EmuFrameHeader* f = frameAt(out_, head);
     f->arrivalNs = wireFreeNs_ + latencyNs;
     f->bytes = s.bytes;
     std::memcpy(f + 1, s.data, s.bytes);
@@ -350,7 +350,7 @@ void EmuQueuePair::progressReceives(int64_t now) {
   for (;;) {
     uint64_t tail = in_->tail.load(std::memory_order_relaxed);
     if (tail == in_->head.load(std::memory_order_acquire)) return;
-    FrameHeader* f = frameAt(in_, tail);
+    EmuFrameHeader* f = frameAt(in_, tail);
     if (f->arrivalNs > now) return;  // still on the cable
     bool lost = state_->cableDown(mac, device_, f->arrivalNs);
     bool posted = !recvs_.empty() && recvs_.front().postedNs <= f->arrivalNs;
