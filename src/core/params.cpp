@@ -92,11 +92,6 @@ constexpr ParamDef kParams[] = {
     {"MCL_WORLD_SIZE", "", "The number of ranks, for mclCommInitFromEnv."},
     {"MCL_ROOT", "",
      "host:port where rank 0 runs the rendezvous, for mclCommInitFromEnv."},
-    {"MCL_PORT_RANGE", "",
-     "first-last: the ports mcl may listen on (the rendezvous without "
-     "MCL_ROOT, the side channel, the TCP transport), for firewalls that "
-     "open only those; empty: any the OS picks. Give each job on a host "
-     "room for 2 ports per rank, plus 2 for the rendezvous."},
     {"MCL_SECRET", "",
      "32 hex digits shared by the ranks of an MCL_ROOT job; without it the "
      "secret is derived from the job, which is weaker."},

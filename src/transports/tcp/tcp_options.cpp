@@ -15,6 +15,14 @@ constexpr ParamDef kParams[] = {
      "Interfaces TCP may use, NCCL's syntax: prefixes 'en,eth', '^' to "
      "exclude ('^docker,lo'), '=' for exact names ('=en2'). Empty: "
      "Thunderbolt-style point-to-point links first, then any other."},
+    // Read by core too (the rendezvous root and the side channel listen
+    // by the same rule); the TCP transport declares it, as the one that
+    // always reads it.
+    {"MCL_PORT_RANGE", "",
+     "first-last: the ports mcl may listen on (the rendezvous without "
+     "MCL_ROOT, the side channel, the TCP transport), for firewalls that "
+     "open only those; empty: any the OS picks. Give each job on a host "
+     "room for 2 ports per rank, plus 2 for the rendezvous."},
     {"MCL_TCP_NSOCKS", "2",
      "TCP sockets per link (cable) between two ranks; pieces are striped "
      "over them. 2 measured best on loopback (64 MiB all-reduce: 1 socket "
