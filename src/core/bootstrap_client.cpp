@@ -157,15 +157,7 @@ Frame BootstrapClient::expect(FrameType type, const char* during) {
                 "during %s",
                 rank_, rootText_.c_str(), during);
   }
-  if (f.type == FrameType::Failure) {
-    Failure failure = decodeFailure(f.payload);
-    mclResult_t code = static_cast<mclResult_t>(failure.code);
-    if (failure.code < 0 || failure.code >= mclNumResults ||
-        failure.code == mclSuccess)
-      code = mclRemoteError;
-    throw Error(code, "rank " + std::to_string(rank_) +
-                          ": init failed: " + failure.message);
-  }
+  if (f.type == FrameType::Failure) throwFailure(f);
   if (f.type != type)
     throw error(mclRemoteError, "rank %d: the root sent %s, expected %s", rank_,
                 frameTypeName(f.type), frameTypeName(type));
@@ -200,12 +192,9 @@ void BootstrapClient::close() {
 void BootstrapClient::throwIfFailed() {
   pollfd p{socket_.fd(), POLLIN, 0};
   if (!socket_.valid() || poll(&p, 1, 0) <= 0) return;
-  // A Failure, or the root gone: expect() throws either with its reason.
+  // Between rounds the root sends only a Failure, or closes: expect()
+  // throws with the reason either way (it never returns a Failure).
   expect(FrameType::Failure, "init");
-  throw error(mclRemoteError,
-              "rank %d: the root sent a Failure without a "
-              "reason",
-              rank_);
 }
 
 void BootstrapClient::throwFailureArrivingWithin(
@@ -219,12 +208,13 @@ void BootstrapClient::throwFailureArrivingWithin(
   } catch (const std::exception&) {
     return;  // the root closed, or said nothing whole
   }
-  if (f.type != FrameType::Failure) return;
-  Failure failure = decodeFailure(f.payload);
-  if (failure.code <= mclSuccess || failure.code >= mclNumResults)
-    failure.code = mclRemoteError;
+  if (f.type == FrameType::Failure) throwFailure(f);
+}
+
+void BootstrapClient::throwFailure(const Frame& f) const {
+  const Failure failure = decodeFailure(f.payload);
   throw Error(
-      static_cast<mclResult_t>(failure.code),
+      failureResult(failure.code),
       "rank " + std::to_string(rank_) + ": init failed: " + failure.message);
 }
 

@@ -60,6 +60,8 @@ class BootstrapClient {
 
  private:
   Frame expect(FrameType type, const char* during);
+  // The root's Failure frame f as this rank's Error.
+  [[noreturn]] void throwFailure(const Frame& f) const;
   void send(FrameType type, const std::vector<uint8_t>& payload,
             const char* during);
 

@@ -184,6 +184,12 @@ std::vector<uint8_t> encode(const Failure& m) {
   return w.take();
 }
 
+mclResult_t failureResult(int32_t code) {
+  return code > mclSuccess && code < mclNumResults
+             ? static_cast<mclResult_t>(code)
+             : mclRemoteError;
+}
+
 Failure decodeFailure(const std::vector<uint8_t>& payload) {
   WireReader r(payload.data(), payload.size(), "Failure");
   Failure m;

@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include <mcl/mcl.h>
+
 #include "base/auth.h"
 #include "platform/socket.h"
 
@@ -98,6 +100,9 @@ struct Failure {
   std::string message;
 };
 std::vector<uint8_t> encode(const Failure& m);
+// A Failure's code as a result: one that is not an error code (outside
+// input) reads as mclRemoteError.
+mclResult_t failureResult(int32_t code);
 Failure decodeFailure(const std::vector<uint8_t>& payload);
 
 struct AllGatherMessage {

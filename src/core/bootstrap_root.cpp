@@ -419,8 +419,7 @@ class Root {
   // fails with that reason, not with "rank r closed the connection".
   void relayFailure(Client& c, const Frame& f) {
     Failure failure = decodeFailure(f.payload);
-    if (failure.code <= mclSuccess || failure.code >= mclNumResults)
-      failure.code = mclRemoteError;
+    failure.code = failureResult(failure.code);
     const std::string prefix = "rank " + std::to_string(c.hello.rank) + ": ";
     if (failure.message.compare(0, prefix.size(), prefix) != 0)
       failure.message = prefix + failure.message;
