@@ -19,6 +19,7 @@
 #include "core/comm.h"
 #include "core/params.h"
 #include "topology/cluster_json.h"
+#include "topology/file_checks.h"
 #include "topology/findings.h"
 #include "transports/shm/ring_fit.h"
 #include "transports/shm/shm_options.h"
@@ -90,10 +91,9 @@ std::string localInventory(const mclComm& comm, platform::Deadline deadline) {
   bool lowest = false;
   for (const auto& h : hosts) lowest |= h.front() == comm.rank;
   if (!lowest) return "";
-  // A file replaces link detection; the machine is still worth knowing.
-  bool wanted = hosts.size() > 1 || comm.settings.topoDetectAlways ||
-                !comm.settings.topoDumpFile.empty();
-  bool links = wanted && comm.settings.topoFile.empty();
+  // With a file too: what detection sees is checked against it.
+  bool links = hosts.size() > 1 || comm.settings.topoDetectAlways ||
+               !comm.settings.topoDumpFile.empty();
   return topology::inventoryToJson(topology::detectInventory(links, deadline))
       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
@@ -143,25 +143,43 @@ topology::Cluster buildCommCluster(
                   fileStatus[r].empty()   ? "has no"
                   : fileStatus[0].empty() ? "has an"
                                           : "reads a different");
-  if (file.cluster) {
-    cluster = *file.cluster;
-    checkFileFitsJob(comm, cluster, path);
-  } else {
-    std::vector<topology::HostInventory> inv;
-    for (const auto& host : hosts) {
-      int r = host.front();
-      const std::string& text = inventories[size_t(r)];
-      try {
-        inv.push_back(topology::inventoryFromJson(
-            nlohmann::json::parse(text.begin(), text.end())));
-      } catch (const std::exception& e) {
-        throw error(mclRemoteError,
-                    "%s: rank %d sent an unreadable host inventory: %s",
-                    comm.label().c_str(), r, e.what());
-      }
+  std::vector<topology::HostInventory> inv;
+  for (const auto& host : hosts) {
+    int r = host.front();
+    const std::string& text = inventories[size_t(r)];
+    try {
+      inv.push_back(topology::inventoryFromJson(
+          nlohmann::json::parse(text.begin(), text.end())));
+    } catch (const std::exception& e) {
+      throw error(mclRemoteError,
+                  "%s: rank %d sent an unreadable host inventory: %s",
+                  comm.label().c_str(), r, e.what());
     }
-    cluster = topology::buildCluster(inv, hosts);
   }
+  cluster = topology::buildCluster(inv, hosts);
+  if (!file.cluster || file.cluster->links.empty()) {
+    if (file.cluster) {  // a hostfile: ranks and hosts, no cables
+      checkFileFitsJob(comm, *file.cluster, path);
+      cluster.source = "detected; " + comm.settings.topoFileVar + "=" +
+                       path + " names no cables";
+    }
+    return cluster;
+  }
+  // The file names cables: where detection sees others, say so, and
+  // follow detection unless the file is forced.
+  checkFileFitsJob(comm, *file.cluster, path);
+  const std::string setting = comm.settings.topoFileVar + "=" + path;
+  const bool forced = comm.settings.topoFileForce;
+  std::vector<topology::Finding> differences =
+      topology::compareWithDetection(*file.cluster, cluster, setting, forced);
+  if (differences.empty() || forced) {
+    topology::Cluster fromFile = *file.cluster;
+    fromFile.findings = differences;
+    return fromFile;
+  }
+  cluster.source = "detected; " + setting +
+                   " contradicts it (MCL_TOPO_FILE_FORCE=1 follows the file)";
+  cluster.findings = differences;
   return cluster;
 }
 

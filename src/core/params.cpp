@@ -75,9 +75,15 @@ constexpr ParamDef kParams[] = {
      "is mclMemAlloc memory; smaller calls copy through the rings. 0 turns "
      "zero-copy off. Every rank must say the same."},
     {"MCL_TOPO_FILE", "",
-     "Read the cluster (hosts, cables) from this file instead of detecting "
-     "it: mcl's own dump, an MLX device matrix or an MLX hostfile. Unset: "
-     "MLX_IBV_DEVICES (mlx.launch's device matrix), if set."},
+     "Read the cluster (hosts, cables) from this file: mcl's own dump, an "
+     "MLX device matrix or an MLX hostfile. Unset: MLX_IBV_DEVICES "
+     "(mlx.launch's device matrix), if set. Detection still runs: where "
+     "the file lists cables detection does not see (or the reverse), init "
+     "says so and follows detection, unless MCL_TOPO_FILE_FORCE=1."},
+    {"MCL_TOPO_FILE_FORCE", "0",
+     "1: follow MCL_TOPO_FILE even where detection sees other cables (to "
+     "keep traffic off a cable, or where detection cannot see them); the "
+     "differences are still reported."},
     {"MCL_TOPO_DETECT", "auto",
      "auto: look at interfaces and Thunderbolt ports when the job spans "
      "hosts or MCL_TOPO_DUMP_FILE is set; always: also for one host."},

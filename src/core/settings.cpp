@@ -80,6 +80,7 @@ CommSettings loadSettings(const mclConfig_t* config) {
     throw error(mclInvalidArgument, "MCL_TOPO_DETECT=%s: use auto or always",
                 detect.c_str());
   s.topoDetectAlways = detect == "always";
+  s.topoFileForce = paramInt("MCL_TOPO_FILE_FORCE", 0, 1) == 1;
   s.algoSpec = config != nullptr &&
                        config->size >=
                            offsetof(mclConfig_t, algorithms) + sizeof(char*) &&

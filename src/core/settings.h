@@ -24,6 +24,7 @@ struct CommSettings {
   std::string topoFileVar = "MCL_TOPO_FILE";  // which of the two it came from
   std::string topoDumpFile;                   // MCL_TOPO_DUMP_FILE
   bool topoDetectAlways = false;              // MCL_TOPO_DETECT=always
+  bool topoFileForce = false;                 // MCL_TOPO_FILE_FORCE=1
   std::string algoSpec;                       // MCL_ALGO as given
   ForcedAlgorithms forced{};                  // MCL_ALGO parsed
   bool tuneProbe = false;                     // MCL_TUNE_PROBE=1

@@ -205,6 +205,20 @@ void renumberWires(Cluster& cluster) {
   }
 }
 
+Finding::Finding(std::string severityText, std::string whatText,
+                 std::string whyText, std::string fixText,
+                 std::vector<int> hostsAbout,
+                 std::vector<std::pair<int, int>> pairsAbout)
+    : severity(std::move(severityText)),
+      what(std::move(whatText)),
+      why(std::move(whyText)),
+      fix(std::move(fixText)),
+      hosts(std::move(hostsAbout)),
+      pairs(std::move(pairsAbout)) {
+  for (auto& [a, b] : pairs)
+    if (a > b) std::swap(a, b);
+}
+
 int Cluster::hostOfRank(int rank) const {
   for (const ClusterHost& h : hosts)
     if (std::find(h.ranks.begin(), h.ranks.end(), rank) != h.ranks.end())

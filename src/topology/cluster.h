@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "topology/inventory.h"
@@ -70,10 +71,20 @@ struct RankPath {
 };
 
 struct Finding {
+  Finding() = default;
+  Finding(std::string severityText, std::string whatText,
+          std::string whyText, std::string fixText,
+          std::vector<int> hostsAbout = {},
+          std::vector<std::pair<int, int>> pairsAbout = {});
+
   std::string severity;  // "error", "warning" or "info"
   std::string what;
   std::string why;
   std::string fix;
+  // Where it is, for pictures (topo --dot): the hosts it is about, and the
+  // pairs of hosts (lower first) whose cable, or missing one, it is about.
+  std::vector<int> hosts;
+  std::vector<std::pair<int, int>> pairs;
 };
 
 struct Cluster {

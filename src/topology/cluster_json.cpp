@@ -248,11 +248,19 @@ ojson clusterToJson(const Cluster& c) {
     paths.push_back(path);
   }
   ojson findings = ojson::array();
-  for (const Finding& f : c.findings)
-    findings.push_back({{"severity", f.severity},
-                        {"what", f.what},
-                        {"why", f.why},
-                        {"fix", f.fix}});
+  for (const Finding& f : c.findings) {
+    ojson finding = {{"severity", f.severity},
+                     {"what", f.what},
+                     {"why", f.why},
+                     {"fix", f.fix}};
+    if (!f.hosts.empty()) finding["hosts"] = f.hosts;
+    if (!f.pairs.empty()) {
+      ojson pairs = ojson::array();
+      for (const auto& [a, b] : f.pairs) pairs.push_back({a, b});
+      finding["pairs"] = pairs;
+    }
+    findings.push_back(finding);
+  }
   return {{"mcl_topology", kTopologyFormatVersion},
           {"source", c.source},
           {"shape", c.shape},

@@ -8,27 +8,13 @@
 #include <utility>
 #include <vector>
 
+#include "topology/address_checks.h"
+#include "topology/finding_text.h"
+#include "topology/path_checks.h"
+
 namespace mcl::topology {
 
 namespace {
-
-std::string hostLabel(const Cluster& c, int h) {
-  if (h < 0 || h >= static_cast<int>(c.hosts.size()))
-    return "host " + std::to_string(h);
-  return "host " + std::to_string(h) + " (" + c.hosts[size_t(h)].name + ")";
-}
-
-std::string endLabel(const Cluster& c, const LinkEnd& e) {
-  std::string s = hostLabel(c, e.host) + " ";
-  if (!e.interface.empty()) return s + e.interface;
-  if (e.receptacle > 0)
-    return s + "Thunderbolt " + std::to_string(e.receptacle);
-  return s + e.address;
-}
-
-std::string cableLabel(const Cluster& c, const ClusterLink& l) {
-  return endLabel(c, l.a) + " <-> " + endLabel(c, l.b);
-}
 
 // A loop of cables: union-find meets a cable whose ends are already
 // joined. Two cables between one pair are a loop too (a bridge on both
@@ -70,31 +56,136 @@ void checkDetection(Cluster& c, std::vector<Finding>& out) {
                      "describe the cables in a file and set MCL_TOPO_FILE"});
 }
 
-void checkBridge(Cluster& c, std::vector<Finding>& out) {
-  bool loop = hasCycle(c);
-  std::set<int> cabled = cabledHosts(c, true);
+// The Thunderbolt ports each host has put into a bridge: from ifconfig's
+// members (macOS) or sysfs (Linux); a Mac whose bridge members are not
+// known counts as bridging every port when Thunderbolt Bridge is on.
+std::map<int, std::map<std::string, std::vector<std::string>>> bridgedPorts(
+    const Cluster& c) {
+  std::map<int, std::map<std::string, std::vector<std::string>>> out;
   for (const ClusterHost& h : c.hosts) {
-    if (!h.inventory.bridgeActive) continue;
-    if (loop) {
-      out.push_back(
-          {"error",
-           "Thunderbolt Bridge (" + h.inventory.bridgeDevice + ") is on on " +
-               hostLabel(c, h.id) + " in a loop of cabled Macs",
-           "a bridge forwards broadcasts around the loop forever (a "
-           "broadcast storm) and takes the Thunderbolt ports' addresses",
-           "On that Mac: System Settings > Network > Thunderbolt Bridge > "
-           "Make Inactive, or `sudo ifconfig " +
-               h.inventory.bridgeDevice + " down`"});
-    } else if (cabled.count(h.id) != 0) {
-      out.push_back({"warning",
-                     "Thunderbolt Bridge (" + h.inventory.bridgeDevice +
-                         ") is on on " + hostLabel(c, h.id),
-                     "bridged ports have no address of their own, so each "
-                     "cable cannot get its own subnet (and RDMA its GID)",
-                     "System Settings > Network > Thunderbolt Bridge > Make "
-                     "Inactive"});
+    if (!h.hasInventory) continue;
+    for (const InterfaceEntry& e : h.inventory.interfaces)
+      if (!e.bridge.empty() && e.medium == "thunderbolt")
+        out[h.id][e.bridge].push_back(e.name);
+    if (h.inventory.bridgeActive && out.count(h.id) == 0)
+      out[h.id][h.inventory.bridgeDevice];
+  }
+  return out;
+}
+
+// Without cables that detection confirmed (bridged ports have no address
+// to match), hosts that each bridge two or more ports may close a loop.
+bool mayLoop(const std::map<int, std::map<std::string,
+                                          std::vector<std::string>>>& bridged) {
+  size_t hosts = 0;
+  size_t ports = 0;
+  for (const auto& [host, bridges] : bridged) {
+    size_t n = 0;
+    for (const auto& [name, members] : bridges) n += members.size();
+    if (n >= 2) {
+      ++hosts;
+      ports += n;
     }
   }
+  return hosts >= 2 && ports >= 2 * hosts;
+}
+
+void checkBridge(Cluster& c, std::vector<Finding>& out) {
+  const bool loop = hasCycle(c);
+  const std::set<int> cabled = cabledHosts(c, true);
+  const auto bridged = bridgedPorts(c);
+  const bool suspected = !loop && mayLoop(bridged);
+  for (const auto& [host, bridges] : bridged) {
+    const ClusterHost& h = c.hosts[size_t(host)];
+    const bool mac = looksLikeMac(h);
+    for (const auto& [bridge, members] : bridges) {
+      std::string ports;
+      for (const std::string& m : members)
+        ports += (ports.empty() ? "" : ", ") + m;
+      const std::string name =
+          (mac && bridge == h.inventory.bridgeDevice ? "Thunderbolt Bridge ("
+                                                     : "bridge (") +
+          bridge + ")";
+      const std::string holding =
+          ports.empty() ? "" : " with Thunderbolt ports " + ports;
+      const std::string fix =
+          mac ? "On that Mac: System Settings > Network > Thunderbolt Bridge "
+                "> Make Inactive, or `sudo ifconfig " +
+                    bridge + " down`"
+              : "Take the ports out of the bridge and give each cable its "
+                "own subnet: `sudo ip link set <port> nomaster`";
+      if (loop && (cabled.count(host) != 0 || !members.empty())) {
+        out.push_back({"error",
+                       name + " is on on " + hostLabel(c, host) + holding +
+                           ", in a loop of cabled hosts",
+                       "a bridge forwards broadcasts around the loop forever "
+                       "(a broadcast storm) and takes the Thunderbolt ports' "
+                       "addresses",
+                       fix,
+                       {host}});
+      } else if (suspected && members.size() >= 2) {
+        out.push_back({"warning",
+                       name + " is on on " + hostLabel(c, host) + holding +
+                           ", and other hosts bridge their ports too",
+                       "the bridged ports have no addresses, so the cables "
+                       "between them cannot be seen; if they close a loop, "
+                       "every broadcast circles it forever (a storm)",
+                       fix,
+                       {host}});
+      } else if (cabled.count(host) != 0 || !members.empty()) {
+        out.push_back({"warning",
+                       name + " is on on " + hostLabel(c, host) + holding,
+                       "bridged ports are not separate links: they have no "
+                       "address of their own, so each cable cannot get its "
+                       "own subnet (and RDMA its GID), and traffic between "
+                       "the hosts beyond them passes through this one",
+                       fix,
+                       {host}});
+      }
+    }
+  }
+}
+
+// Another host of the job reached through a hub or dock: not a cable
+// (RDMA needs a direct one), and its bandwidth is shared.
+void checkHubs(Cluster& c, std::vector<Finding>& out) {
+  std::map<std::string, int> hostOfPort;
+  for (const ClusterHost& h : c.hosts)
+    for (const ThunderboltPort& p : h.inventory.thunderboltPorts)
+      hostOfPort[p.uuid] = h.id;
+  for (const ClusterHost& h : c.hosts)
+    for (const ThunderboltPort& p : h.inventory.thunderboltPorts)
+      for (size_t i = 0; i < p.peers.size(); ++i) {
+        const ThunderboltPeer& peer = p.peers[i];
+        auto it = hostOfPort.find(peer.uuid);
+        if (peer.direct() || it == hostOfPort.end() || it->second == h.id)
+          continue;
+        std::string hub = "a hub or dock";
+        for (size_t j = i; j-- > 0;)
+          if (p.peers[j].depth == peer.depth - 1) {
+            hub = p.peers[j].name;
+            break;
+          }
+        out.push_back(
+            {"warning",
+             hostLabel(c, h.id) + " Thunderbolt " +
+                 std::to_string(p.receptacle) + " reaches " +
+                 hostLabel(c, it->second) + " through " + hub,
+             "a hub or dock is not a cable between two Macs: RDMA needs a "
+             "direct cable, mcl does not use the link, and the hub shares "
+             "its bandwidth with everything plugged into it",
+             "Cable the two Macs directly, port to port, with a Thunderbolt "
+             "5 cable",
+             {h.id, it->second},
+             {{h.id, it->second}}});
+      }
+}
+
+// A host with a port at Thunderbolt 5 speed can run its cables at it.
+bool hasThunderbolt5(const ClusterHost& h) {
+  for (const ThunderboltPort& p : h.inventory.thunderboltPorts)
+    if (p.generation >= 5) return true;
+  return false;
 }
 
 void checkThunderboltLinks(Cluster& c, const CheckOptions& o,
@@ -102,7 +193,22 @@ void checkThunderboltLinks(Cluster& c, const CheckOptions& o,
   const std::string level = o.rdmaWanted ? "error" : "warning";
   for (const ClusterLink& l : c.links) {
     if (l.kind != "thunderbolt") continue;
-    if (l.generation == 4)
+    const bool tb5Hosts = hasThunderbolt5(c.hosts[size_t(l.a.host)]) &&
+                          hasThunderbolt5(c.hosts[size_t(l.b.host)]);
+    if (l.generation == 4 && tb5Hosts && !o.rdmaWanted)
+      out.push_back({"warning",
+                     "cable " + cableLabel(c, l) +
+                         " runs at Thunderbolt 4 speed between Thunderbolt 5 "
+                         "Macs",
+                     "the cable (a Thunderbolt 4 or 3 cable, or a long "
+                     "passive one) or a port that is not Thunderbolt 5 "
+                     "halves the link: 40 Gb/s instead of 80",
+                     "Use a Thunderbolt 5 cable between Thunderbolt 5 ports "
+                     "(`system_profiler SPThunderboltDataType` shows \"Up to "
+                     "80 Gb/s\" on both)",
+                     {l.a.host, l.b.host},
+                     {{l.a.host, l.b.host}}});
+    else if (l.generation == 4)
       out.push_back({o.rdmaWanted ? "error" : "info",
                      "cable " + cableLabel(c, l) + " runs at Thunderbolt 4",
                      "RDMA over Thunderbolt needs Thunderbolt 5 on both Macs "
@@ -165,28 +271,6 @@ void checkRdma(Cluster& c, const CheckOptions& o, std::vector<Finding>& out) {
   }
 }
 
-void checkPaths(Cluster& c, std::vector<Finding>& out) {
-  std::set<std::pair<int, int>> reported;
-  for (const RankPath& p : c.paths) {
-    if (p.transport != "tcp" || p.linkKind == "cable") continue;
-    int ha = c.hostOfRank(p.a);
-    int hb = c.hostOfRank(p.b);
-    if (ha == hb || c.cablesBetween(ha, hb) == 0) continue;
-    if (!reported.insert({std::min(ha, hb), std::max(ha, hb)}).second) continue;
-    std::string via;
-    for (const std::string& l : p.links) via += (via.empty() ? "" : ", ") + l;
-    out.push_back({"warning",
-                   hostLabel(c, ha) + " and " + hostLabel(c, hb) +
-                       " share a cable, but their traffic takes " + p.linkKind +
-                       " " + via,
-                   "the cable carries most of the bandwidth; the other "
-                   "interface is a few times slower",
-                   "Check MCL_SOCKET_IFNAME (it must admit the cable's "
-                   "interfaces) and that both ends of the cable have an "
-                   "address in one subnet"});
-  }
-}
-
 // Each side counts the direct Thunderbolt peers that are ports of the other
 // host; a cable seen from one side only means a bad cable, a port that lost
 // its link, or stale data, and ranks would disagree on the wires.
@@ -232,6 +316,8 @@ void addFindings(Cluster& c, const CheckOptions& options) {
   checkBridge(c, out);
   checkThunderboltLinks(c, options, out);
   checkRdma(c, options, out);
+  checkHubs(c, out);
+  checkAddresses(c, options.rdmaWanted, out);
   checkPaths(c, out);
   checkCableCounts(c, out);
   checkHostLimits(c, options.hostNeeds, out);

@@ -34,8 +34,13 @@ struct InterfaceEntry {
   // Linux thunderbolt-net: the sysfs entry of the remote host ("0-1").
   std::string thunderboltEntry;
   std::vector<InterfaceAddress> addresses;
+  int mtu = 0;          // bytes; 0 when not known
+  bool carrier = true;  // something answers at the link layer (cable in)
+  std::string bridge;   // the bridge it is enslaved to ("bridge0"), or ""
 
   bool hasIpv4() const;
+  // An address other than loopback and link-local (169.254/16, fe80::/10).
+  bool hasRoutableAddress() const;
 };
 
 struct RdmaDevice {

@@ -28,7 +28,7 @@
 #include "platform/run_command.h"
 #include "platform/shared_memory.h"
 #include "topology/inventory.h"
-#include "topology/networksetup.h"
+#include "topology/macos_inventory.h"
 #include "topology/text.h"
 
 namespace mcl::topology {
@@ -113,7 +113,9 @@ void describeLinuxInterfaces(HostInventory& inv) {
       e.medium = "loopback";
     } else if (e.name.rfind("thunderbolt", 0) == 0) {
       e.medium = "thunderbolt";
-    } else if (fs::exists(dir / "wireless", ec)) {
+    } else if (fs::exists(dir / "wireless", ec) || e.name.rfind("wl", 0) == 0) {
+      // wl*: the kernel's own names (wlan0) and systemd's (wlp2s0); some
+      // drivers (and containers) show no wireless directory.
       e.medium = "wifi";
     } else if (fs::exists(dir / "bridge", ec)) {
       e.medium = "bridge";
@@ -122,6 +124,13 @@ void describeLinuxInterfaces(HostInventory& inv) {
     } else {
       e.medium = "other";
     }
+    e.mtu = std::atoi(readSmallFile(dir / "mtu").c_str());
+    // Reading carrier fails (EINVAL) on an interface that is down: no link.
+    e.carrier = e.up && readSmallFile(dir / "carrier") == "1";
+    // A bridge port's master; a bond's members have one too.
+    fs::path master = fs::read_symlink(dir / "master", ec);
+    if (!ec && fs::exists(net / master.filename() / "bridge", ec))
+      e.bridge = master.filename().string();
     // Mb/s; -1 or unreadable when the driver does not know.
     std::string speed = readSmallFile(dir / "speed");
     char* end = nullptr;
@@ -225,58 +234,18 @@ std::string toolOutput(HostInventory& inv, std::vector<std::string> argv,
   return "";
 }
 
-void describeMacInterfaces(HostInventory& inv, Deadline deadline) {
-  HardwarePorts ports;
-  std::string text =
+void detectMacInterfaces(HostInventory& inv, Deadline deadline) {
+  MacToolOutputs tools;
+  tools.networksetup =
       toolOutput(inv, {"networksetup", "-listallhardwareports"}, 10, deadline);
-  try {
-    if (!text.empty()) ports = parseNetworksetupPorts(text);
-  } catch (const Error& e) {
-    inv.problems.push_back(e.what());
-  }
-  std::map<std::string, int> receptacleOf;
-  for (const auto& [number, device] : ports.thunderbolt)
-    receptacleOf[device] = number;
-  std::string profile = toolOutput(
+  tools.systemProfiler = toolOutput(
       inv, {"system_profiler", "SPThunderboltDataType", "-json"}, 20, deadline);
-  try {
-    if (!profile.empty()) {
-      inv.thunderboltPorts = parseSystemProfilerThunderbolt(profile);
-      inv.thunderboltDetected = true;
-    }
-  } catch (const Error& e) {
-    inv.problems.push_back(e.what());
-  }
-  inv.bridgeDevice = ports.bridgeDevice;
-  for (InterfaceEntry& e : inv.interfaces) {
-    auto tb = receptacleOf.find(e.name);
-    if (e.medium == "loopback" || e.name == "lo0") {
-      e.medium = "loopback";
-    } else if (tb != receptacleOf.end()) {
-      e.medium = "thunderbolt";
-      e.receptacle = tb->second;
-      for (const ThunderboltPort& p : inv.thunderboltPorts)
-        if (p.receptacle == tb->second) e.speedGbps = p.speedGbps;
-    } else if (!ports.bridgeDevice.empty() && e.name == ports.bridgeDevice) {
-      e.medium = "bridge";
-      inv.bridgeActive = e.up;
-    } else if (ports.wifi.count(e.name) != 0) {
-      e.medium = "wifi";
-    } else if (ports.ethernet.count(e.name) != 0) {
-      e.medium = "ethernet";
-    } else {
-      e.medium = "other";
-    }
-  }
-  // `rdma_ctl status` says "enabled" or "disabled"; absent before macOS 26.2.
+  tools.ifconfig = toolOutput(inv, {"ifconfig", "-a"}, 5, deadline);
+  // Absent before macOS 26.2: not a problem, RDMA is then just unknown.
   platform::CommandResult r = platform::runCommand(
       {systemTool("rdma_ctl"), "status"}, toolBudget(5, deadline));
-  if (r.started && !r.timedOut && r.exitCode == 0) {
-    if (r.output.find("disabled") != std::string::npos)
-      inv.rdmaState = "disabled";
-    else if (r.output.find("enabled") != std::string::npos)
-      inv.rdmaState = "enabled";
-  }
+  if (r.started && !r.timedOut && r.exitCode == 0) tools.rdmaCtl = r.output;
+  describeMacInterfaces(inv, tools);
 }
 #endif
 
@@ -321,7 +290,7 @@ HostInventory detectInventory(bool withLinks,
   detectLinuxThunderbolt(inv);
   detectLinuxRdma(inv);
 #elif defined(__APPLE__)
-  describeMacInterfaces(inv, deadline);
+  detectMacInterfaces(inv, deadline);
 #endif
   return inv;
 }

@@ -6,6 +6,7 @@
 #include <string>
 #include "topology/inventory.h"
 #include "topology/json_input.h"
+#include "topology/subnet.h"
 
 namespace mcl::topology {
 
@@ -147,6 +148,14 @@ bool InterfaceEntry::hasIpv4() const {
   return false;
 }
 
+bool InterfaceEntry::hasRoutableAddress() const {
+  for (const InterfaceAddress& a : addresses)
+    if (!isLinkLocal(a.address) && a.address != "127.0.0.1" &&
+        a.address != "::1")
+      return true;
+  return false;
+}
+
 const InterfaceEntry* HostInventory::findInterface(
     const std::string& wanted) const {
   for (const InterfaceEntry& e : interfaces)
@@ -166,7 +175,10 @@ ojson inventoryToJson(const HostInventory& inv) {
                           {"speed_gbps", e.speedGbps},
                           {"receptacle", e.receptacle},
                           {"thunderbolt_entry", e.thunderboltEntry},
-                          {"addresses", addresses}});
+                          {"addresses", addresses},
+                          {"mtu", e.mtu},
+                          {"carrier", e.carrier},
+                          {"bridge", e.bridge}});
   }
   ojson ports = ojson::array();
   for (const ThunderboltPort& p : inv.thunderboltPorts)
@@ -222,6 +234,9 @@ HostInventory inventoryFromJson(const json& j) {
     // and files of an older mcl still read.
     if (e.contains("thunderbolt_entry"))
       entry.thunderboltEntry = str(e, "thunderbolt_entry");
+    if (e.contains("mtu")) entry.mtu = integer(e, "mtu");
+    if (e.contains("carrier")) entry.carrier = boolean(e, "carrier");
+    if (e.contains("bridge")) entry.bridge = str(e, "bridge");
     for (const json& a : list(e, "addresses"))
       entry.addresses.push_back({str(a, "address"), integer(a, "prefix")});
     inv.interfaces.push_back(entry);

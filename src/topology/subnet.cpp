@@ -37,6 +37,28 @@ bool isPointToPointPrefix(const std::string& address, int prefixLength) {
                          : prefixLength >= 30 && prefixLength < 32;
 }
 
+std::string pointToPointPeer(const std::string& address, int prefixLength) {
+  if (!isPointToPointPrefix(address, prefixLength)) return "";
+  const bool v6 = isIpv6(address);
+  unsigned char bytes[16] = {};
+  if (inet_pton(v6 ? AF_INET6 : AF_INET, address.c_str(), bytes) != 1)
+    return "";
+  unsigned char& last = bytes[v6 ? 15 : 3];
+  const int hostBits = (v6 ? 128 : 32) - prefixLength;  // 1 or 2
+  const int mask = (1 << hostBits) - 1;
+  const int host = last & mask;
+  int peer = 0;
+  if (hostBits == 1)
+    peer = host ^ 1;
+  else
+    peer = host == 1 ? 2 : 1;  // .0 and .3 are not hosts: suggest .1
+  last = static_cast<unsigned char>((last & ~mask) | peer);
+  char text[INET6_ADDRSTRLEN] = {};
+  if (inet_ntop(v6 ? AF_INET6 : AF_INET, bytes, text, sizeof(text)) == nullptr)
+    return "";
+  return text;
+}
+
 bool isLinkLocal(const std::string& address) {
   if (isIpv6(address)) {
     unsigned char b[16];

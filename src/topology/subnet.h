@@ -18,4 +18,10 @@ bool isPointToPointPrefix(const std::string& address, int prefixLength);
 // so sharing such a subnet says nothing about who is cabled to whom.
 bool isLinkLocal(const std::string& address);
 
+// The address at the other end of a point-to-point subnet: in a /30 (/126)
+// .1 and .2 (::1 and ::2) face each other, in a /31 (/127) the two
+// addresses; "" when the prefix is not point-to-point or the address is
+// not numeric.
+std::string pointToPointPeer(const std::string& address, int prefixLength);
+
 }  // namespace mcl::topology
