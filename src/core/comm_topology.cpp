@@ -160,8 +160,8 @@ topology::Cluster buildCommCluster(
   if (!file.cluster || file.cluster->links.empty()) {
     if (file.cluster) {  // a hostfile: ranks and hosts, no cables
       checkFileFitsJob(comm, *file.cluster, path);
-      cluster.source = "detected; " + comm.settings.topoFileVar + "=" +
-                       path + " names no cables";
+      cluster.source = "detected; " + comm.settings.topoFileVar + "=" + path +
+                       " names no cables";
     }
     return cluster;
   }

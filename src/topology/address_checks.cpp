@@ -73,8 +73,7 @@ std::vector<Port> farEndCandidates(const Cluster& c, const Port& end) {
   for (const ClusterHost& h : c.hosts) {
     if (!h.hasInventory || h.id == end.host) continue;
     for (const InterfaceEntry& e : h.inventory.interfaces) {
-      if (!loosePort(c, h.id, e) || !e.carrier ||
-          e.medium != end.entry->medium)
+      if (!loosePort(c, h.id, e) || !e.carrier || e.medium != end.entry->medium)
         continue;
       if (!e.hasRoutableAddress() || pointToPointAddress(e) != nullptr)
         out.push_back({h.id, &e});
@@ -230,7 +229,9 @@ void checkSharedSubnets(const Cluster& c, std::vector<Finding>& out) {
            "one cable carries all the traffic (or none of it), and mcl "
            "cannot tell the cables apart: it sees a shared network, not " +
                std::to_string(n) + " cables",
-           giveEach, hosts, {{hosts[0], hosts[1]}}});
+           giveEach,
+           hosts,
+           {{hosts[0], hosts[1]}}});
       continue;
     }
     if (thunderbolt >= 2 && hosts.size() >= 2) {
@@ -280,11 +281,10 @@ void checkMtu(const Cluster& c, std::vector<Finding>& out) {
     const InterfaceEntry* large = small == a ? b : a;
     const ClusterHost& hl = small == a ? hb : ha;
     const std::string setMtu =
-        looksLikeMac(hl)
-            ? "`sudo networksetup -setMTU " + large->name + " " +
-                  std::to_string(small->mtu) + "`"
-            : "`sudo ip link set " + large->name + " mtu " +
-                  std::to_string(small->mtu) + "`";
+        looksLikeMac(hl) ? "`sudo networksetup -setMTU " + large->name + " " +
+                               std::to_string(small->mtu) + "`"
+                         : "`sudo ip link set " + large->name + " mtu " +
+                               std::to_string(small->mtu) + "`";
     out.push_back(
         {"warning",
          "cable " + cableLabel(c, l) + ": MTU " + std::to_string(a->mtu) +
@@ -317,12 +317,13 @@ void checkRdmaGid(const Cluster& c, bool rdmaWanted,
       if (tbCable) continue;
       out.push_back(
           {rdmaWanted ? "error" : "warning",
-           "RDMA device " + d.name + " on " + hostLabel(c, h.id) +
-               " sits on " + d.netdev + ", which has no IPv4 address",
+           "RDMA device " + d.name + " on " + hostLabel(c, h.id) + " sits on " +
+               d.netdev + ", which has no IPv4 address",
            "RDMA needs the port's IPv4-mapped GID (::ffff:a.b.c.d): without "
            "it connecting a queue pair fails (modify_qp to RTR: EINVAL)",
-           "Give " + d.netdev + " an IPv4 address (a /30 per cable; a "
-           "link-local 169.254/16 address works too)",
+           "Give " + d.netdev +
+               " an IPv4 address (a /30 per cable; a "
+               "link-local 169.254/16 address works too)",
            {h.id}});
     }
   }

@@ -72,9 +72,8 @@ struct RankPath {
 
 struct Finding {
   Finding() = default;
-  Finding(std::string severityText, std::string whatText,
-          std::string whyText, std::string fixText,
-          std::vector<int> hostsAbout = {},
+  Finding(std::string severityText, std::string whatText, std::string whyText,
+          std::string fixText, std::vector<int> hostsAbout = {},
           std::vector<std::pair<int, int>> pairsAbout = {});
 
   std::string severity;  // "error", "warning" or "info"

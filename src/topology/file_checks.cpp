@@ -97,8 +97,7 @@ std::vector<Finding> compareWithDetection(const Cluster& file,
       bool matched = false;
       for (size_t i = 0; i < found.size() && !matched; ++i)
         if (!used[i] && endMatches(f.a, found[i]->a) &&
-            endMatches(f.b, found[i]->b))
-        {
+            endMatches(f.b, found[i]->b)) {
           used[i] = true;
           matched = true;
         }
@@ -110,8 +109,8 @@ std::vector<Finding> compareWithDetection(const Cluster& file,
     std::string fileText;
     for (const ClusterLink& f : fileLinks)
       fileText += (fileText.empty() ? "" : ", ") + ends(f);
-    const std::string between = hostLabel(detected, pair.a) + " and " +
-                                hostLabel(detected, pair.b);
+    const std::string between =
+        hostLabel(detected, pair.a) + " and " + hostLabel(detected, pair.b);
     const std::string saw = "detection sees " +
                             (sawText.empty() ? "no cable" : sawText) +
                             " between them";
@@ -130,15 +129,15 @@ std::vector<Finding> compareWithDetection(const Cluster& file,
                      {{pair.a, pair.b}}});
     for (size_t i = 0; i < found.size(); ++i) {
       if (used[i]) continue;
-      out.push_back({"warning",
-                     "detection sees cable " + ends(*found[i]) + " between " +
-                         between + ", which " + setting + " does not list",
-                     says + "; " + follows +
-                         (forced ? "the cable stays unused"
-                                 : "the job uses it"),
-                     fix,
-                     {pair.a, pair.b},
-                     {{pair.a, pair.b}}});
+      out.push_back(
+          {"warning",
+           "detection sees cable " + ends(*found[i]) + " between " + between +
+               ", which " + setting + " does not list",
+           says + "; " + follows +
+               (forced ? "the cable stays unused" : "the job uses it"),
+           fix,
+           {pair.a, pair.b},
+           {{pair.a, pair.b}}});
     }
   }
   return out;

@@ -43,8 +43,8 @@ std::string cableLabel(const Cluster& c, const ClusterLink& l) {
 }
 
 bool looksLikeMac(const ClusterHost& h) {
-  return h.hasInventory && (h.inventory.thunderboltDetected ||
-                            !h.inventory.bridgeDevice.empty());
+  return h.hasInventory &&
+         (h.inventory.thunderboltDetected || !h.inventory.bridgeDevice.empty());
 }
 
 std::string setAddressCommand(const ClusterHost& h, const InterfaceEntry& e,

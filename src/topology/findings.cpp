@@ -75,8 +75,9 @@ std::map<int, std::map<std::string, std::vector<std::string>>> bridgedPorts(
 
 // Without cables that detection confirmed (bridged ports have no address
 // to match), hosts that each bridge two or more ports may close a loop.
-bool mayLoop(const std::map<int, std::map<std::string,
-                                          std::vector<std::string>>>& bridged) {
+bool mayLoop(
+    const std::map<int, std::map<std::string, std::vector<std::string>>>&
+        bridged) {
   size_t hosts = 0;
   size_t ports = 0;
   for (const auto& [host, bridges] : bridged) {

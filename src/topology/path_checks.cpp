@@ -40,8 +40,8 @@ std::string wifiOf(const Cluster& c, const RankPath& p, int ha, int hb) {
   for (const std::string& link : p.links) {
     const size_t arrow = link.find('>');
     if (arrow == std::string::npos) continue;
-    const std::pair<int, std::string> ends[2] = {
-        {ha, link.substr(0, arrow)}, {hb, link.substr(arrow + 1)}};
+    const std::pair<int, std::string> ends[2] = {{ha, link.substr(0, arrow)},
+                                                 {hb, link.substr(arrow + 1)}};
     for (const auto& [host, name] : ends) {
       const InterfaceEntry* e = interfaceOf(c, host, name);
       if (e != nullptr && e->medium == "wifi")
@@ -56,16 +56,15 @@ std::string cablesOf(const Cluster& c, int ha, int hb, bool* suspectedOnly) {
   std::string names;
   for (const ClusterLink& l : c.links)
     if (l.a.host == std::min(ha, hb) && l.b.host == std::max(ha, hb))
-      names += (names.empty() ? "" : ", ") + l.a.interface + "<->" +
-               l.b.interface;
+      names +=
+          (names.empty() ? "" : ", ") + l.a.interface + "<->" + l.b.interface;
   *suspectedOnly = names.empty();
   if (!names.empty()) return names;
   for (const SuspectedCable& s : suspectedCables(c))
     if ((s.hostA == ha && s.hostB == hb) || (s.hostA == hb && s.hostB == ha))
-      names += (names.empty() ? "" : ", ") + interfaceLabel(c, s.hostA,
-                                                            s.interfaceA) +
-               " <-> " + interfaceLabel(c, s.hostB, s.interfaceB) +
-               " (not configured)";
+      names += (names.empty() ? "" : ", ") +
+               interfaceLabel(c, s.hostA, s.interfaceA) + " <-> " +
+               interfaceLabel(c, s.hostB, s.interfaceB) + " (not configured)";
   return names;
 }
 
@@ -75,8 +74,8 @@ std::string slowPathBetween(const Cluster& c, int hostA, int hostB) {
   for (const RankPath& p : c.paths) {
     const int ha = c.hostOfRank(p.a);
     const int hb = c.hostOfRank(p.b);
-    if (leavesTheCables(p) && ((ha == hostA && hb == hostB) ||
-                               (ha == hostB && hb == hostA)))
+    if (leavesTheCables(p) &&
+        ((ha == hostA && hb == hostB) || (ha == hostB && hb == hostA)))
       return pathText(p);
   }
   return "";
@@ -99,9 +98,8 @@ void checkPaths(const Cluster& c, std::vector<Finding>& out) {
     if (!cables.empty()) {
       out.push_back(
           {"error",
-           hostLabel(c, ha) + " and " + hostLabel(c, hb) +
-               " are cabled (" + cables + "), but their traffic takes " +
-               pathText(p) + over,
+           hostLabel(c, ha) + " and " + hostLabel(c, hb) + " are cabled (" +
+               cables + "), but their traffic takes " + pathText(p) + over,
            "a cable is several times faster than a shared network (and than "
            "Wi-Fi by far); every step of a collective waits for the "
            "slowest pair",

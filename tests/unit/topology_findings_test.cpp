@@ -204,9 +204,10 @@ TEST(FindingsTest, TrafficThatAvoidsTheCable) {
   ASSERT_EQ(c.findings.size(), 1u) << describe(c);
   const Finding& f = c.findings[0];
   EXPECT_EQ(f.severity, "error");  // the job runs several times slower
-  EXPECT_TRUE(contains(f.what, "host 0 (h0) and host 1 (h1) are cabled "
-                               "(en2<->en2), but their traffic takes lan "
-                               "en0>en0"))
+  EXPECT_TRUE(contains(f.what,
+                       "host 0 (h0) and host 1 (h1) are cabled "
+                       "(en2<->en2), but their traffic takes lan "
+                       "en0>en0"))
       << f.what;
   EXPECT_EQ(f.pairs, (std::vector<std::pair<int, int>>{{0, 1}}));
 }
