@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "bench/topology_errors.h"
 #include "common/text_format.h"
 
 namespace mcl::perf {
@@ -70,10 +71,11 @@ std::string clusterVerdict(const nlohmann::json& topology, int nranks,
   bool anyAnswers = false;
   for (const CableUnderTest& c : plan.cables)
     anyAnswers |= c.deadAtDetection.empty();
+  const std::string slow = slowPathsText(topology);
   if (!anyAnswers)
-    return line +
-           "; no cables detected between the hosts: traffic takes the "
-           "network (mcl-perf topo --check says why)";
+    return line + "; no cables detected between the hosts: traffic takes " +
+           (slow.empty() ? "the network" : slow) +
+           " (mcl-perf topo --check says why)";
   // A ring all-reduce moves at the pace of its slowest hop: the pair of
   // hosts whose cables (all of them, striped) carry the least.
   std::map<std::pair<int, int>, double> pairGbps;
@@ -100,7 +102,12 @@ std::string clusterVerdict(const nlohmann::json& topology, int nranks,
             formatText(", %g Gb/s)", pairGbps[slowestPair]);
   }
   const std::string slowest = slowestCable(plan, qualified);
-  return slowest.empty() ? line : line + "; " + slowest;
+  if (!slowest.empty()) line += "; " + slowest;
+  // Pairs whose traffic left the cables set the pace whatever the cables
+  // allow: name them.
+  if (!slow.empty())
+    line += "; SLOW PATH " + slow + " (mcl-perf topo --check says why)";
+  return line;
 }
 
 }  // namespace mcl::perf

@@ -22,6 +22,7 @@
 #include "bench/collective_check.h"
 #include "bench/memory_report.h"
 #include "bench/report.h"
+#include "bench/topology_errors.h"
 #include "common/data_check.h"
 #include "common/dtype.h"
 #include "common/join.h"
@@ -481,6 +482,10 @@ int runRank(const Options& options, const RankSetup& given) {
   info.ranks = gatherRankInfo(comm, rank, setup.nranks, transport);
   if (rank == 0 && !options.jsonPath.empty())
     info.topologyJson = topologyJson(comm, rank);
+
+  if (rank == 0)
+    info.topologyErrors =
+        topologyErrorLines(nlohmann::json::parse(topologyJson(comm, rank)));
 
   Report report(rank == 0);
   report.printHeader(info);

@@ -113,6 +113,8 @@ void Report::printHeader(const RunInfo& info) {
         "# RDMA runs on the EMULATED Thunderbolt fabric "
         "(MCL_RDMA_PROVIDER=emu): "
         "these figures are not real hardware's\n");
+  if (!info.topologyErrors.empty())
+    std::printf("#\n%s", info.topologyErrors.c_str());
   std::printf("#\n");
   const char* timeLabel = o.cpuTime ? "cputime" : "time";
   std::printf(

@@ -26,6 +26,7 @@ struct RunInfo {
   std::string startTime;
   std::string topologyJson;       // mclCommGetTopology's, for the JSON report
   std::string memoryJson;         // its "memory" object, after the run
+  std::string topologyErrors;     // "# Topology: ..." lines, or ""
   int64_t peakResidentBytes = 0;  // the largest rank's
 };
 

@@ -217,6 +217,74 @@ std::string dotQuote(const std::string& s) {
   return q + "\"";
 }
 
+// Breaks a note into lines of about `width` characters at spaces ("\n"
+// breaks lines in DOT labels).
+std::string wrapped(const std::string& text, size_t width) {
+  std::string out;
+  size_t column = 0;
+  for (char c : text) {
+    if (c == ' ' && column >= width) {
+      out += "\\n";
+      column = 0;
+      continue;
+    }
+    out += c;
+    ++column;
+  }
+  return out;
+}
+
+// The worst severity the findings give each pair of hosts: "error",
+// "warning", or absent.
+std::map<std::pair<int, int>, std::string> troubledPairs(const json& topo) {
+  std::map<std::pair<int, int>, std::string> out;
+  for (const json& f : topo["findings"]) {
+    const std::string severity = f.value("severity", "");
+    if (severity != "error" && severity != "warning") continue;
+    for (const json& p : f.value("pairs", json::array())) {
+      if (!p.is_array() || p.size() != 2) continue;
+      std::string& worst = out[{p[0].get<int>(), p[1].get<int>()}];
+      if (worst != "error") worst = severity;
+    }
+  }
+  return out;
+}
+
+std::string colorOf(const std::string& severity) {
+  return severity == "error" ? "red" : "orange";
+}
+
+// The problems on the picture: cables of troubled pairs in red (errors)
+// or orange (warnings), a dashed edge where a pair has trouble but no
+// cable (one never configured, traffic off the cables), and a note per
+// finding tied to its hosts.
+std::string problemsDot(const json& topo) {
+  std::string dot;
+  std::map<std::pair<int, int>, std::string> pairs = troubledPairs(topo);
+  for (const json& l : topo["links"])
+    pairs.erase({l["a"].value("host", -1), l["b"].value("host", -1)});
+  for (const auto& [pair, severity] : pairs)
+    dot += "  h" + std::to_string(pair.first) + " -- h" +
+           std::to_string(pair.second) +
+           " [style=dashed, color=" + colorOf(severity) +
+           ", penwidth=2, label=\"no working cable\"];\n";
+  int n = 0;
+  for (const json& f : topo["findings"]) {
+    const std::string severity = f.value("severity", "");
+    if (severity != "error" && severity != "warning") continue;
+    const std::string id = "problem" + std::to_string(n++);
+    std::string upper = severity;
+    for (char& c : upper) c = static_cast<char>(std::toupper(c));
+    dot += "  " + id + " [shape=note, color=" + colorOf(severity) +
+           ", fontcolor=" + colorOf(severity) + ", label=" +
+           dotQuote(wrapped(upper + ": " + f.value("what", ""), 48)) + "];\n";
+    for (const json& h : f.value("hosts", json::array()))
+      dot += "  " + id + " -- h" + std::to_string(h.get<int>()) +
+             " [style=dotted, color=" + colorOf(severity) + "];\n";
+  }
+  return dot;
+}
+
 }  // namespace
 
 void printTopology(const json& topo, std::FILE* out) {
@@ -267,13 +335,21 @@ std::string topologyDot(const json& topo) {
                     std::to_string(h.value("id", 0)) + ")\\nranks " +
                     joinInts(h["ranks"])) +
            "];\n";
+  const std::map<std::pair<int, int>, std::string> troubled =
+      troubledPairs(topo);
   for (const json& l : topo["links"]) {
     std::string label = endText(l["a"]) + " - " + endText(l["b"]) + "\\n" +
                         l.value("kind", "?") + ", " +
                         speedText(l.value("speed_gbps", 0.0));
-    dot += "  h" + std::to_string(l["a"].value("host", -1)) + " -- h" +
-           std::to_string(l["b"].value("host", -1)) +
-           " [label=" + dotQuote(label) + "];\n";
+    const int a = l["a"].value("host", -1);
+    const int b = l["b"].value("host", -1);
+    auto trouble = troubled.find({a, b});
+    dot += "  h" + std::to_string(a) + " -- h" + std::to_string(b) +
+           " [label=" + dotQuote(label) +
+           (trouble == troubled.end()
+                ? std::string()
+                : ", color=" + colorOf(trouble->second) + ", penwidth=2") +
+           "];\n";
   }
   int n = 0;
   for (const json& net : topo["networks"]) {
@@ -286,7 +362,7 @@ std::string topologyDot(const json& topo) {
              " [style=dashed, label=" + dotQuote(m.value("interface", "")) +
              "];\n";
   }
-  return dot + "}\n";
+  return dot + problemsDot(topo) + "}\n";
 }
 
 }  // namespace mcl::perf

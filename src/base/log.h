@@ -29,9 +29,13 @@ struct LogConfig {
 // Read from the environment once per process.
 const LogConfig& logConfig();
 
+// MCL_DEBUG_SUBSYS chooses among INFO and TRACE messages; a warning shows
+// whatever it says (as NCCL's do), so narrowing the log to one subsystem
+// never hides a problem.
 inline bool logEnabled(LogLevel level, uint32_t subsys) {
   const LogConfig& c = logConfig();
-  return level <= c.level && (subsys & c.subsystems) != 0;
+  return level <= c.level &&
+         (level == LogLevel::Warn || (subsys & c.subsystems) != 0);
 }
 
 void logMessage(LogLevel level, uint32_t subsys, const char* fmt, ...)

@@ -22,8 +22,9 @@ namespace {
 constexpr ParamDef kParams[] = {
     {"MCL_DEBUG", "WARN", "Log level: NONE, WARN, INFO or TRACE."},
     {"MCL_DEBUG_SUBSYS", "ALL",
-     "Subsystems to log, comma-separated (INIT, BOOTSTRAP, SHM, COLL, P2P, "
-     "ENV, ALL); a leading ^ excludes them."},
+     "Subsystems whose INFO and TRACE messages to log, comma-separated "
+     "(INIT, BOOTSTRAP, SHM, COLL, P2P, ENV, TOPO, ALL); a leading ^ "
+     "excludes them. Warnings always show."},
     {"MCL_DEBUG_FILE", "",
      "Write the log to this file instead of stderr; %h is the host name, %p "
      "the process id."},

@@ -54,14 +54,32 @@ std::string portName(const Cluster& c, const Port& p) {
   return interfaceLabel(c, p.host, p.entry->name);
 }
 
-// Ports with a cable's address that no detected cable uses.
+// Another host has an address in this subnet: the far end is there (a
+// cable the cluster's links leave out, as a forced topology file may).
+bool answeredElsewhere(const Cluster& c, int host, const InterfaceAddress& a) {
+  const std::string subnet = subnetOf(a.address, a.prefixLength);
+  for (const ClusterHost& h : c.hosts) {
+    if (!h.hasInventory || h.id == host) continue;
+    for (const InterfaceEntry& e : h.inventory.interfaces)
+      for (const InterfaceAddress& b : e.addresses)
+        if (e.up && b.prefixLength == a.prefixLength &&
+            subnetOf(b.address, b.prefixLength) == subnet)
+          return true;
+  }
+  return false;
+}
+
+// Ports with a cable's address that no cable uses and nobody answers.
 std::vector<Port> danglingEnds(const Cluster& c) {
   std::vector<Port> out;
   for (const ClusterHost& h : c.hosts) {
     if (!h.hasInventory) continue;
-    for (const InterfaceEntry& e : h.inventory.interfaces)
-      if (loosePort(c, h.id, e) && pointToPointAddress(e) != nullptr)
+    for (const InterfaceEntry& e : h.inventory.interfaces) {
+      const InterfaceAddress* a = pointToPointAddress(e);
+      if (loosePort(c, h.id, e) && a != nullptr &&
+          !answeredElsewhere(c, h.id, *a))
         out.push_back({h.id, &e});
+    }
   }
   return out;
 }
@@ -80,6 +98,13 @@ std::vector<Port> farEndCandidates(const Cluster& c, const Port& end) {
     }
   }
   return out;
+}
+
+bool allPairsCabled(const Cluster& c) {
+  for (size_t a = 0; a < c.hosts.size(); ++a)
+    for (size_t b = a + 1; b < c.hosts.size(); ++b)
+      if (c.cablesBetween(int(a), int(b)) == 0) return false;
+  return true;
 }
 
 void checkDangling(const Cluster& c, std::vector<Finding>& out) {
@@ -102,6 +127,11 @@ void checkDangling(const Cluster& c, std::vector<Finding>& out) {
     const Port* sameMisfit = nullptr;  // a far end in another subnet
     for (const Port& p : candidates)
       if (pointToPointAddress(*p.entry) != nullptr) sameMisfit = &p;
+    // Two hosts that have a cable already: the loose ends more likely go
+    // to hosts outside this job than to each other.
+    if (sameMisfit != nullptr &&
+        c.cablesBetween(end.host, sameMisfit->host) > 0)
+      sameMisfit = nullptr;
     if (candidates.size() == 1 && sameMisfit != nullptr) {
       const Port& far = *sameMisfit;
       const InterfaceAddress& b = *pointToPointAddress(*far.entry);
@@ -126,8 +156,11 @@ void checkDangling(const Cluster& c, std::vector<Finding>& out) {
     for (const Port& p : candidates)
       if (!p.entry->hasRoutableAddress()) bare.push_back(p);
     if (bare.empty()) {
+      // Where every pair of the job's hosts has a cable, the port most
+      // likely reaches a host outside the job; where some pair has none,
+      // this may be the cable it lacks.
       out.push_back(
-          {"warning",
+          {allPairsCabled(c) ? "info" : "warning",
            portName(c, end) + " has " + withPrefix(a) +
                ", a cable's own subnet, but no host of this job answers in "
                "it",
@@ -221,10 +254,10 @@ void checkSharedSubnets(const Cluster& c, std::vector<Finding>& out) {
       const int n = perHost[hosts[0]];
       out.push_back(
           {"error",
-           hostLabel(c, hosts[0]) + " (" + memberNames(members, hosts[0]) +
-               ") and " + hostLabel(c, hosts[1]) + " (" +
-               memberNames(members, hosts[1]) + ") have their " +
-               std::to_string(n) + " cables in one subnet, " + subnet,
+           hostLabel(c, hosts[0]) + " " + memberNames(members, hosts[0]) +
+               " and " + hostLabel(c, hosts[1]) + " " +
+               memberNames(members, hosts[1]) + ": " + std::to_string(n) +
+               " cables in one subnet, " + subnet,
            "routing sends everything for a subnet through one interface, so "
            "one cable carries all the traffic (or none of it), and mcl "
            "cannot tell the cables apart: it sees a shared network, not " +

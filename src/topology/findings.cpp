@@ -115,7 +115,7 @@ void checkBridge(Cluster& c, std::vector<Finding>& out) {
                     bridge + " down`"
               : "Take the ports out of the bridge and give each cable its "
                 "own subnet: `sudo ip link set <port> nomaster`";
-      if (loop && (cabled.count(host) != 0 || !members.empty())) {
+      if (loop) {
         out.push_back({"error",
                        name + " is on on " + hostLabel(c, host) + holding +
                            ", in a loop of cabled hosts",

@@ -62,9 +62,11 @@ std::string cablesOf(const Cluster& c, int ha, int hb, bool* suspectedOnly) {
   if (!names.empty()) return names;
   for (const SuspectedCable& s : suspectedCables(c))
     if ((s.hostA == ha && s.hostB == hb) || (s.hostA == hb && s.hostB == ha))
-      names += (names.empty() ? "" : ", ") +
-               interfaceLabel(c, s.hostA, s.interfaceA) + " <-> " +
-               interfaceLabel(c, s.hostB, s.interfaceB) + " (not configured)";
+      names +=
+          (names.empty() ? "" : ", ") +
+          (s.hostA == std::min(ha, hb) ? s.interfaceA + "<->" + s.interfaceB
+                                       : s.interfaceB + "<->" + s.interfaceA) +
+          " not configured";
   return names;
 }
 

@@ -28,7 +28,7 @@ __all__ = [
     "Communicator", "Work", "UniqueId", "init", "init_from_env", "version",
     "params", "empty", "zeros", "Error", "SystemCallError", "InternalError",
     "InvalidArgumentError", "InvalidUsageError", "RemoteError",
-    "TimeoutError",
+    "TimeoutError", "TopologyWarning",
 ]
 
 __version__ = _mcl.version_string()
@@ -77,6 +77,28 @@ class UniqueId:
         return (UniqueId.from_string, (self._text,))
 
 
+class TopologyWarning(UserWarning):
+    """A cabling error the doctor found at init (what `mcl-perf topo
+    --check` reports as ERROR): the job runs, slower than its cables allow,
+    or may fail. Rank 0 warns once per error; ``-W
+    error::mcl.TopologyWarning`` makes them exceptions."""
+
+
+def _warn_topology_errors(comm: Communicator) -> Communicator:
+    """The doctor's errors, on rank 0, at init: the job's log shows them
+    (the library's WARN lines can be turned off; these come through
+    Python's warnings, where a framework collects them)."""
+    if comm.rank != 0 or comm.size < 2:
+        return comm
+    import warnings
+    for finding in comm.topology().get("findings", []):
+        if finding.get("severity") == "error":
+            warnings.warn(f"topology error: {finding.get('what')}. "
+                          f"Fix: {finding.get('fix')}", TopologyWarning,
+                          stacklevel=3)
+    return comm
+
+
 def _config(timeout, transport, name, algorithms):
     return dict(timeout=timeout, transport=transport, name=name,
                 algorithms=algorithms)
@@ -93,8 +115,8 @@ def init(rank: int, size: int, unique_id: Union[UniqueId, str], *,
     Ctrl-C while it waits for the other ranks raises KeyboardInterrupt."""
     text = str(unique_id) if isinstance(unique_id, UniqueId) else \
         _mcl.check_unique_id(unique_id)
-    return Communicator(_mcl.Comm.init_rank(
-        size, text, rank, **_config(timeout, transport, name, algorithms)))
+    return _warn_topology_errors(Communicator(_mcl.Comm.init_rank(
+        size, text, rank, **_config(timeout, transport, name, algorithms))))
 
 
 def init_from_env(*, timeout: Optional[int] = None,
@@ -104,8 +126,8 @@ def init_from_env(*, timeout: Optional[int] = None,
     MCL_WORLD_SIZE, Open MPI, PMI, SLURM, torchrun or mlx.launch; the
     rendezvous from MCL_UNIQUE_ID, MCL_ROOT or the launcher (see
     mclCommInitFromEnv in mcl.h)."""
-    return Communicator(_mcl.Comm.init_from_env(
-        **_config(timeout, transport, name, algorithms)))
+    return _warn_topology_errors(Communicator(_mcl.Comm.init_from_env(
+        **_config(timeout, transport, name, algorithms))))
 
 
 def empty(shape: Union[int, Sequence[int]], dtype: object = "float32"):
