@@ -10,7 +10,7 @@ seconds=${1:-20}
 # One per parser of outside input; tests/fuzz/CMakeLists.txt builds the same.
 targets=(topology_json system_profiler networksetup thunderbolt_sysfs
   bootstrap_messages tcp_wire shm_wire rdma_wire unique_id algo_spec
-  socket_ifname init_details device_details)
+  socket_ifname init_details device_details macos_tools)
 
 if ! command -v clang++ >/dev/null; then
   echo "fuzz: clang++ not found (apt-get install clang, or scripts/install-deps.sh)" >&2

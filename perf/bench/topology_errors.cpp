@@ -32,8 +32,8 @@ std::string topologyErrorLines(const nlohmann::json& topology) {
   for (const auto& f : topology.value("findings", nlohmann::json::array())) {
     if (f.value("severity", "") != "error") continue;
     ++errors;
-    lines += "#  ERROR " + f.value("what", "") + "\n#        fix: " +
-             f.value("fix", "") + "\n";
+    lines += "#  ERROR " + f.value("what", "") +
+             "\n#        fix: " + f.value("fix", "") + "\n";
   }
   if (errors == 0) return "";
   return "# Topology: " + std::to_string(errors) + " error" +
@@ -56,7 +56,8 @@ std::string slowPathsText(const nlohmann::json& topology) {
     if (!seen.insert({a, b}).second) continue;
     std::string via;
     for (const auto& l : p.value("links", nlohmann::json::array()))
-      if (l.is_string()) via += (via.empty() ? "" : ", ") + l.get<std::string>();
+      if (l.is_string())
+        via += (via.empty() ? "" : ", ") + l.get<std::string>();
     text += (text.empty() ? "" : "; ") + hostText(topology, a) + " <-> " +
             hostText(topology, b) + " over " + kind +
             (via.empty() ? "" : " " + via);

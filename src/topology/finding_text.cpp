@@ -30,12 +30,14 @@ std::string interfaceLabel(const Cluster& c, int host,
   return hostLabel(c, host) + " " + interface;
 }
 
+std::string endName(const LinkEnd& e) {
+  if (!e.interface.empty()) return e.interface;
+  if (e.receptacle > 0) return "Thunderbolt " + std::to_string(e.receptacle);
+  return e.address;
+}
+
 std::string endLabel(const Cluster& c, const LinkEnd& e) {
-  std::string s = hostLabel(c, e.host) + " ";
-  if (!e.interface.empty()) return s + e.interface;
-  if (e.receptacle > 0)
-    return s + "Thunderbolt " + std::to_string(e.receptacle);
-  return s + e.address;
+  return hostLabel(c, e.host) + " " + endName(e);
 }
 
 std::string cableLabel(const Cluster& c, const ClusterLink& l) {

@@ -13,6 +13,8 @@ std::string hostLabel(const Cluster& c, int host);
 std::string interfaceLabel(const Cluster& c, int host,
                            const std::string& interface);
 std::string endLabel(const Cluster& c, const LinkEnd& e);
+// An end without its host: "en2", else "Thunderbolt 3", else its address.
+std::string endName(const LinkEnd& e);
 std::string cableLabel(const Cluster& c, const ClusterLink& l);
 
 // The host's inventory says it is a Mac (its Thunderbolt tools ran, or it

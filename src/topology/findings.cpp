@@ -11,6 +11,7 @@
 #include "topology/address_checks.h"
 #include "topology/finding_text.h"
 #include "topology/path_checks.h"
+#include "topology/subnet.h"
 
 namespace mcl::topology {
 
@@ -154,12 +155,17 @@ void checkHubs(Cluster& c, std::vector<Finding>& out) {
   for (const ClusterHost& h : c.hosts)
     for (const ThunderboltPort& p : h.inventory.thunderboltPorts)
       hostOfPort[p.uuid] = h.id;
+  std::set<std::pair<int, int>> reported;  // both Macs see the hub
   for (const ClusterHost& h : c.hosts)
     for (const ThunderboltPort& p : h.inventory.thunderboltPorts)
       for (size_t i = 0; i < p.peers.size(); ++i) {
         const ThunderboltPeer& peer = p.peers[i];
         auto it = hostOfPort.find(peer.uuid);
-        if (peer.direct() || it == hostOfPort.end() || it->second == h.id)
+        if (peer.direct() || it == hostOfPort.end() || it->second == h.id ||
+            !reported
+                 .insert(
+                     {std::min(h.id, it->second), std::max(h.id, it->second)})
+                 .second)
           continue;
         std::string hub = "a hub or dock";
         for (size_t j = i; j-- > 0;)
@@ -191,7 +197,6 @@ bool hasThunderbolt5(const ClusterHost& h) {
 
 void checkThunderboltLinks(Cluster& c, const CheckOptions& o,
                            std::vector<Finding>& out) {
-  const std::string level = o.rdmaWanted ? "error" : "warning";
   for (const ClusterLink& l : c.links) {
     if (l.kind != "thunderbolt") continue;
     const bool tb5Hosts = hasThunderbolt5(c.hosts[size_t(l.a.host)]) &&
@@ -233,19 +238,46 @@ void checkThunderboltLinks(Cluster& c, const CheckOptions& o,
       const ClusterHost& h = c.hosts[size_t(e->host)];
       const InterfaceEntry* entry =
           h.hasInventory ? h.inventory.findInterface(e->interface) : nullptr;
-      if (h.hasInventory && (entry == nullptr || !entry->hasIpv4()))
-        out.push_back(
-            {level,
-             "Thunderbolt port " + endLabel(c, *e) + " has no IPv4 address",
-             "RDMA needs the port's IPv4-mapped GID (modify_qp to "
-             "RTR fails with EINVAL without it), and TCP cannot "
-             "use the cable",
-             "Give each cable its own /30, e.g. `sudo networksetup "
-             "-setmanual \"Thunderbolt " +
-                 std::to_string(e->receptacle) +
-                 "\" 192.168.<cable>.<1|2> 255.255.255.252` (or "
-                 "`sudo ipconfig set " +
-                 e->interface + " DHCP` for a link-local address)"});
+      // A bridged port has no address of its own: the bridge's finding
+      // says so.
+      if (!h.hasInventory ||
+          (entry != nullptr && (entry->hasIpv4() || !entry->bridge.empty())))
+        continue;
+      // The far end's /30 tells the exact address this end lacks.
+      const LinkEnd& far = e == &l.a ? l.b : l.a;
+      const ClusterHost& farHost = c.hosts[size_t(far.host)];
+      const InterfaceEntry* farEntry =
+          farHost.hasInventory ? farHost.inventory.findInterface(far.interface)
+                               : nullptr;
+      std::string peer;
+      int prefix = 0;
+      if (farEntry != nullptr)
+        for (const InterfaceAddress& a : farEntry->addresses)
+          if (peer.empty() && a.address.find(':') == std::string::npos) {
+            peer = pointToPointPeer(a.address, a.prefixLength);
+            prefix = a.prefixLength;
+          }
+      const std::string fix =
+          !peer.empty() && entry != nullptr
+              ? "Give it the other address of the far end's subnet: " +
+                    setAddressCommand(h, *entry, peer, prefix)
+              : "Give each cable its own /30, e.g. `sudo networksetup "
+                "-setmanual \"Thunderbolt " +
+                    std::to_string(e->receptacle) +
+                    "\" 192.168.<cable>.<1|2> 255.255.255.252` (or "
+                    "`sudo ipconfig set " +
+                    e->interface + " DHCP` for a link-local address)";
+      // Without a subnet both ends share, TCP cannot use the cable either.
+      out.push_back(
+          {o.rdmaWanted || l.subnet.empty() ? "error" : "warning",
+           "Thunderbolt port " + endLabel(c, *e) + " has no IPv4 address",
+           "RDMA needs the port's IPv4-mapped GID (modify_qp to "
+           "RTR fails with EINVAL without it)" +
+               std::string(l.subnet.empty() ? ", and TCP cannot use the cable"
+                                            : ""),
+           fix,
+           {e->host},
+           {{l.a.host, l.b.host}}});
     }
   }
 }

@@ -57,7 +57,7 @@ std::string cablesOf(const Cluster& c, int ha, int hb, bool* suspectedOnly) {
   for (const ClusterLink& l : c.links)
     if (l.a.host == std::min(ha, hb) && l.b.host == std::max(ha, hb))
       names +=
-          (names.empty() ? "" : ", ") + l.a.interface + "<->" + l.b.interface;
+          (names.empty() ? "" : ", ") + endName(l.a) + "<->" + endName(l.b);
   *suspectedOnly = names.empty();
   if (!names.empty()) return names;
   for (const SuspectedCable& s : suspectedCables(c))

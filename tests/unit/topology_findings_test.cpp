@@ -147,7 +147,8 @@ TEST(FindingsTest, ThunderboltPortWithoutIpv4) {
     Cluster c = checked(hosts, rdma);
     ASSERT_EQ(c.findings.size(), 2u) << describe(c);  // both ends
     for (const Finding& f : c.findings) {
-      EXPECT_EQ(f.severity, rdma ? "error" : "warning");
+      // No subnet in common: TCP cannot use the cable either.
+      EXPECT_EQ(f.severity, "error");
       EXPECT_TRUE(contains(f.what, "no IPv4")) << f.what;
       EXPECT_TRUE(contains(f.fix, "Thunderbolt 1")) << f.fix;
       EXPECT_TRUE(contains(f.fix, "en2")) << f.fix;
@@ -266,7 +267,8 @@ TEST(FindingsTest, SortedErrorsFirstKeepingEarlierFindings) {
   auto hosts = thunderboltHosts(3, {{0, 1}, {1, 2}, {0, 2}}, 4);
   hosts[0].bridgeActive = true;  // error (loop)
   hosts[0].bridgeDevice = "bridge0";
-  hosts[2].interfaces[1].addresses.clear();  // warning
+  hosts[0].interfaces[1].mtu = 1500;  // warning: the ends of cable 0-2
+  hosts[2].interfaces[1].mtu = 9000;  // differ
   Cluster c = buildCluster(hosts, oneRankEach(3));
   c.findings.push_back({"info", "earlier", "", ""});
   EXPECT_FALSE(hasErrors(c));
