@@ -17,6 +17,8 @@
 namespace mcl::topology {
 namespace {
 
+using mcl::testing::checked;
+using mcl::testing::describe;
 using mcl::testing::oneRankEach;
 using mcl::testing::readFixture;
 
@@ -41,34 +43,33 @@ HostInventory macFromTools(const std::string& name, const std::string& sp,
   return inv;
 }
 
-// mesh4's mac0 and mac1 (two cables: mac0 en2 <-> mac1 en4, mac0 en5 <->
-// mac1 en2) with the interfaces of macos/mistakes/<dir>/.
-std::vector<HostInventory> macPair(const std::string& dir,
-                                   const std::string& rdmaCtl = "") {
+// mac0 .. mac<count-1>, each from three files whose paths name the Mac
+// as {mac} ("macos/mesh4/{mac}.json").
+std::vector<HostInventory> macsFromTools(int count, const std::string& sp,
+                                         const std::string& networksetup,
+                                         const std::string& ifconfig,
+                                         const std::string& rdmaCtl = "") {
+  auto named = [](std::string path, const std::string& mac) {
+    const size_t at = path.find("{mac}");
+    if (at != std::string::npos) path.replace(at, 5, mac);
+    return path;
+  };
   std::vector<HostInventory> hosts;
-  for (int m = 0; m < 2; ++m) {
+  for (int m = 0; m < count; ++m) {
     const std::string mac = "mac" + std::to_string(m);
-    hosts.push_back(macFromTools(
-        mac, "macos/mesh4/" + mac + ".json",
-        "macos/mesh4/" + mac + ".networksetup.txt",
-        "macos/mistakes/" + dir + "/" + mac + ".ifconfig.txt", rdmaCtl));
+    hosts.push_back(macFromTools(mac, named(sp, mac), named(networksetup, mac),
+                                 named(ifconfig, mac), rdmaCtl));
   }
   return hosts;
 }
 
-Cluster checked(const std::vector<HostInventory>& hosts, bool rdma = false) {
-  Cluster c = buildCluster(hosts, oneRankEach(hosts.size()));
-  CheckOptions options;
-  options.rdmaWanted = rdma;
-  addFindings(c, options);
-  return c;
-}
-
-std::string describe(const Cluster& c) {
-  std::string s;
-  for (const Finding& f : c.findings)
-    s += f.severity + ": " + f.what + " | " + f.fix + "\n";
-  return s;
+// mesh4's mac0 and mac1 (two cables: mac0 en2 <-> mac1 en4, mac0 en5 <->
+// mac1 en2) with the interfaces of macos/mistakes/<dir>/.
+std::vector<HostInventory> macPair(const std::string& dir,
+                                   const std::string& rdmaCtl = "") {
+  return macsFromTools(
+      2, "macos/mesh4/{mac}.json", "macos/mesh4/{mac}.networksetup.txt",
+      "macos/mistakes/" + dir + "/{mac}.ifconfig.txt", rdmaCtl);
 }
 
 const Finding* findingWith(const Cluster& c, const std::string& part) {
@@ -143,14 +144,12 @@ TEST(DoctorMacTest, MtuThatDiffersAcrossACable) {
 
 TEST(DoctorMacTest, ThunderboltBridgeOnEveryMacOfARing) {
   // A Mac's default: Thunderbolt Bridge holds every Thunderbolt port.
-  std::vector<HostInventory> hosts;
-  for (int m = 0; m < 4; ++m) {
-    const std::string mac = "mac" + std::to_string(m);
-    hosts.push_back(macFromTools(mac, "macos/ring4/" + mac + ".json",
-                                 "macos/bridge/networksetup.txt",
-                                 "macos/mistakes/bridge_ring/ifconfig.txt"));
-    EXPECT_TRUE(hosts.back().bridgeActive);
-    EXPECT_EQ(hosts.back().findInterface("en3")->bridge, "bridge0");
+  auto hosts = macsFromTools(4, "macos/ring4/{mac}.json",
+                             "macos/bridge/networksetup.txt",
+                             "macos/mistakes/bridge_ring/ifconfig.txt");
+  for (const HostInventory& h : hosts) {
+    EXPECT_TRUE(h.bridgeActive);
+    EXPECT_EQ(h.findInterface("en3")->bridge, "bridge0");
   }
   Cluster c = checked(hosts);
   ASSERT_EQ(c.links.size(), 4u);  // by port UUID, through the bridge
@@ -171,14 +170,9 @@ TEST(DoctorMacTest, ThunderboltBridgeOnEveryMacOfARing) {
 
 TEST(DoctorMacTest, DataOverWifi) {
   // Two Macs with nothing in their Thunderbolt ports, on one Wi-Fi.
-  std::vector<HostInventory> hosts;
-  for (int m = 0; m < 2; ++m) {
-    const std::string mac = "mac" + std::to_string(m);
-    hosts.push_back(
-        macFromTools(mac, "macos/mistakes/wifi/" + mac + ".json",
-                     "macos/mesh4/" + mac + ".networksetup.txt",
-                     "macos/mistakes/wifi/" + mac + ".ifconfig.txt"));
-  }
+  auto hosts = macsFromTools(2, "macos/mistakes/wifi/{mac}.json",
+                             "macos/mesh4/{mac}.networksetup.txt",
+                             "macos/mistakes/wifi/{mac}.ifconfig.txt");
   Cluster c = buildCluster(hosts, oneRankEach(2));
   ASSERT_EQ(c.networks.size(), 1u);
   EXPECT_EQ(c.networks[0].medium, "wifi");
@@ -192,14 +186,9 @@ TEST(DoctorMacTest, DataOverWifi) {
 }
 
 TEST(DoctorMacTest, Thunderbolt4CableBetweenThunderbolt5Macs) {
-  std::vector<HostInventory> hosts;
-  for (int m = 0; m < 2; ++m) {
-    const std::string mac = "mac" + std::to_string(m);
-    hosts.push_back(
-        macFromTools(mac, "macos/mistakes/tb4_cable/" + mac + ".json",
-                     "macos/mesh4/" + mac + ".networksetup.txt",
-                     "macos/mistakes/mtu/" + mac + ".ifconfig.txt"));
-  }
+  auto hosts = macsFromTools(2, "macos/mistakes/tb4_cable/{mac}.json",
+                             "macos/mesh4/{mac}.networksetup.txt",
+                             "macos/mistakes/mtu/{mac}.ifconfig.txt");
   for (HostInventory& h : hosts)
     for (InterfaceEntry& e : h.interfaces) e.mtu = 1500;  // MTU is not this
   Cluster c = checked(hosts);

@@ -19,24 +19,11 @@ namespace {
 
 using mcl::testing::addAddress;
 using mcl::testing::cable;
+using mcl::testing::checked;
+using mcl::testing::describe;
 using mcl::testing::makeHosts;
 using mcl::testing::makeInterface;
 using mcl::testing::oneRankEach;
-
-Cluster checked(const std::vector<HostInventory>& hosts, bool rdma = false) {
-  Cluster c = buildCluster(hosts, oneRankEach(hosts.size()));
-  CheckOptions options;
-  options.rdmaWanted = rdma;
-  addFindings(c, options);
-  return c;
-}
-
-std::string describe(const Cluster& c) {
-  std::string s;
-  for (const Finding& f : c.findings)
-    s += f.severity + ": " + f.what + " | " + f.fix + "\n";
-  return s;
-}
 
 // n hosts on a LAN (eth0, 10.0.0.<h+1>/24).
 std::vector<HostInventory> lanHosts(int n) {

@@ -15,6 +15,8 @@ namespace mcl::topology {
 namespace {
 
 using mcl::testing::addressCables;
+using mcl::testing::checked;
+using mcl::testing::describe;
 using mcl::testing::macInventories;
 using mcl::testing::makeHosts;
 using mcl::testing::makeInterface;
@@ -57,21 +59,6 @@ std::vector<HostInventory> thunderboltHosts(
     }
   }
   return hosts;
-}
-
-Cluster checked(const std::vector<HostInventory>& hosts, bool rdma = false) {
-  Cluster c = buildCluster(hosts, oneRankEach(hosts.size()));
-  CheckOptions options;
-  options.rdmaWanted = rdma;
-  addFindings(c, options);
-  return c;
-}
-
-std::string describe(const Cluster& c) {
-  std::string s;
-  for (const Finding& f : c.findings)
-    s += f.severity + ": " + f.what + " | " + f.fix + "\n";
-  return s;
 }
 
 TEST(FindingsTest, BridgeInARingIsAnError) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "topology/cluster.h"
+#include "topology/findings.h"
 #include "topology/inventory.h"
 #include "topology/networksetup.h"
 #include "topology/thunderbolt_macos.h"
@@ -57,6 +58,25 @@ inline std::vector<std::vector<int>> oneRankEach(size_t n) {
   std::vector<std::vector<int>> ranks;
   for (size_t h = 0; h < n; ++h) ranks.push_back({static_cast<int>(h)});
   return ranks;
+}
+
+// The cluster of these hosts (one rank each) with the doctor's findings.
+inline topology::Cluster checked(const std::vector<HostInventory>& hosts,
+                                 bool rdma = false) {
+  topology::Cluster c =
+      topology::buildCluster(hosts, oneRankEach(hosts.size()));
+  topology::CheckOptions options;
+  options.rdmaWanted = rdma;
+  topology::addFindings(c, options);
+  return c;
+}
+
+// The findings one per line, for failure messages.
+inline std::string describe(const topology::Cluster& c) {
+  std::string s;
+  for (const topology::Finding& f : c.findings)
+    s += f.severity + ": " + f.what + " | " + f.fix + "\n";
+  return s;
 }
 
 // Adds an address to the interface `name` of `inv`, creating the interface
