@@ -106,7 +106,8 @@ void closeComm(mclComm_t handle, bool abort) {
   if (comm->stickyError() == mclSuccess)
     comm->tellPeers(comm->label() + (abort ? " aborted the communicator "
                                              "(mclCommAbort)"
-                                           : " destroyed the communicator"));
+                                           : " destroyed the communicator"),
+                    !abort);
   delete comm;
 }
 

@@ -31,8 +31,13 @@ bool mclComm::fail(mclResult_t code, const std::string& message) {
   return true;
 }
 
-void mclComm::tellPeers(const std::string& reason) noexcept {
-  if (peerWatch) peerWatch->sayFarewell(reason);
+void mclComm::tellPeers(const std::string& reason, bool finished) noexcept {
+  if (peerWatch) {
+    if (finished)
+      peerWatch->sayGoodbye(reason);
+    else
+      peerWatch->sayFarewell(reason);
+  }
   for (auto* list : {&connections, &p2pConnections})
     for (auto& connection : *list) {
       if (connection == nullptr) continue;

@@ -98,7 +98,9 @@ struct mclComm {
   // Tells every peer why this rank stops (Connection::sayFarewell), so one
   // waiting on it fails at once naming the first failure. Only by the
   // thread that holds the communicator's turn, or when no call is inside.
-  void tellPeers(const std::string& reason) noexcept;
+  // finished: this rank did all it was asked (it destroys the
+  // communicator), so peers weigh the news after what is still on its way.
+  void tellPeers(const std::string& reason, bool finished = false) noexcept;
   // fail(), then tellPeers() when this failure is the first; with the
   // turn held.
   void failAndTellPeers(mclResult_t code, const std::string& message);

@@ -42,9 +42,11 @@ constexpr uint32_t kHelloMagic = 0x4d434c57;  // "MCLW"
 constexpr char kBeat = 'B';
 constexpr char kFarewell = 'F';
 constexpr char kGaveUp = 'G';
+constexpr char kGoodbye = 'L';  // as kGaveUp, from a rank that finished
 constexpr size_t kMaxReasonBytes = 1024;
 // A peer whose socket closed without a farewell is reported dead this
-// long after: frames it sent just before dying may still be on a link.
+// long after, and one that said goodbye gone: frames it sent just before
+// may still be on a link.
 constexpr int64_t kDeathGraceNs = 100'000'000;
 // How long one stranger (a connection that does not prove the secret) may
 // take before it is dropped.
@@ -261,9 +263,17 @@ void PeerWatch::sendToAll(const std::string& message) {
 }
 
 void PeerWatch::sayFarewell(const std::string& reason) {
+  sendReason(kGaveUp, reason);
+}
+
+void PeerWatch::sayGoodbye(const std::string& reason) {
+  sendReason(kGoodbye, reason);
+}
+
+void PeerWatch::sendReason(char kind, const std::string& reason) {
   if (saidFarewell_.exchange(true)) return;
   const std::string text = reason.substr(0, kMaxReasonBytes);
-  std::string message(1, kGaveUp);
+  std::string message(1, kind);
   message += char(text.size() >> 8);
   message += char(text.size() & 0xff);
   sendToAll(message + text);
@@ -279,7 +289,7 @@ void PeerWatch::take(int peer, int64_t now) {
     } else if (kind == kFarewell) {
       p.saidFarewell = true;
       ++at;
-    } else if (kind == kGaveUp) {
+    } else if (kind == kGaveUp || kind == kGoodbye) {
       if (p.inbox.size() - at < 3) break;
       const size_t length =
           size_t(uint8_t(p.inbox[at + 1])) << 8 | uint8_t(p.inbox[at + 2]);
@@ -289,6 +299,7 @@ void PeerWatch::take(int peer, int64_t now) {
         p.reason = p.inbox.substr(at + 3, std::min(length, kMaxReasonBytes));
       }
       p.changedNs.store(now);
+      p.finished.store(kind == kGoodbye);
       p.state.store(int(State::GaveUp));
       at += 3 + length;
     } else {
@@ -386,7 +397,12 @@ std::string PeerWatch::problemWith(int peer) const {
   if (state == State::Died && nowNs() - p.changedNs.load() >= kDeathGraceNs)
     return "rank " + std::to_string(peer) +
            "'s process died (its side channel closed without a farewell)";
-  if (state == State::GaveUp) {
+  // A peer that destroyed its communicator told the side channel after
+  // its last sends, which may still be on the way (a 2-rank all-reduce
+  // whose last piece trails the goodbye): the news counts after the same
+  // grace as a death. A peer that gave up is news at once.
+  if (state == State::GaveUp &&
+      (!p.finished.load() || nowNs() - p.changedNs.load() >= kDeathGraceNs)) {
     std::lock_guard<std::mutex> lock(reasonMutex_);
     return "peer rank " + std::to_string(peer) + " is gone (" + p.reason + ")";
   }

@@ -55,6 +55,10 @@ class PeerWatch final : public transport::PeerHealth {
   std::string farewellOf(int peer) const override;
   // Once per communicator: later reasons are the first one's consequences.
   void sayFarewell(const std::string& reason) override;
+  // The same for a rank that leaves having done all it was asked (it
+  // destroys its communicator): peers count the news only after a grace,
+  // since what it sent on its links just before may still be on the way.
+  void sayGoodbye(const std::string& reason);
 
  private:
   enum class State : int { Alive, Left, Died, Stopped, GaveUp };
@@ -69,6 +73,7 @@ class PeerWatch final : public transport::PeerHealth {
     bool saidFarewell = false;          // the thread's alone
     std::string inbox;                  // bytes of an unfinished message
     std::string reason;                 // why it gave up; under reasonMutex_
+    std::atomic<bool> finished{false};  // it left having done its part
   };
 
   void connectTo(int peer, const platform::SocketAddress& where,
@@ -78,6 +83,7 @@ class PeerWatch final : public transport::PeerHealth {
   void run();
   void readFrom(int peer, int64_t nowNs);
   void sendToAll(const std::string& message);
+  void sendReason(char kind, const std::string& reason);  // once
   void take(int peer, int64_t nowNs);  // whole messages of the inbox
 
   int rank_;

@@ -1,8 +1,8 @@
 // The side channel (core/peer_watch.h) between two ranks of one process:
 // strangers on its port change nothing, a wrong secret is refused, a
-// communicator destroyed with a farewell is not reported dead, and one that
-// gave up tells why. (A killed
-// or stopped process is the fault matrix's: tests/faults.)
+// communicator destroyed with a farewell is not reported dead, one that
+// gave up tells why, and a goodbye waits for what may still be on a link. (A
+// killed or stopped process is the fault matrix's: tests/faults.)
 #include "core/peer_watch.h"
 
 #include <gtest/gtest.h>
@@ -105,6 +105,30 @@ TEST(PeerWatch, AGivenUpRankTellsWhy) {
             "peer rank 0 is gone (comm x rank 0/2 gave up: no progress for 1 "
             "s)");
   EXPECT_EQ(a->problemWith(1), "");
+}
+
+// A rank that destroys its communicator having done its part says goodbye:
+// its last pieces may trail the goodbye on their links, so a peer counts it
+// gone only 100 ms after it arrived (a peer that gave up is news at once,
+// above). Seen once in CI: a 2-rank all-reduce failed "rank 0 destroyed
+// the communicator" with rank 0's last piece still on its way.
+TEST(PeerWatch, AGoodbyeCountsAfterWhatMayStillBeOnTheWay) {
+  Secret secret = randomSecret();
+  auto a = watch(0, secret);
+  auto b = watch(1, secret);
+  connectPair(*a, *b, 10s);
+  const auto said = std::chrono::steady_clock::now();
+  a->sayGoodbye("comm x rank 0/2 destroyed the communicator");
+  a->sayFarewell("later reasons are not sent");
+  std::string problem;
+  for (int i = 0; i < 400 && problem.empty(); ++i) {
+    std::this_thread::sleep_for(1ms);
+    problem = b->problemWith(0);
+  }
+  EXPECT_GE(std::chrono::steady_clock::now() - said, 100ms);
+  EXPECT_EQ(problem,
+            "peer rank 0 is gone (comm x rank 0/2 destroyed the "
+            "communicator)");
 }
 
 }  // namespace
