@@ -19,7 +19,7 @@ struct Port {
   const InterfaceEntry* entry = nullptr;
 };
 
-bool cableMedium(const InterfaceEntry& e) {
+bool wiredMedium(const InterfaceEntry& e) {
   return e.medium == "ethernet" || e.medium == "thunderbolt";
 }
 
@@ -33,7 +33,7 @@ bool isCableEnd(const Cluster& c, int host, const std::string& name) {
 
 // A port that could be one end of a cable: wired, up, not in a bridge.
 bool loosePort(const Cluster& c, int host, const InterfaceEntry& e) {
-  return cableMedium(e) && e.up && e.bridge.empty() &&
+  return wiredMedium(e) && e.up && e.bridge.empty() &&
          !isCableEnd(c, host, e.name);
 }
 
@@ -241,7 +241,7 @@ void checkSharedSubnets(const Cluster& c, std::vector<Finding>& out) {
     for (const Member& m : members) {
       ++perHost[m.host];
       thunderbolt += m.entry->medium == "thunderbolt";
-      allWired &= cableMedium(*m.entry);
+      allWired &= wiredMedium(*m.entry);
     }
     std::vector<int> hosts;
     bool multi = false;
