@@ -5,6 +5,7 @@
 // What a user sees is asserted word for word where it matters.
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>

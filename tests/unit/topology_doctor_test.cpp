@@ -4,6 +4,7 @@
 // interfaces in odd states, and a topology file against detection.
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>
