@@ -102,7 +102,9 @@ std::vector<IfconfigInterface> parseIfconfig(std::string_view text) {
     }
     if (out.empty()) continue;
     IfconfigInterface& e = out.back();
+    // Blank in other ways (\v, \f) than " \t": nothing to read.
     std::vector<std::string> w = words(line);
+    if (w.empty()) continue;
     if (w[0] == "inet" || w[0] == "inet6")
       addAddress(e, w);
     else if (w[0] == "status:" && w.size() > 1)

@@ -64,6 +64,8 @@ TEST(IfconfigTest, PointToPointAndOddLines) {
   EXPECT_TRUE(all[1].addresses.empty());
   EXPECT_EQ(all[1].status, "inactive");
   EXPECT_TRUE(parseIfconfig("").empty());
+  // A line blank in other ways than spaces and tabs (found by fuzzing).
+  EXPECT_EQ(parseIfconfig("en0: flags=1<UP> mtu 1500\n\t\v\f\n").size(), 1u);
 }
 
 TEST(IfconfigTest, TextThatIsNotIfconfigsIsAnError) {
