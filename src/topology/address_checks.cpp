@@ -368,13 +368,8 @@ std::vector<SuspectedCable> suspectedCables(const Cluster& c) {
   std::vector<SuspectedCable> out;
   for (const Port& end : danglingEnds(c)) {
     if (!end.entry->carrier) continue;
-    const InterfaceAddress& a = *pointToPointAddress(*end.entry);
-    for (const Port& far : farEndCandidates(c, end)) {
-      const InterfaceAddress* b = pointToPointAddress(*far.entry);
-      out.push_back({end.host, end.entry->name, a.address, a.prefixLength,
-                     far.host, far.entry->name,
-                     b != nullptr ? b->address : ""});
-    }
+    for (const Port& far : farEndCandidates(c, end))
+      out.push_back({end.host, end.entry->name, far.host, far.entry->name});
   }
   return out;
 }

@@ -20,11 +20,8 @@ namespace mcl::topology {
 struct SuspectedCable {
   int hostA = -1;
   std::string interfaceA;  // has the point-to-point address
-  std::string address;     // "10.99.3.1"
-  int prefix = 0;
   int hostB = -1;
   std::string interfaceB;
-  std::string addressB;  // "" when the far end has none
 };
 
 std::vector<SuspectedCable> suspectedCables(const Cluster& cluster);
