@@ -1,6 +1,7 @@
 // Communicator lifetime: init, finalize, destroy, abort, and queries.
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -15,6 +16,7 @@
 #include "core/comm_split.h"
 #include "core/group.h"
 #include "core/handle_registry.h"
+#include "core/job_secret_file.h"
 #include "core/launch_env.h"
 #include "core/new_unique_id.h"
 #include "core/pending_init.h"
@@ -114,19 +116,24 @@ void closeComm(mclComm_t handle, bool abort) {
 // Init now on this thread, or later on a thread of its own: inside a group
 // (at mclGroupEnd) or for a non-blocking config (at once; mclInProgress).
 // Arguments and settings are checked here either way.
-mclResult_t startInit(mclComm_t* comm, int nranks, const mclUniqueId& id,
-                      int rank, const mclConfig_t* config) {
-  mcl::checkInitArguments(nranks, id, rank);
+// makeId gives the unique id on the init's thread: it may wait (for a
+// secret another rank makes) and a non-blocking init must not.
+mclResult_t startInitWith(mclComm_t* comm, int nranks,
+                          std::function<mclUniqueId(int timeoutSeconds)> makeId,
+                          int rank, const mclConfig_t* config) {
   const mcl::CommSettings settings = mcl::loadSettings(config);
+  auto build = [=] {
+    return mcl::initComm(nranks, makeId(settings.timeoutSeconds), rank,
+                         settings, -1);
+  };
   if (settings.blocking && !mcl::inGroup()) {
-    *comm = mcl::registerComm(mcl::initComm(nranks, id, rank, settings, -1));
+    *comm = mcl::registerComm(build());
     return mclSuccess;
   }
   auto init = std::make_shared<mcl::PendingInit>(
       "mclCommInitRank, rank " + std::to_string(rank) + " of " +
           std::to_string(nranks),
-      settings.blocking,
-      [=] { return mcl::initComm(nranks, id, rank, settings, -1); });
+      settings.blocking, build);
   *comm = mcl::registerPending(init);
   if (mcl::inGroup()) {
     mcl::groupDefer(init);
@@ -134,6 +141,13 @@ mclResult_t startInit(mclComm_t* comm, int nranks, const mclUniqueId& id,
   }
   init->start();
   return mclInProgress;
+}
+
+mclResult_t startInit(mclComm_t* comm, int nranks, const mclUniqueId& id,
+                      int rank, const mclConfig_t* config) {
+  mcl::checkInitArguments(nranks, id, rank);
+  return startInitWith(
+      comm, nranks, [id](int) { return id; }, rank, config);
 }
 
 // mclCommSplit inside a group or non-blocking: the parent takes no other
@@ -257,17 +271,38 @@ mclResult_t mclCommInitFromEnv(mclComm_t* comm, mclConfig_t* config) {
             "rank %d of %d from %s; rendezvous at %s from %s", launch.rank,
             launch.nranks, launch.rankSource.c_str(),
             launch.id.root.toString().c_str(), launch.rootSource.c_str());
+    const bool sharedFile =
+        launch.secretSource == mcl::SecretSource::SharedFile;
     if (launch.rankZeroListens && launch.rank == 0) {
+      // A secret shared through a file reaches only this host's ranks: the
+      // rendezvous listens on loopback alone, whatever name MCL_ROOT used.
       std::vector<mcl::platform::SocketAddress> binds = {launch.id.root};
-      if (launch.rootIsName) {
+      if (launch.rootIsName && !sharedFile) {
         binds = mcl::rendezvousAddresses();
         for (auto& a : binds) a = a.withPort(launch.id.root.port());
       }
-      mcl::startRendezvousRoot(launch.id.secret, binds,
-                               mcl::timeoutFromEnvironment());
+      std::function<void()> whenClosed;
+      if (sharedFile)
+        whenClosed = [path = launch.secretFile] { mcl::removeJobSecret(path); };
+      try {
+        mcl::startRendezvousRoot(launch.id.secret, binds,
+                                 mcl::timeoutFromEnvironment(), whenClosed);
+      } catch (...) {
+        if (whenClosed) whenClosed();
+        throw;
+      }
     }
-    return startInit(comm, launch.nranks, mcl::encodeUniqueId(launch.id),
-                     launch.rank, config);
+    if (!sharedFile || launch.rank == 0)
+      return startInit(comm, launch.nranks, mcl::encodeUniqueId(launch.id),
+                       launch.rank, config);
+    auto readSecret = [launch](int timeoutSeconds) {
+      mcl::UniqueIdContents id = launch.id;
+      id.secret = mcl::readJobSecret(
+          launch.secretFile, launch.id.root,
+          mcl::platform::Clock::now() + std::chrono::seconds(timeoutSeconds));
+      return mcl::encodeUniqueId(id);
+    };
+    return startInitWith(comm, launch.nranks, readSecret, launch.rank, config);
   }));
 }
 

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -16,6 +17,7 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "base/wire.h"
 #include "core/init_cancel.h"
 
 namespace mcl {
@@ -30,80 +32,151 @@ std::string describe(const std::vector<platform::SocketAddress>& roots) {
   return text;
 }
 
-// Connect, retrying with backoff while the root refuses (not started yet).
-platform::Socket connectWithRetry(
-    const std::vector<platform::SocketAddress>& roots,
-    platform::Deadline deadline) {
+// How long one attempt at the handshake may take before the rank connects
+// again: a root busy with strangers drops connections that are slow to
+// prove themselves, and a rank must not wait the whole init on one of them.
+constexpr auto kFirstAttempt = std::chrono::seconds(2);
+constexpr auto kLongestAttempt = std::chrono::seconds(8);
+
+// What an attempt ended with, when it did not end in a proven root.
+struct AttemptFailed {
+  std::string why;
+};
+
+// Reads exactly one frame header of the given type and length, and its
+// payload. Before the root has proven the secret nothing else is taken from
+// it: no Failure text, no length beyond what the handshake needs.
+std::vector<uint8_t> expectExact(int fd, FrameType type, uint32_t length,
+                                 platform::Deadline deadline,
+                                 bool* rejected = nullptr) {
+  uint8_t header[8];
+  platform::recvAll(fd, header, sizeof(header), deadline);
+  WireReader r(header, sizeof(header), "handshake header");
+  const uint32_t gotType = r.u32();
+  const uint32_t gotLength = r.u32();
+  if (rejected != nullptr &&
+      gotType == static_cast<uint32_t>(FrameType::Rejected) && gotLength == 0) {
+    *rejected = true;
+    return {};
+  }
+  if (gotType != static_cast<uint32_t>(type) || gotLength != length)
+    throw AttemptFailed{"it answered with something other than mcl's " +
+                        std::string(frameTypeName(type)) + " (type " +
+                        std::to_string(gotType) + ", " +
+                        std::to_string(gotLength) + " bytes)"};
+  std::vector<uint8_t> payload(length);
+  platform::recvAll(fd, payload.data(), payload.size(), deadline);
+  return payload;
+}
+
+}  // namespace
+
+void BootstrapClient::handshake(const Secret& secret,
+                                platform::Deadline attemptDeadline) {
+  const Nonce rootNonce = [&] {
+    std::vector<uint8_t> bytes =
+        expectExact(socket_.fd(), FrameType::Challenge, sizeof(Nonce),
+                    attemptDeadline);
+    Nonce n;
+    std::copy(bytes.begin(), bytes.end(), n.begin());
+    return n;
+  }();
+  challenged_ = true;
+  AuthProof proof;
+  proof.nonce = randomNonce();
+  proof.mac = authMac(secret, "mcl-client", rootNonce, proof.nonce);
+  sendFrame(socket_.fd(), FrameType::AuthProof, encode(proof),
+            attemptDeadline);
+  bool rejected = false;
+  std::vector<uint8_t> ok =
+      expectExact(socket_.fd(), FrameType::AuthOk, sizeof(Mac),
+                  attemptDeadline, &rejected);
+  if (rejected)
+    throw error(mclInvalidArgument,
+                "rank %d: the rendezvous root at %s rejected this rank's "
+                "proof: wrong secret (a unique id from another job, or "
+                "MCL_SECRET not the same on every rank?)",
+                rank_, rootText_.c_str());
+  Mac rootMac;
+  std::copy(ok.begin(), ok.end(), rootMac.begin());
+  if (!macEqual(rootMac, authMac(secret, "mcl-server", proof.nonce, rootNonce)))
+    throw error(mclRemoteError,
+                "rank %d: the process at %s does not know this unique id's "
+                "secret: it is not our rendezvous root",
+                rank_, rootText_.c_str());
+  const SessionKeys keys =
+      rendezvousKeys(secret, rootNonce, proof.nonce, /*weAreTheRank=*/true);
+  sealer_ = std::make_unique<Sealer>(keys.send);
+  opener_ = std::make_unique<Opener>(keys.receive);
+}
+
+// Connects and proves the secret, again with a new connection while the
+// root is not up yet, drops this one (busy with strangers) or does not
+// answer within an attempt's time, until the deadline.
+void BootstrapClient::join(const UniqueIdContents& id) {
+  const std::vector<platform::SocketAddress> roots = id.allRoots();
   auto backoff = std::chrono::milliseconds(5);
+  auto attempt = std::chrono::duration_cast<Clock::duration>(kFirstAttempt);
   std::string lastError = "no attempt";
+  bool everAnswered = false;  // some attempt got the root's challenge
   while (true) {
     checkInitCancelled("the rendezvous");
+    const auto attemptDeadline = std::min(deadline_, Clock::now() + attempt);
+    bool connected = false;
     try {
-      return platform::connectAny(roots, deadline);
+      socket_ = platform::connectAny(roots, attemptDeadline);
+      connected = true;
+      rootText_ = platform::peerAddress(socket_.fd()).toString();
+      if (cancel_ != nullptr) cancel_->watch(socket_.fd());
+      handshake(id.secret, attemptDeadline);
+      return;
+    } catch (const AttemptFailed& e) {
+      throw error(mclRemoteError,
+                  "rank %d: the process listening at %s is not an mcl "
+                  "rendezvous root: %s (another program holds the port?)",
+                  rank_, rootText_.c_str(), e.why.c_str());
     } catch (const std::system_error& e) {
       lastError = e.what();
     } catch (const platform::TimeoutError& e) {
-      lastError = e.what();
+      lastError = connected ? "the root did not finish the handshake in time"
+                            : e.what();
+      attempt = std::min<Clock::duration>(attempt * 2, kLongestAttempt);
+    } catch (const platform::ConnectionClosed&) {
+      lastError = "the root closed the connection during the handshake";
     }
-    auto now = Clock::now();
-    if (now >= deadline)
+    everAnswered = everAnswered || connected;
+    if (cancel_ != nullptr && socket_.valid()) cancel_->unwatch(socket_.fd());
+    socket_.close();
+    const auto now = Clock::now();
+    if (now >= deadline_) {
+      if (everAnswered && lastError.find("handshake") != std::string::npos)
+        throw error(mclTimeout,
+                    "rank %d: the process listening at %s accepted the "
+                    "connection but never %s mcl's handshake: another "
+                    "program holds that port (MCL_ROOT's, or the port in the "
+                    "unique id), a proxy or firewall holds the connection%s",
+                    rank_, describe(roots).c_str(),
+                    challenged_ ? "finished" : "began",
+                    challenged_ ? ", or the root is too busy" : "");
       throw error(mclTimeout,
                   "could not reach the rendezvous root at %s before the "
                   "timeout (last error: %s); is rank 0 (MCL_ROOT) or the "
                   "process that called mclGetUniqueId running?",
                   describe(roots).c_str(), lastError.c_str());
+    }
+    MCL_LOG(Trace, kLogBootstrap, "rank %d: rendezvous attempt failed: %s",
+            rank_, lastError.c_str());
     std::this_thread::sleep_for(
-        std::min<Clock::duration>(backoff, deadline - now));
-    backoff = std::min(backoff * 2, std::chrono::milliseconds(500));
+        std::min<Clock::duration>(backoff, deadline_ - now));
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(200));
   }
 }
-
-}  // namespace
 
 BootstrapClient::BootstrapClient(const UniqueIdContents& id, const Hello& hello,
                                  platform::Deadline deadline)
     : deadline_(deadline), rank_(hello.rank) {
-  socket_ = connectWithRetry(id.allRoots(), deadline);
-  rootText_ = platform::peerAddress(socket_.fd()).toString();
   cancel_ = currentInitCancel();
-  if (cancel_ != nullptr) cancel_->watch(socket_.fd());
-
-  Frame challenge;
-  try {
-    challenge = expect(FrameType::Challenge, "authentication");
-  } catch (const Error& e) {
-    if (e.code() != mclTimeout) throw;
-    // An mcl root challenges at once: this listener is something else.
-    throw error(mclTimeout,
-                "rank %d: the process listening at %s accepted the "
-                "connection but never began mcl's handshake: another "
-                "program holds that port (MCL_ROOT's, or the port in the "
-                "unique id), or a proxy or firewall holds the connection",
-                rank_, rootText_.c_str());
-  }
-  Nonce rootNonce;
-  if (challenge.payload.size() != rootNonce.size())
-    throw error(mclRemoteError, "malformed challenge from the root at %s",
-                rootText_.c_str());
-  std::copy(challenge.payload.begin(), challenge.payload.end(),
-            rootNonce.begin());
-  AuthProof proof;
-  proof.nonce = randomNonce();
-  proof.mac = authMac(id.secret, "mcl-client", rootNonce, proof.nonce);
-  send(FrameType::AuthProof, encode(proof), "authentication");
-
-  Frame ok = expect(FrameType::AuthOk, "authentication");
-  Mac rootMac;
-  if (ok.payload.size() != rootMac.size())
-    throw error(mclRemoteError, "malformed AuthOk from %s", rootText_.c_str());
-  std::copy(ok.payload.begin(), ok.payload.end(), rootMac.begin());
-  if (!macEqual(rootMac,
-                authMac(id.secret, "mcl-server", proof.nonce, rootNonce)))
-    throw error(mclRemoteError,
-                "the process at %s does not know this unique id's secret: it "
-                "is not our rendezvous root",
-                rootText_.c_str());
-
+  join(id);
   send(FrameType::Hello, encode(hello), "rendezvous");
   welcome_ = decodeWelcome(expect(FrameType::Welcome, "rendezvous").payload);
   if (welcome_.peers.size() != static_cast<size_t>(hello.nranks))
@@ -117,13 +190,13 @@ BootstrapClient::BootstrapClient(const UniqueIdContents& id, const Hello& hello,
 void BootstrapClient::send(FrameType type, const std::vector<uint8_t>& payload,
                            const char* during) {
   try {
-    sendFrame(socket_.fd(), type, payload, deadline_);
+    sendSealedFrame(socket_.fd(), *sealer_, type, payload, deadline_);
   } catch (const std::exception& e) {
     // The root may have said why before it closed: report that instead.
     std::string why = e.what();
     try {
       auto quick = platform::Clock::now() + std::chrono::milliseconds(100);
-      Frame f = recvFrame(socket_.fd(), std::min(quick, deadline_));
+      Frame f = receive(std::min(quick, deadline_));
       if (f.type == FrameType::Failure) {
         Failure failure = decodeFailure(f.payload);
         if (failure.code > 0 && failure.code < mclNumResults)
@@ -142,10 +215,15 @@ void BootstrapClient::send(FrameType type, const std::vector<uint8_t>& payload,
   }
 }
 
+Frame BootstrapClient::receive(platform::Deadline deadline) {
+  return openSealedFrame(*opener_, recvFrame(socket_.fd(), deadline),
+                         "the rendezvous root at " + rootText_);
+}
+
 Frame BootstrapClient::expect(FrameType type, const char* during) {
   Frame f;
   try {
-    f = recvFrame(socket_.fd(), deadline_);
+    f = receive(deadline_);
   } catch (const platform::TimeoutError&) {
     throw error(mclTimeout,
                 "rank %d: timed out during %s with the rendezvous root at %s "
@@ -182,7 +260,7 @@ std::vector<std::vector<uint8_t>> BootstrapClient::allGather(
 void BootstrapClient::close() {
   if (!socket_.valid()) return;
   try {
-    sendFrame(socket_.fd(), FrameType::Bye, {}, deadline_);
+    sendSealedFrame(socket_.fd(), *sealer_, FrameType::Bye, {}, deadline_);
   } catch (const std::exception&) {
   }
   if (cancel_ != nullptr) cancel_->unwatch(socket_.fd());
@@ -204,7 +282,9 @@ void BootstrapClient::throwFailureArrivingWithin(
     return;
   Frame f;
   try {
-    f = recvFrame(socket_.fd(), Clock::now() + wait);
+    f = receive(Clock::now() + wait);
+  } catch (const Error&) {
+    throw;  // altered on the way: that is news
   } catch (const std::exception&) {
     return;  // the root closed, or said nothing whole
   }
@@ -222,8 +302,8 @@ void BootstrapClient::abandon(int code, const std::string& message) {
   if (!socket_.valid()) return;
   try {
     auto soon = std::min(deadline_, Clock::now() + std::chrono::seconds(1));
-    sendFrame(socket_.fd(), FrameType::Failure,
-              encode(Failure{code, message.substr(0, 4000)}), soon);
+    sendSealedFrame(socket_.fd(), *sealer_, FrameType::Failure,
+                    encode(Failure{code, message.substr(0, 4000)}), soon);
   } catch (const std::exception&) {
   }
   if (cancel_ != nullptr) cancel_->unwatch(socket_.fd());

@@ -1,14 +1,17 @@
-// A rank's side of the rendezvous: connect to the root (retrying while it is
-// not up yet), prove the secret and check the root's proof, introduce
+// A rank's side of the rendezvous: connect to the root (again while it is
+// not up yet or drops the attempt), prove the secret and check the root's
+// proof, seal everything after with the session keys, introduce
 // itself, receive everyone's table, then all-gather what the transports need
 // to connect. Every step is bounded by the deadline.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "base/sealed_channel.h"
 #include "core/bootstrap_protocol.h"
 #include "core/unique_id.h"
 #include "platform/socket.h"
@@ -59,6 +62,10 @@ class BootstrapClient {
   }
 
  private:
+  void join(const UniqueIdContents& id);
+  void handshake(const Secret& secret, platform::Deadline attemptDeadline);
+  // The next sealed frame, opened.
+  Frame receive(platform::Deadline deadline);
   Frame expect(FrameType type, const char* during);
   // The root's Failure frame f as this rank's Error.
   [[noreturn]] void throwFailure(const Frame& f) const;
@@ -72,6 +79,9 @@ class BootstrapClient {
   uint32_t round_ = 0;
   int rank_ = -1;
   InitCancel* cancel_ = nullptr;  // shuts socket_ down on cancel
+  bool challenged_ = false;  // some attempt got the root's challenge
+  std::unique_ptr<Sealer> sealer_;
+  std::unique_ptr<Opener> opener_;
 };
 
 }  // namespace mcl

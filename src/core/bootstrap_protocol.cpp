@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -28,7 +29,7 @@ Frame parseHeader(const uint8_t* h, uint32_t* length) {
   uint32_t type = r.u32();
   *length = r.u32();
   if (type < static_cast<uint32_t>(FrameType::Challenge) ||
-      type > static_cast<uint32_t>(FrameType::Bye))
+      type > static_cast<uint32_t>(FrameType::Sealed))
     throw error(mclRemoteError, "bootstrap frame of unknown type %u", type);
   if (*length > kMaxFrameBytes)
     throw error(mclRemoteError, "bootstrap frame of %u bytes exceeds %u",
@@ -59,6 +60,10 @@ const char* frameTypeName(FrameType type) {
       return "AllGatherResult";
     case FrameType::Bye:
       return "Bye";
+    case FrameType::Rejected:
+      return "Rejected";
+    case FrameType::Sealed:
+      return "Sealed";
   }
   return "unknown";
 }
@@ -92,6 +97,54 @@ bool takeFrame(std::vector<uint8_t>& buffer, Frame* out) {
   buffer.erase(buffer.begin(), buffer.begin() + kHeaderBytes + length);
   *out = std::move(f);
   return true;
+}
+
+SessionKeys rendezvousKeys(const Secret& secret, const Nonce& rootNonce,
+                           const Nonce& rankNonce, bool weAreTheRank) {
+  return deriveSessionKeys(secret, "mcl rendezvous", rootNonce, rankNonce,
+                           weAreTheRank);
+}
+
+void sendSealedFrame(int fd, Sealer& sealer, FrameType type,
+                     const std::vector<uint8_t>& payload,
+                     platform::Deadline deadline) {
+  WireWriter inner;
+  inner.u32(static_cast<uint32_t>(type));
+  inner.raw(payload.data(), payload.size());
+  uint8_t header[kHeaderBytes];
+  putHeader(header, FrameType::Sealed, inner.bytes().size() + kSealOverhead);
+  std::vector<uint8_t> sealed =
+      sealer.seal(inner.bytes(), header, sizeof(header));
+  platform::sendAll(fd, header, sizeof(header), deadline);
+  platform::sendAll(fd, sealed.data(), sealed.size(), deadline);
+}
+
+Frame openSealedFrame(Opener& opener, const Frame& sealed,
+                      const std::string& peer) {
+  if (sealed.type != FrameType::Sealed)
+    throw error(mclRemoteError,
+                "%s sent a %s frame in the clear after the handshake: "
+                "something on the path is injecting frames",
+                peer.c_str(), frameTypeName(sealed.type));
+  uint8_t header[kHeaderBytes];
+  putHeader(header, FrameType::Sealed, sealed.payload.size());
+  std::vector<uint8_t> plain;
+  if (!opener.open(sealed.payload, header, sizeof(header), &plain))
+    throw error(mclRemoteError,
+                "integrity check failed on a message from %s: it was altered, "
+                "replayed or forged on the way (not sealed with this "
+                "connection's key)",
+                peer.c_str());
+  WireReader r(plain.data(), plain.size(), "sealed frame");
+  const uint32_t type = r.u32();
+  if (type < static_cast<uint32_t>(FrameType::Hello) ||
+      type > static_cast<uint32_t>(FrameType::Bye))
+    throw error(mclRemoteError, "%s sealed a frame of unknown type %u",
+                peer.c_str(), type);
+  Frame f;
+  f.type = static_cast<FrameType>(type);
+  f.payload.assign(plain.begin() + 4, plain.end());
+  return f;
 }
 
 std::vector<uint8_t> encode(const AuthProof& m) {

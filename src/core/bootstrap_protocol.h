@@ -4,6 +4,13 @@
 //   root -> rank   Challenge {nonce_r}
 //   rank -> root   AuthProof {nonce_c, HMAC(secret, "client", ...)}
 //   root -> rank   AuthOk    {HMAC(secret, "server", ...)}
+//                  (or Rejected {}, when the proof was wrong: no text, the
+//                  root has not proven itself to this rank)
+//
+// From there on every frame is Sealed: its payload is the frame below
+// (u32 type, then payload) encrypted and authenticated with the
+// connection's session keys (base/session_keys.h), so the messages that
+// follow are neither readable nor alterable on the way.
 //   rank -> root   Hello     {rank, nranks, pid, timeout, host id, name,
 //                             room in /dev/shm}
 //   root -> ranks  Welcome   {communicator id, every rank's host, pid, room}
@@ -23,6 +30,8 @@
 #include <mcl/mcl.h>
 
 #include "base/auth.h"
+#include "base/sealed_channel.h"
+#include "base/session_keys.h"
 #include "platform/socket.h"
 
 namespace mcl {
@@ -45,6 +54,8 @@ enum class FrameType : uint32_t {
   AllGather = 7,
   AllGatherResult = 8,
   Bye = 9,
+  Rejected = 10,
+  Sealed = 11,
 };
 const char* frameTypeName(FrameType type);
 
@@ -58,6 +69,19 @@ void sendFrame(int fd, FrameType type, const std::vector<uint8_t>& payload,
 Frame recvFrame(int fd, platform::Deadline deadline);
 // For non-blocking readers: moves one complete frame out of buffer, if any.
 bool takeFrame(std::vector<uint8_t>& buffer, Frame* out);
+
+// The session keys of a rendezvous connection, as the root or as a rank.
+SessionKeys rendezvousKeys(const Secret& secret, const Nonce& rootNonce,
+                           const Nonce& rankNonce, bool weAreTheRank);
+
+// A frame sealed for the peer, and the frame a Sealed frame holds. open
+// throws mclRemoteError naming `peer` when the frame was altered, replayed
+// or not sealed with this connection's key.
+void sendSealedFrame(int fd, Sealer& sealer, FrameType type,
+                     const std::vector<uint8_t>& payload,
+                     platform::Deadline deadline);
+Frame openSealedFrame(Opener& opener, const Frame& sealed,
+                      const std::string& peer);
 
 struct AuthProof {
   Nonce nonce{};

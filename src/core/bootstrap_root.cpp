@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -38,15 +39,18 @@ namespace {
 using platform::Clock;
 using platform::Deadline;
 
-// A rank that has not proven the secret gets this long to do it, so a
-// stranger cannot hold a slot for the whole init timeout.
-constexpr auto kAuthWindow = std::chrono::seconds(5);
-// Strangers get little: a bounded number of unauthenticated connections
-// (the oldest is dropped for a new one), and only as many buffered bytes as
-// the next legitimate message can have.
-constexpr size_t kMaxUnauthenticated = 64;
+// A connection that has not proven the secret gets this long to do it: a
+// rank answers the challenge within a round trip, so a stranger holds its
+// place briefly, and a rank that was slow connects again (bootstrap_client).
+constexpr auto kAuthWindow = std::chrono::seconds(1);
+// Every connection is accepted, but one address may have only so many
+// waiting to prove themselves: over that, its oldest one goes (a rank proves
+// itself within a round trip, so the oldest is the likeliest stranger).
+constexpr size_t kMaxUnprovenPerAddress = 64;
+// Strangers get only as many buffered bytes as the next legitimate message
+// can have.
 constexpr size_t kMaxProofBytes = 8 + sizeof(Nonce) + sizeof(Mac);
-constexpr size_t kMaxHelloBytes = 8 + 4096;
+constexpr size_t kMaxHelloBytes = 8 + 4 + 4096 + kSealOverhead;
 constexpr auto kSendWindow = std::chrono::seconds(5);
 constexpr auto kGiveUpMargin = std::chrono::milliseconds(300);
 constexpr int kPollMs = 20;
@@ -110,9 +114,13 @@ enum class State { AwaitProof, AwaitHello, Joined, Done };
 struct Client {
   platform::Socket socket;
   std::string address;
+  std::string host;  // the address without its port: per-address limits
   State state = State::AwaitProof;
   Nonce nonce{};
+  Deadline accepted;
   Deadline authDeadline;
+  std::unique_ptr<Sealer> sealer;  // once the proof is checked
+  std::unique_ptr<Opener> opener;
   std::vector<uint8_t> inbox;
   Hello hello;
   bool hasContribution = false;
@@ -122,9 +130,10 @@ struct Client {
 class Root {
  public:
   Root(std::vector<platform::Socket> listeners, const Secret& secret,
-       int timeoutSeconds)
+       int timeoutSeconds, std::function<void()> whenClosed)
       : listeners_(std::move(listeners)),
         secret_(secret),
+        whenClosed_(std::move(whenClosed)),
         deadline_(Clock::now() + std::chrono::seconds(timeoutSeconds)) {}
 
   void run() {
@@ -135,12 +144,23 @@ class Root {
       failAll(mclInternalError,
               std::string("rendezvous root failed: ") + e.what());
     }
+    if (strangersDropped_ > 0)
+      MCL_LOG(Warn, kLogBootstrap,
+              "rendezvous: dropped %zu connections that did not prove the "
+              "secret within %lld ms (strangers, or ranks that connected "
+              "again)",
+              strangersDropped_,
+              static_cast<long long>(
+                  std::chrono::duration_cast<std::chrono::milliseconds>(
+                      kAuthWindow)
+                      .count()));
     MCL_LOG(Info, kLogBootstrap, "rendezvous root closed");
     if (commId_ != 0) setRootState(commId_, true);
     for (auto& l : listeners_) {
       unregisterRootFd(l.fd());
       l.close();
     }
+    if (whenClosed_) whenClosed_();
   }
 
  private:
@@ -195,40 +215,69 @@ class Root {
     }
   }
 
-  // Strangers must not push out ranks in the middle of their handshake:
-  // when too many wait, new connections stay in the kernel's backlog until
-  // some finish or time out.
-  bool tooManyStrangers() const {
-    size_t strangers = 0;
-    for (const auto& c : clients_)
-      if (c->socket.valid() &&
-          (c->state == State::AwaitProof || c->state == State::AwaitHello))
-        ++strangers;
-    return strangers >= kMaxUnauthenticated;
+  // Makes room for a new connection from host: its oldest connection that
+  // has not proven the secret goes when host has too many.
+  void limitUnproven(const std::string& host) {
+    Client* oldest = nullptr;
+    size_t unproven = 0;
+    for (auto& c : clients_)
+      if (c->socket.valid() && c->state == State::AwaitProof &&
+          c->host == host) {
+        ++unproven;
+        if (oldest == nullptr || c->accepted < oldest->accepted)
+          oldest = c.get();
+      }
+    if (unproven >= kMaxUnprovenPerAddress) dropStranger(*oldest);
+  }
+
+  // The oldest connection still to prove itself, to free a descriptor.
+  bool dropOldestStranger() {
+    Client* oldest = nullptr;
+    for (auto& c : clients_)
+      if (c->socket.valid() && c->state == State::AwaitProof &&
+          (oldest == nullptr || c->accepted < oldest->accepted))
+        oldest = c.get();
+    if (oldest == nullptr) return false;
+    dropStranger(*oldest);
+    return true;
+  }
+
+  void dropStranger(Client& c) {
+    ++strangersDropped_;
+    MCL_LOG(Info, kLogBootstrap,
+            "rendezvous: dropped %s: it did not prove the secret in time",
+            c.address.c_str());
+    c.socket.close();
   }
 
   void acceptAll(int listenFd) {
-    while (!tooManyStrangers()) {
+    while (true) {
       platform::Socket s;
       try {
         s = platform::acceptConnection(listenFd);
       } catch (const std::system_error& e) {
         // Out of descriptors or memory: a flood must not end the
-        // rendezvous. Leave the rest queued and try again later.
+        // rendezvous. The oldest stranger makes room; without one, the
+        // rest stay queued until later.
+        if (dropOldestStranger()) continue;
         MCL_LOG(Warn, kLogBootstrap, "rendezvous: accept failed: %s", e.what());
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
         return;
       }
       if (!s.valid()) return;
       auto c = std::make_unique<Client>();
-      c->address = platform::peerAddress(s.fd()).toString();
+      const platform::SocketAddress peer = platform::peerAddress(s.fd());
+      c->address = peer.toString();
+      c->host = peer.host();
+      limitUnproven(c->host);
       c->socket = std::move(s);
       c->nonce = randomNonce();
-      c->authDeadline = Clock::now() + kAuthWindow;
+      c->accepted = Clock::now();
+      c->authDeadline = c->accepted + kAuthWindow;
       try {
         sendFrame(c->socket.fd(), FrameType::Challenge,
                   std::vector<uint8_t>(c->nonce.begin(), c->nonce.end()),
-                  Clock::now() + kSendWindow);
+                  Clock::now() + std::chrono::milliseconds(100));
       } catch (const std::exception&) {
         continue;
       }
@@ -262,8 +311,11 @@ class Root {
   void processFrames(Client& c) {
     Frame f;
     try {
-      while (c.socket.valid() && !finished_ && takeFrame(c.inbox, &f))
+      while (c.socket.valid() && !finished_ && takeFrame(c.inbox, &f)) {
+        if (c.state != State::AwaitProof)
+          f = openSealedFrame(*c.opener, f, who(c));
         handle(c, f);
+      }
     } catch (const Error& e) {
       if (c.state == State::AwaitProof || c.state == State::AwaitHello) {
         MCL_LOG(Warn, kLogBootstrap,
@@ -275,6 +327,16 @@ class Root {
                               ": " + e.what());
       }
     }
+  }
+
+  static std::string who(const Client& c) {
+    if (c.state == State::AwaitHello) return c.address;
+    return "rank " + std::to_string(c.hello.rank) + " at " + c.address;
+  }
+
+  void send(Client& c, FrameType type, const std::vector<uint8_t>& payload) {
+    sendSealedFrame(c.socket.fd(), *c.sealer, type, payload,
+                    Clock::now() + kSendWindow);
   }
 
   void handle(Client& c, const Frame& f) {
@@ -301,12 +363,11 @@ class Root {
               "rendezvous: rejected a connection from %s: it does not know "
               "the secret of this unique id",
               c.address.c_str());
-      Failure reject{mclInvalidArgument,
-                     "the rendezvous root rejected this process: its unique "
-                     "id has the wrong secret (an id from another job?)"};
+      // Nothing but the fact: this process has not proven itself to the
+      // rank, so any text from it would be a stranger's to choose.
       try {
-        sendFrame(c.socket.fd(), FrameType::Failure, encode(reject),
-                  Clock::now() + kSendWindow);
+        sendFrame(c.socket.fd(), FrameType::Rejected, {},
+                  Clock::now() + std::chrono::milliseconds(100));
       } catch (const std::exception&) {
       }
       c.socket.close();
@@ -316,7 +377,13 @@ class Root {
     sendFrame(c.socket.fd(), FrameType::AuthOk,
               std::vector<uint8_t>(reply.begin(), reply.end()),
               Clock::now() + kSendWindow);
+    const SessionKeys keys =
+        rendezvousKeys(secret_, c.nonce, proof.nonce, /*weAreTheRank=*/false);
+    c.sealer = std::make_unique<Sealer>(keys.send);
+    c.opener = std::make_unique<Opener>(keys.receive);
     c.state = State::AwaitHello;
+    // Proven: it has until the Hello is due, no longer a stranger's window.
+    c.authDeadline = Clock::now() + kSendWindow;
   }
 
   void handleHello(Client& c, const Frame& f) {
@@ -377,9 +444,7 @@ class Root {
       w.peers.push_back({c->hello.hostId, c->hello.hostName, c->hello.pid,
                          c->hello.shmFreeBytes});
     std::vector<uint8_t> payload = encode(w);
-    for (Client* c : ranks_)
-      sendFrame(c->socket.fd(), FrameType::Welcome, payload,
-                Clock::now() + kSendWindow);
+    for (Client* c : ranks_) send(*c, FrameType::Welcome, payload);
   }
 
   void handleJoined(Client& c, const Frame& f) {
@@ -408,9 +473,7 @@ class Root {
     }
     std::vector<uint8_t> payload = encode(result);
     for (Client* r : ranks_)
-      if (r->socket.valid())
-        sendFrame(r->socket.fd(), FrameType::AllGatherResult, payload,
-                  Clock::now() + kSendWindow);
+      if (r->socket.valid()) send(*r, FrameType::AllGatherResult, payload);
     contributions_ = 0;
     ++round_;
   }
@@ -439,13 +502,10 @@ class Root {
   void dropExpired() {
     Deadline now = Clock::now();
     for (auto& c : clients_)
-      if ((c->state == State::AwaitProof || c->state == State::AwaitHello) &&
-          now > c->authDeadline) {
-        MCL_LOG(Warn, kLogBootstrap,
-                "rendezvous: dropped %s: it did not authenticate in time",
-                c->address.c_str());
-        c->socket.close();
-      }
+      if (c->socket.valid() &&
+          (c->state == State::AwaitProof || c->state == State::AwaitHello) &&
+          now > c->authDeadline)
+        dropStranger(*c);
   }
 
   // Tells every joined rank why init failed, then ends the root.
@@ -455,8 +515,7 @@ class Root {
     for (auto& c : clients_) {
       if (!c->socket.valid() || c->state == State::AwaitProof) continue;
       try {
-        sendFrame(c->socket.fd(), FrameType::Failure, payload,
-                  Clock::now() + kSendWindow);
+        send(*c, FrameType::Failure, payload);
       } catch (const std::exception&) {
       }
       c->socket.close();
@@ -466,6 +525,7 @@ class Root {
 
   std::vector<platform::Socket> listeners_;
   Secret secret_;
+  std::function<void()> whenClosed_;
   Deadline deadline_;
   std::vector<std::unique_ptr<Client>> clients_;
   std::vector<Client*> ranks_;
@@ -477,13 +537,14 @@ class Root {
   int contributions_ = 0;
   uint32_t round_ = 0;
   bool finished_ = false;
+  size_t strangersDropped_ = 0;
 };
 
 }  // namespace
 
 std::vector<platform::SocketAddress> startRendezvousRoot(
     const Secret& secret, const std::vector<platform::SocketAddress>& binds,
-    int timeoutSeconds) {
+    int timeoutSeconds, std::function<void()> whenClosed) {
   std::vector<platform::Socket> listeners;
   std::vector<platform::SocketAddress> bound;
   std::string failures;  // why each address could not be listened on
@@ -545,8 +606,8 @@ std::vector<platform::SocketAddress> startRendezvousRoot(
     throw error(mclSystemError,
                 "mclGetUniqueId: the rendezvous root cannot listen: %s",
                 failures.c_str());
-  auto root =
-      std::make_shared<Root>(std::move(listeners), secret, timeoutSeconds);
+  auto root = std::make_shared<Root>(std::move(listeners), secret,
+                                     timeoutSeconds, std::move(whenClosed));
   std::thread([root] { root->run(); }).detach();
   return bound;
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "base/auth.h"
@@ -15,9 +16,11 @@ namespace mcl {
 // Listens on each address of `binds` (each bound on its own; one port for
 // all when it can) and starts the root thread; returns the addresses the
 // ranks may connect to (those that could be bound), in the same order.
+// whenClosed, if any, runs on the root's thread once it is done (every rank
+// joined and left, or init failed).
 std::vector<platform::SocketAddress> startRendezvousRoot(
     const Secret& secret, const std::vector<platform::SocketAddress>& binds,
-    int timeoutSeconds);
+    int timeoutSeconds, std::function<void()> whenClosed = {});
 
 // When this process runs the root that issued commId, waits (until
 // `deadline`) for it to finish: every rank has then had the last message of

@@ -32,6 +32,9 @@ struct mclComm {
   int rank = 0;
   int nranks = 1;
   uint64_t commId = 0;
+  // The unique id's secret: splits derive theirs from it (never sent).
+  mcl::Secret secret{};
+  uint64_t splitsStarted = 0;  // mclCommSplit calls, the same on every rank
   mcl::CommSettings settings;
   std::vector<mcl::PeerInfo> peers;
   mcl::topology::Cluster cluster;  // hosts, cables, shape, paths

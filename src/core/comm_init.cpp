@@ -470,6 +470,7 @@ std::unique_ptr<mclComm> initComm(int nranks, const mclUniqueId& id, int rank,
   auto comm = std::make_unique<mclComm>();
   comm->rank = rank;
   comm->nranks = nranks;
+  comm->secret = contents.secret;
   comm->emuMac = emuMac < 0 ? rank : emuMac;
   comm->settings = settings;
   comm->label();  // built now, before any other thread can see the comm

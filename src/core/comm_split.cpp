@@ -9,8 +9,10 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/session_keys.h"
 #include "core/execute.h"
 #include "core/new_unique_id.h"
+#include "core/unique_id.h"
 
 namespace mcl {
 
@@ -47,6 +49,22 @@ std::vector<T> allGather(mclComm& parent, const T& mine) {
   return all;
 }
 
+// The new communicator's secret, the same on each of its members, from the
+// parent's and what identifies this split among the parent's.
+Secret splitSecret(const mclComm& parent, uint64_t split, int color) {
+  return deriveChildSecret(parent.secret,
+                           "split " + std::to_string(parent.commId) + " #" +
+                               std::to_string(split) + " color " +
+                               std::to_string(color));
+}
+
+// An id as it may travel: without its secret.
+mclUniqueId withSecret(const mclUniqueId& id, const Secret& secret) {
+  UniqueIdContents contents = decodeUniqueId(id);
+  contents.secret = secret;
+  return encodeUniqueId(contents);
+}
+
 }  // namespace
 
 SplitSettings splitSettings(const mclComm& parent, const mclConfig_t* config) {
@@ -62,6 +80,7 @@ SplitSettings splitSettings(const mclComm& parent, const mclConfig_t* config) {
 
 std::unique_ptr<mclComm> splitComm(mclComm& parent, int color, int key,
                                    const SplitSettings& settings) {
+  const uint64_t split = parent.splitsStarted++;
   const std::vector<Member> members = allGather(parent, Member{color, key});
   // Checked after the exchange, so that every rank fails alike.
   for (int r = 0; r < parent.nranks; ++r)
@@ -87,9 +106,15 @@ std::unique_ptr<mclComm> splitComm(mclComm& parent, int color, int key,
     mclUniqueId id{};
   } mine;
   std::string why;
+  // The id travels through the parent without its secret: each member
+  // derives that (a transport the wire protection leaves in the clear must
+  // not carry it).
+  const Secret secret = color == MCL_SPLIT_NOCOLOR
+                            ? Secret{}
+                            : splitSecret(parent, split, color);
   if (leader) {
     try {
-      mine.id = newUniqueId();
+      mine.id = withSecret(newUniqueId(secret), Secret{});
     } catch (const std::exception& e) {
       mine.failed = 1;
       why = e.what();
@@ -106,8 +131,9 @@ std::unique_ptr<mclComm> splitComm(mclComm& parent, int color, int key,
   const int newRank = static_cast<int>(
       std::find(group.begin(), group.end(), parent.rank) - group.begin());
   if (settings.error) std::rethrow_exception(settings.error);
-  return initComm(static_cast<int>(group.size()), ids[size_t(group.front())].id,
-                  newRank, settings.settings, parent.emuMac);
+  return initComm(static_cast<int>(group.size()),
+                  withSecret(ids[size_t(group.front())].id, secret), newRank,
+                  settings.settings, parent.emuMac);
 }
 
 }  // namespace mcl

@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "core/job_secret_file.h"
 
 namespace mcl {
 
@@ -116,10 +117,6 @@ const char* launcherSecret() {
   return env("OMPI_MCA_orte_precondition_transports");
 }
 
-bool isLoopbackHost(const std::string& host) {
-  return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
-}
-
 Secret secretFromHex(const char* hex) {
   try {
     return uniqueIdFromString(std::string("mcl1:127.0.0.1:1:") + hex).secret;
@@ -129,27 +126,41 @@ Secret secretFromHex(const char* hex) {
   }
 }
 
-// The job's secret: MCL_SECRET, else derived from what only the job knows;
-// a root other hosts can reach is refused without one, since anyone who
-// reaches it could otherwise join and read everybody's data.
-Secret jobSecret(const std::string& rootText, const std::string& jobId) {
-  if (const char* hex = env("MCL_SECRET")) return secretFromHex(hex);
-  const char* key = launcherSecret();
-  std::string host = rootText.substr(0, rootText.rfind(':'));
-  if (key == nullptr && !isLoopbackHost(host) && host != "[::1]")
+// The job's secret: MCL_SECRET, else one from the launcher's private key,
+// else (every rank on this host) a random one rank 0 makes and shares in a
+// private file. Never one from public values (the port, a job id): another
+// user could compute it and join. A rendezvous other hosts can reach is
+// refused without a private secret, since anyone who reaches it could
+// otherwise join and read everybody's data.
+void chooseSecret(LaunchEnv& e, const std::string& rootText,
+                  const std::string& jobId) {
+  if (const char* hex = env("MCL_SECRET")) {
+    e.id.secret = secretFromHex(hex);
+    e.secretSource = SecretSource::Given;
+    return;
+  }
+  if (const char* key = launcherSecret()) {
+    const std::string text = std::to_string(rootText.size()) + ":" +
+                             rootText + "|" + std::to_string(jobId.size()) +
+                             ":" + jobId + "|" + key;
+    e.id.secret = secretFromText(text);
+    e.secretSource = SecretSource::Launcher;
+    MCL_LOG(Info, kLogInit,
+            "MCL_SECRET is not set: the rendezvous secret comes from Open "
+            "MPI's private job key");
+    return;
+  }
+  if (!e.id.root.isLoopback())
     throw error(mclInvalidArgument,
-                "MCL_SECRET is not set and the rendezvous %s is reachable "
-                "from other hosts: set MCL_SECRET to the same 32 hex digits "
-                "on every rank (e.g. from `openssl rand -hex 16`)",
-                rootText.c_str());
-  std::string text = std::to_string(rootText.size()) + ":" + rootText + "|" +
-                     std::to_string(jobId.size()) + ":" + jobId + "|" +
-                     (key != nullptr ? key : "");
-  MCL_LOG(Info, kLogInit,
-          "MCL_SECRET is not set: the rendezvous secret is derived from the "
-          "job (%s)",
-          key != nullptr ? "Open MPI's job key" : "loopback only");
-  return secretFromText(text);
+                "MCL_SECRET is not set and the rendezvous %s (%s) is reachable "
+                "from other hosts: set MCL_SECRET to the same 32 hex digits on "
+                "every rank (e.g. from `openssl rand -hex 16`)",
+                rootText.c_str(), e.id.root.toString().c_str());
+  e.secretSource = SecretSource::SharedFile;
+  e.secretFile = jobSecretPath(e.id.root, jobId);
+  // Rank 0 makes it now, before its rendezvous listens; the others read it
+  // once that rendezvous is up (readJobSecret), during init.
+  if (e.rank == 0) e.id.secret = createJobSecret(e.secretFile);
 }
 
 void readRoot(LaunchEnv& e) {
@@ -206,7 +217,7 @@ void readRoot(LaunchEnv& e) {
     e.rootIsName = true;  // resolves differently on each host, maybe
   }
   e.rankZeroListens = true;
-  e.id.secret = jobSecret(rootText, jobId);
+  chooseSecret(e, rootText, jobId);
 }
 
 }  // namespace

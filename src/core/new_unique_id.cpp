@@ -8,9 +8,11 @@
 
 namespace mcl {
 
-mclUniqueId newUniqueId() {
+mclUniqueId newUniqueId() { return newUniqueId(randomSecret()); }
+
+mclUniqueId newUniqueId(const Secret& secret) {
   UniqueIdContents contents;
-  contents.secret = randomSecret();
+  contents.secret = secret;
   auto bound = startRendezvousRoot(contents.secret, rendezvousAddresses(),
                                    timeoutFromEnvironment());
   contents.root = bound.front();

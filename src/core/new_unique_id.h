@@ -5,8 +5,13 @@
 
 #include <mcl/mcl.h>
 
+#include "base/auth.h"
+
 namespace mcl {
 
 mclUniqueId newUniqueId();
+// With a secret the members already share (a split's, derived from its
+// parent's).
+mclUniqueId newUniqueId(const Secret& secret);
 
 }  // namespace mcl

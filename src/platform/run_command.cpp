@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstddef>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -51,6 +52,27 @@ void closeOnExec(int fd) { fcntl(fd, F_SETFD, FD_CLOEXEC); }
 
 }  // namespace
 
+namespace {
+
+// The environment for a system tool: this process's, without the job's
+// secrets. A tool needs none of them, and what it passes on (to its own
+// children, its logs, a crash report) should not carry them.
+std::vector<char*> environmentWithoutSecrets() {
+  static const char* const kSecrets[] = {
+      "MCL_SECRET=", "MCL_UNIQUE_ID=", "OMPI_MCA_orte_precondition_transports="};
+  std::vector<char*> env;
+  for (char** e = environment(); *e != nullptr; ++e) {
+    bool secret = false;
+    for (const char* prefix : kSecrets)
+      secret = secret || strncmp(*e, prefix, strlen(prefix)) == 0;
+    if (!secret) env.push_back(*e);
+  }
+  env.push_back(nullptr);
+  return env;
+}
+
+}  // namespace
+
 CommandResult runCommand(const std::vector<std::string>& argv,
                          std::chrono::milliseconds timeout, size_t maxBytes) {
   CommandResult result;
@@ -78,9 +100,10 @@ CommandResult runCommand(const std::vector<std::string>& argv,
   for (const std::string& a : argv)
     args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  std::vector<char*> env = environmentWithoutSecrets();
   pid_t pid = -1;
   int rc = posix_spawnp(&pid, args[0], &actions, &attributes, args.data(),
-                        environment());
+                        env.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
   close(fds[1]);

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "base/sealed_channel.h"
+#include "base/session_keys.h"
 #include "core/bootstrap_protocol.h"
 #include "fuzz_check.h"
 
@@ -65,8 +67,17 @@ void decodePayload(const mcl::Frame& f) {
         check(encode(m) == p, "AllGather round trip");
       });
       break;
+    case mcl::FrameType::Sealed: {
+      // Bytes nobody sealed with this connection's key never open.
+      static const mcl::SessionKey key{};
+      mcl::Opener opener(key);
+      acceptedOr(mclRemoteError,
+                 [&] { mcl::openSealedFrame(opener, f, "the fuzzer"); });
+      break;
+    }
     case mcl::FrameType::Challenge:  // raw nonce, length checked by the rank
     case mcl::FrameType::AuthOk:     // raw MAC, likewise
+    case mcl::FrameType::Rejected:   // nothing but the fact
     case mcl::FrameType::Bye:
       break;
   }

@@ -11,12 +11,15 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "base/error.h"
+#include "base/sealed_channel.h"
+#include "base/session_keys.h"
 #include "base/wire.h"
 #include "core/bootstrap_protocol.h"
 
@@ -324,7 +327,7 @@ TEST(FrameTest, TakeFrameTakesCompleteFramesOnly) {
 }
 
 TEST(FrameTest, BadHeadersAreRemoteError) {
-  for (uint32_t type : {0u, 10u, 0x80000001u, 0xffffffffu}) {
+  for (uint32_t type : {0u, 12u, 0x80000001u, 0xffffffffu}) {
     Bytes b = frameBytes(type, 0, {});
     expectRemoteError(
         [&] {
@@ -349,7 +352,7 @@ TEST(FrameTest, BadHeadersAreRemoteError) {
 
 TEST(FrameTest, FrameTypeNames) {
   std::vector<std::string> seen;
-  for (uint32_t t = 1; t <= 9; ++t) {
+  for (uint32_t t = 1; t <= 11; ++t) {
     std::string name = frameTypeName(static_cast<FrameType>(t));
     EXPECT_NE(name, "unknown") << t;
     for (const auto& s : seen) EXPECT_NE(s, name);
@@ -403,6 +406,113 @@ TEST_F(SocketPairTest, RecvFrameRejectsBadHeaders) {
   Bytes unknown = frameBytes(77, 0, {});
   ASSERT_EQ(write(fds_[0], unknown.data(), unknown.size()), 8);
   expectRemoteError([&] { recvFrame(fds_[1], soon()); }, "unknown frame");
+}
+
+// After the handshake: what one side seals the other opens, in order;
+// anything altered, replayed or sent in the clear is an integrity error
+// naming the peer, never a frame acted on.
+// Both ends' sealers and openers of one rendezvous connection.
+struct SealedPair {
+  SealedPair() {
+    Secret secret{};
+    secret[0] = 7;
+    Nonce rootNonce{}, rankNonce{};
+    rootNonce[1] = 1;
+    rankNonce[2] = 2;
+    const SessionKeys rank = rendezvousKeys(secret, rootNonce, rankNonce, true);
+    const SessionKeys root =
+        rendezvousKeys(secret, rootNonce, rankNonce, false);
+    rankSealer = std::make_unique<Sealer>(rank.send);
+    rootOpener = std::make_unique<Opener>(root.receive);
+    rankOpener = std::make_unique<Opener>(rank.receive);
+  }
+  std::unique_ptr<Sealer> rankSealer;
+  std::unique_ptr<Opener> rankOpener, rootOpener;
+};
+
+class SealedFrameTest : public SocketPairTest {
+ protected:
+  Frame openAtRoot() {
+    return openSealedFrame(*pair_.rootOpener, recvFrame(fds_[1], soon()),
+                           "rank 3");
+  }
+  SealedPair pair_;
+};
+
+TEST_F(SealedFrameTest, RoundTripsInOrderAndHidesThePayload) {
+  const Bytes payload = encode(sampleWelcome());
+  sendSealedFrame(fds_[0], *pair_.rankSealer, FrameType::AllGather, payload, soon());
+  sendSealedFrame(fds_[0], *pair_.rankSealer, FrameType::Bye, {}, soon());
+  Bytes raw(8 + 4 + payload.size() + kSealOverhead);
+  ASSERT_EQ(recv(fds_[1], raw.data(), raw.size(), MSG_PEEK | MSG_WAITALL),
+            static_cast<ssize_t>(raw.size()));
+  // The payload's text is not on the wire.
+  const std::string onWire(raw.begin(), raw.end());
+  EXPECT_EQ(onWire.find(sampleWelcome().peers[0].hostName), std::string::npos);
+  Frame a = openAtRoot();
+  EXPECT_EQ(a.type, FrameType::AllGather);
+  EXPECT_EQ(a.payload, payload);
+  Frame b = openAtRoot();
+  EXPECT_EQ(b.type, FrameType::Bye);
+  EXPECT_TRUE(b.payload.empty());
+}
+
+TEST_F(SealedFrameTest, AFlippedByteAnywhereIsAnIntegrityErrorNamingThePeer) {
+  const Bytes payload = encode(sampleFailure());
+  for (size_t at = 8; at < 8 + 4 + payload.size() + kSealOverhead; ++at) {
+    // A fresh pair of keys per case: a failed open leaves nothing usable.
+    SealedPair fresh;
+    sendSealedFrame(fds_[0], *fresh.rankSealer, FrameType::Failure, payload,
+                    soon());
+    Frame f = recvFrame(fds_[1], soon());
+    f.payload[at - 8] ^= 0x01;
+    expectRemoteError(
+        [&] { openSealedFrame(*fresh.rootOpener, f, "rank 3 at 10.0.0.2"); },
+        "flipped byte " + std::to_string(at), "integrity check failed");
+    try {
+      openSealedFrame(*fresh.rootOpener, f, "rank 3 at 10.0.0.2");
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("rank 3 at 10.0.0.2"),
+                std::string::npos);
+    }
+  }
+}
+
+TEST_F(SealedFrameTest, ReplayedReflectedAndClearFramesAreRefused) {
+  sendSealedFrame(fds_[0], *pair_.rankSealer, FrameType::Bye, {}, soon());
+  Frame first = recvFrame(fds_[1], soon());
+  Frame copy = first;
+  EXPECT_EQ(openSealedFrame(*pair_.rootOpener, first, "rank 3").type,
+            FrameType::Bye);
+  expectRemoteError([&] { openSealedFrame(*pair_.rootOpener, copy, "rank 3"); },
+                    "a replayed frame", "integrity check failed");
+  // The rank's own frame sent back to it: the other direction's key.
+  expectRemoteError([&] { openSealedFrame(*pair_.rankOpener, copy, "the root"); },
+                    "a reflected frame", "integrity check failed");
+  Frame clear;
+  clear.type = FrameType::Failure;
+  clear.payload = encode(sampleFailure());
+  expectRemoteError([&] { openSealedFrame(*pair_.rootOpener, clear, "rank 3"); },
+                    "a frame in the clear", "in the clear");
+}
+
+TEST(SessionKeysTest, EveryInputChangesTheKeysAndDirectionsDiffer) {
+  Secret secret{};
+  Nonce a{}, b{};
+  b[0] = 1;
+  const SessionKeys base = deriveSessionKeys(secret, "x", a, b, true);
+  EXPECT_NE(base.send, base.receive);
+  const SessionKeys other = deriveSessionKeys(secret, "x", a, b, false);
+  EXPECT_EQ(base.send, other.receive);
+  EXPECT_EQ(base.receive, other.send);
+  Secret secret2 = secret;
+  secret2[15] = 1;
+  EXPECT_NE(deriveSessionKeys(secret2, "x", a, b, true).send, base.send);
+  EXPECT_NE(deriveSessionKeys(secret, "y", a, b, true).send, base.send);
+  EXPECT_NE(deriveSessionKeys(secret, "x", b, a, true).send, base.send);
+  EXPECT_NE(deriveChildSecret(secret, "split 1"),
+            deriveChildSecret(secret, "split 2"));
+  EXPECT_NE(deriveChildSecret(secret, "split 1"), secret);
 }
 
 }  // namespace

@@ -3,12 +3,17 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
 
 #include "base/error.h"
+#include "base/auth.h"
 #include "core/launch_env.h"
 
 namespace mcl {
@@ -37,7 +42,8 @@ const char* const kAll[] = {"MCL_RANK",
                             "TORCHELASTIC_RUN_ID",
                             "PMIX_NAMESPACE",
                             "SLURM_STEP_ID",
-                            "OMPI_MCA_orte_precondition_transports"};
+                            "OMPI_MCA_orte_precondition_transports",
+                            "XDG_RUNTIME_DIR"};
 
 // Each test starts from an environment with no launcher variable and
 // restores the original afterwards.
@@ -48,12 +54,20 @@ class LaunchEnvTest : public ::testing::Test {
       if (const char* v = getenv(name)) saved_[name] = v;
       unsetenv(name);
     }
+    // Rank 0 of a job without a secret writes one: into a directory of
+    // this test's, not the user's.
+    char dir[] = "/tmp/mcl-launch-env-XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    runtimeDir_ = dir;
+    set("XDG_RUNTIME_DIR", runtimeDir_);
   }
   void TearDown() override {
+    std::filesystem::remove_all(runtimeDir_);
     for (const char* name : kAll) unsetenv(name);
     for (const auto& [name, value] : saved_)
       setenv(name.c_str(), value.c_str(), 1);
   }
+  std::string runtimeDir_;
   static void set(const char* name, const std::string& value) {
     setenv(name, value.c_str(), 1);
   }
@@ -105,14 +119,40 @@ TEST_F(LaunchEnvTest, OpenMpiOnOneHostDerivesALoopbackPort) {
   EXPECT_EQ(a.rank, 1);
   EXPECT_EQ(a.rankSource, "Open MPI");
   EXPECT_EQ(a.id.root.host(), "127.0.0.1");
-  // Every rank of the job derives the same port and secret; another job
-  // gets others.
+  // Every rank of the job derives the same port and secret file; another
+  // job gets others. Nothing public gives the secret itself: rank 1 has
+  // none until it reads rank 0's file.
   LaunchEnv b = readLaunchEnv();
   EXPECT_EQ(a.id.root.port(), b.id.root.port());
-  EXPECT_EQ(a.id.secret, b.id.secret);
+  EXPECT_EQ(a.secretSource, SecretSource::SharedFile);
+  EXPECT_EQ(a.secretFile, b.secretFile);
+  EXPECT_EQ(a.id.secret, Secret{});
   set("OMPI_MCA_ess_base_jobid", "654321");
   LaunchEnv c = readLaunchEnv();
-  EXPECT_NE(a.id.secret, c.id.secret);
+  EXPECT_NE(a.secretFile, c.secretFile);
+}
+
+// Without MCL_SECRET on one host, rank 0's secret is random, in a file only
+// this user can read, and never the same twice for the same job.
+TEST_F(LaunchEnvTest, SingleHostRankZeroMakesARandomSecretInAPrivateFile) {
+  set("MCL_RANK", "0");
+  set("MCL_WORLD_SIZE", "2");
+  set("MCL_ROOT", "localhost:5000");
+  LaunchEnv a = readLaunchEnv();
+  ASSERT_EQ(a.secretSource, SecretSource::SharedFile);
+  EXPECT_TRUE(a.id.root.isLoopback());
+  EXPECT_EQ(a.secretFile.rfind(runtimeDir_ + "/", 0), 0u) << a.secretFile;
+  struct stat st{};
+  ASSERT_EQ(stat(a.secretFile.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(st.st_uid, geteuid());
+  std::ifstream in(a.secretFile, std::ios::binary);
+  Secret stored{};
+  in.read(reinterpret_cast<char*>(stored.data()), stored.size());
+  EXPECT_EQ(stored, a.id.secret);
+  LaunchEnv again = readLaunchEnv();
+  EXPECT_EQ(again.secretFile, a.secretFile);
+  EXPECT_NE(again.id.secret, a.id.secret);
 }
 
 TEST_F(LaunchEnvTest, PmiAndSlurm) {

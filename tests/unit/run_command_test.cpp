@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <stdlib.h>
 
 #include <chrono>
 #include <cstddef>
@@ -30,6 +31,23 @@ TEST(RunCommand, ReturnsOutputAndExitStatus) {
   EXPECT_FALSE(r.timedOut);
   EXPECT_EQ(r.exitCode, 3);
   EXPECT_EQ(r.output, "hello\nworld\n");
+}
+
+// A system tool gets this process's environment without the job's secrets.
+TEST(RunCommand, ChildrenGetNoSecret) {
+  setenv("MCL_SECRET", "00112233445566778899aabbccddeeff", 1);
+  setenv("MCL_UNIQUE_ID", "mcl1:127.0.0.1:1:00112233445566778899aabbccddeeff",
+         1);
+  setenv("RUN_COMMAND_TEST_MARK", "kept", 1);
+  CommandResult r = runCommand({"env"}, milliseconds(10000));
+  unsetenv("MCL_SECRET");
+  unsetenv("MCL_UNIQUE_ID");
+  unsetenv("RUN_COMMAND_TEST_MARK");
+  ASSERT_TRUE(r.started);
+  EXPECT_NE(r.output.find("RUN_COMMAND_TEST_MARK=kept"), std::string::npos);
+  EXPECT_EQ(r.output.find("MCL_SECRET"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("MCL_UNIQUE_ID"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("00112233445566778899"), std::string::npos);
 }
 
 TEST(RunCommand, MissingProgramIsNotStarted) {

@@ -28,19 +28,47 @@ namespace mcl::transport::tcp {
 namespace {
 
 using platform::Clock;
-constexpr auto kAuthWindow = std::chrono::seconds(5);
-constexpr size_t kMaxPending = 64;
+// A peer answers the challenge within a round trip; a connection that has
+// not within this window is dropped (the peer, if it was one, connects
+// again: tcp_sockets.cpp).
+constexpr auto kAuthWindow = std::chrono::seconds(1);
+// Every connection is accepted, but one address may have only so many still
+// to prove themselves: over that its oldest goes, never one that has
+// proven the secret.
+constexpr size_t kMaxUnprovenPerAddress = 64;
 
 }  // namespace
 
 struct TcpListener::Pending {
   platform::Socket socket;
   std::string address;
+  std::string host;  // without the port: per-address limits
   Nonce nonce{};
+  Clock::time_point accepted;
   Clock::time_point deadline;
   bool proven = false;
   std::vector<uint8_t> inbox;
 };
+
+namespace {
+
+// The oldest connection still to prove itself (from host, or any when
+// host is null), or null.
+template <class List>
+auto* oldestUnproven(List& pending, const std::string* host,
+                     size_t* count = nullptr) {
+  decltype(pending.front().get()) oldest = nullptr;
+  for (auto& p : pending)
+    if (p->socket.valid() && !p->proven &&
+        (host == nullptr || p->host == *host)) {
+      if (count != nullptr) ++*count;
+      if (oldest == nullptr || p->accepted < oldest->accepted)
+        oldest = p.get();
+    }
+  return oldest;
+}
+
+}  // namespace
 
 TcpListener::TcpListener(std::vector<platform::Socket> listeners,
                          const Secret& secret, uint64_t commId, int rank)
@@ -114,15 +142,26 @@ void TcpListener::run() {
         try {
           s = platform::acceptConnection(listeners_[i].fd());
         } catch (const std::system_error&) {
-          break;  // out of descriptors: leave the rest queued
+          // Out of descriptors: the oldest stranger makes room, else the
+          // rest stay queued.
+          if (auto* oldest = oldestUnproven(pending, nullptr)) {
+            oldest->socket.close();
+            continue;
+          }
+          break;
         }
         if (!s.valid()) break;
-        if (pending.size() >= kMaxPending) pending.erase(pending.begin());
         auto p = std::make_unique<Pending>();
-        p->address = platform::peerAddress(s.fd()).toString();
+        const platform::SocketAddress peer = platform::peerAddress(s.fd());
+        p->address = peer.toString();
+        p->host = peer.host();
+        size_t fromHost = 0;
+        auto* oldest = oldestUnproven(pending, &p->host, &fromHost);
+        if (fromHost >= kMaxUnprovenPerAddress) oldest->socket.close();
         p->socket = std::move(s);
         p->nonce = randomNonce();
-        p->deadline = Clock::now() + kAuthWindow;
+        p->accepted = Clock::now();
+        p->deadline = p->accepted + kAuthWindow;
         try {
           platform::sendAll(p->socket.fd(), p->nonce.data(), p->nonce.size(),
                             Clock::now() + std::chrono::seconds(1));
@@ -167,6 +206,9 @@ void TcpListener::run() {
         }
         p->proven = true;
         p->inbox.clear();
+        // Proven: the stream's hello follows at once; a slow peer keeps
+        // its place longer than a stranger would.
+        p->deadline = Clock::now() + std::chrono::seconds(5);
         continue;
       }
       StreamKey key;

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstddef>
@@ -51,6 +52,12 @@ platform::Socket connectOverLink(const platform::SocketAddress& local,
     }
   }
 }
+
+// How long one attempt to open and prove a stream may take: a peer's
+// listener busy with strangers drops connections slow to prove themselves,
+// and this rank then connects again rather than wait the whole init.
+constexpr auto kFirstAttempt = std::chrono::seconds(2);
+constexpr auto kLongestAttempt = std::chrono::seconds(8);
 
 // Sleeps in poll() on every socket of the device, plus a pipe for abort.
 class TcpWaker final : public Waker {
@@ -145,6 +152,44 @@ TcpSockets::~TcpSockets() = default;
 
 void TcpSockets::stopListening() { listener_.reset(); }
 
+platform::Socket TcpSockets::connectAndProve(int peer, const Link& link,
+                                             const StreamKey& key,
+                                             platform::Deadline deadline) {
+  using platform::Clock;
+  auto attempt = std::chrono::duration_cast<Clock::duration>(kFirstAttempt);
+  while (true) {
+    const auto attemptDeadline = std::min(deadline, Clock::now() + attempt);
+    std::string why;
+    try {
+      platform::Socket sock = connectOverLink(
+          link.local.address, link.remote.address, attemptDeadline);
+      clientHandshake(sock.fd(), secret_, commId_, key, attemptDeadline);
+      return sock;
+    } catch (const Error&) {
+      throw;  // the peer does not know the secret: not ours
+    } catch (const platform::TimeoutError& e) {
+      why = e.what();
+      attempt = std::min<Clock::duration>(attempt * 2, kLongestAttempt);
+    } catch (const platform::ConnectionClosed& e) {
+      why = e.what();  // dropped by a listener busy with strangers
+    } catch (const std::system_error& e) {
+      why = e.what();
+      // A reset is a listener that dropped this attempt: again. Refused
+      // or unreachable (past connectOverLink's retries) fails at once.
+      const int code = e.code().value();
+      if (code != ECONNRESET && code != EPIPE) deadline = Clock::now();
+    }
+    if (Clock::now() >= deadline)
+      throw error(mclSystemError,
+                  "rank %d: cannot connect to rank %d at %s over %s: %s",
+                  rank_, peer, link.remote.address.toString().c_str(),
+                  link.local.interfaceName.c_str(), why.c_str());
+    MCL_LOG(Trace, kLogInit, "rank %d: TCP attempt to rank %d failed: %s",
+            rank_, peer, why.c_str());
+    usleep(10 * 1000);
+  }
+}
+
 void TcpSockets::connectPeers(
     const std::vector<std::vector<Endpoint>>& all,
     const std::vector<int>& peers, const std::vector<bool>& sameHost,
@@ -210,20 +255,8 @@ void TcpSockets::connectPeers(
     for (uint32_t c = 0; c < kTcpChannels; ++c)
       for (uint32_t l = 0; l < links.size(); ++l)
         for (uint32_t s = 0; s < stripes; ++s) {
-          platform::Socket sock;
-          try {
-            sock = connectOverLink(links[l].local.address,
-                                   links[l].remote.address, deadline);
-            clientHandshake(sock.fd(), secret_, commId_,
-                            StreamKey{rank_, c, l, s}, deadline);
-          } catch (const Error&) {
-            throw;
-          } catch (const std::exception& e) {
-            throw error(mclSystemError,
-                        "rank %d: cannot connect to rank %d at %s over %s: %s",
-                        rank_, peer, links[l].remote.address.toString().c_str(),
-                        links[l].local.interfaceName.c_str(), e.what());
-          }
+          platform::Socket sock = connectAndProve(
+              peer, links[l], StreamKey{rank_, c, l, s}, deadline);
           platform::setBufferSizes(sock.fd(), options_.bufferBytes);
           sockets_[{peer, c}].push_back(std::move(sock));
         }

@@ -59,6 +59,12 @@ class TcpSockets {
   Waker& waker() { return *waker_; }
 
  private:
+  // Connects over link and proves the secret as stream key, again with a
+  // new connection when the peer's listener drops or stalls an attempt.
+  platform::Socket connectAndProve(int peer, const Link& link,
+                                   const StreamKey& key,
+                                   platform::Deadline deadline);
+
   int rank_;
   Secret secret_;
   uint64_t commId_;

@@ -1,0 +1,52 @@
+// Authenticated encryption over one direction of a connection
+// (ChaCha20-Poly1305, libsodium). Each end numbers the messages it sends and
+// the number is the nonce, so a message altered, dropped, repeated or
+// reordered on the way fails to open: the receiver never acts on it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "base/session_keys.h"
+
+namespace mcl {
+
+constexpr size_t kSealOverhead = 16;  // the tag each sealed message carries
+
+class Sealer {
+ public:
+  explicit Sealer(const SessionKey& key) : key_(key) {}
+  ~Sealer();
+  Sealer(const Sealer&) = delete;
+  Sealer& operator=(const Sealer&) = delete;
+
+  // plain encrypted, then its tag; header (sent in the clear beside it) is
+  // authenticated too.
+  std::vector<uint8_t> seal(const std::vector<uint8_t>& plain,
+                            const uint8_t* header, size_t headerBytes);
+
+ private:
+  SessionKey key_;
+  uint64_t sent_ = 0;
+};
+
+class Opener {
+ public:
+  explicit Opener(const SessionKey& key) : key_(key) {}
+  ~Opener();
+  Opener(const Opener&) = delete;
+  Opener& operator=(const Opener&) = delete;
+
+  // The plain text of the next message, or false when it was not sealed by
+  // the peer's Sealer as its next message (then nothing from this
+  // connection can be trusted any more).
+  bool open(const std::vector<uint8_t>& sealed, const uint8_t* header,
+            size_t headerBytes, std::vector<uint8_t>* plain);
+
+ private:
+  SessionKey key_;
+  uint64_t received_ = 0;
+};
+
+}  // namespace mcl
