@@ -43,10 +43,14 @@ using platform::Deadline;
 // rank answers the challenge within a round trip, so a stranger holds its
 // place briefly, and a rank that was slow connects again (bootstrap_client).
 constexpr auto kAuthWindow = std::chrono::seconds(1);
-// Every connection is accepted, but one address may have only so many
-// waiting to prove themselves: over that, its oldest one goes (a rank proves
-// itself within a round trip, so the oldest is the likeliest stranger).
-constexpr size_t kMaxUnprovenPerAddress = 64;
+// Every connection is accepted: strangers cost a descriptor each for at most
+// kAuthWindow, and a rank that arrives among them is served at once. Only
+// past this many from one address (descriptors are finite) does its oldest
+// one go: a rank proves itself within a round trip, so the oldest is the
+// likeliest stranger.
+constexpr size_t kMaxUnprovenPerAddress = 512;
+// New connections taken per listener between two reads of the others.
+constexpr int kAcceptsPerRound = 128;
 // Strangers get only as many buffered bytes as the next legitimate message
 // can have.
 constexpr size_t kMaxProofBytes = 8 + sizeof(Nonce) + sizeof(Mac);
@@ -177,11 +181,14 @@ class Root {
       int n = poll(fds.data(), fds.size(), kPollMs);
       if (n < 0 && errno != EINTR)
         throw std::runtime_error("poll failed in the rendezvous root");
-      for (size_t i = 0; i < first; ++i)
-        if (fds[i].revents & POLLIN) acceptAll(listeners_[i].fd());
+      // Connections already here first (a rank's proof among them), then
+      // a bounded number of new ones: a flood of connections cannot keep
+      // the root from reading.
       for (size_t i = first; i < fds.size() && !finished_; ++i)
         if (fds[i].revents & (POLLIN | POLLHUP | POLLERR))
           readClient(*clients_[i - first]);
+      for (size_t i = 0; i < first && !finished_; ++i)
+        if (fds[i].revents & POLLIN) acceptSome(listeners_[i].fd());
       dropExpired();
       std::erase_if(clients_, [](const auto& c) { return !c->socket.valid(); });
     }
@@ -250,8 +257,8 @@ class Root {
     c.socket.close();
   }
 
-  void acceptAll(int listenFd) {
-    while (true) {
+  void acceptSome(int listenFd) {
+    for (int accepted = 0; accepted < kAcceptsPerRound; ++accepted) {
       platform::Socket s;
       try {
         s = platform::acceptConnection(listenFd);

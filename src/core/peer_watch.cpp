@@ -14,6 +14,7 @@
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -48,9 +49,16 @@ constexpr size_t kMaxReasonBytes = 1024;
 // long after, and one that said goodbye gone: frames it sent just before
 // may still be on a link.
 constexpr int64_t kDeathGraceNs = 100'000'000;
-// How long one stranger (a connection that does not prove the secret) may
-// take before it is dropped.
-constexpr auto kStrangerTime = std::chrono::seconds(2);
+// How long a connection may take to prove the secret before it is dropped:
+// a peer does within a round trip (and connects again if it was slow).
+// Connections are served side by side, so strangers cost nobody this time.
+constexpr auto kStrangerTime = std::chrono::seconds(1);
+// Past this many unproven connections from one address, its oldest goes.
+constexpr size_t kMaxUnprovenPerAddress = 512;
+// How long one attempt to open the side channel to a peer may take before
+// this rank connects again.
+constexpr auto kFirstAttempt = std::chrono::seconds(2);
+constexpr auto kLongestAttempt = std::chrono::seconds(8);
 
 int64_t nowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -139,6 +147,29 @@ std::string PeerWatch::address() const {
 
 void PeerWatch::connectTo(int peer, const platform::SocketAddress& where,
                           platform::Deadline deadline) {
+  // Again with a new connection when the peer's listener, busy with
+  // strangers, dropped or stalled this one.
+  auto attempt =
+      std::chrono::duration_cast<platform::Clock::duration>(kFirstAttempt);
+  while (true) {
+    const auto attemptDeadline =
+        std::min(deadline, platform::Clock::now() + attempt);
+    try {
+      return connectOnce(peer, where, attemptDeadline);
+    } catch (const platform::TimeoutError&) {
+      attempt = std::min<platform::Clock::duration>(attempt * 2,
+                                                    kLongestAttempt);
+      if (platform::Clock::now() >= deadline) throw;
+    } catch (const platform::ConnectionClosed&) {
+      if (platform::Clock::now() >= deadline) throw;
+    }
+    peers_[size_t(peer)].socket.close();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+void PeerWatch::connectOnce(int peer, const platform::SocketAddress& where,
+                            platform::Deadline deadline) {
   Peer& p = peers_[size_t(peer)];
   p.socket = platform::connectTcp(where, deadline);
   WatchHello hello;
@@ -167,52 +198,124 @@ void PeerWatch::connectTo(int peer, const platform::SocketAddress& where,
   platform::sendAll(p.socket.fd(), mine.data(), mine.size(), deadline);
 }
 
+// A connection to the side channel still proving itself.
+struct PeerWatch::Knock {
+  platform::Socket socket;
+  std::string host;
+  platform::Clock::time_point accepted;
+  std::vector<uint8_t> inbox;
+  bool helloTaken = false;  // then we proved ourselves; its proof is next
+  int from = -1;
+  Nonce theirNonce{};
+  Nonce mine{};
+};
+
+// Reads what k's next message still lacks; false when k is done for (it
+// closed, sent something wrong, or failed to prove the secret). Moves a
+// proven socket to its peer's place.
+bool PeerWatch::serveKnock(Knock& k, int* waiting) {
+  const size_t want = k.helloTaken ? sizeof(Mac) : kHelloBytes;
+  uint8_t buf[kHelloBytes];
+  const ssize_t n = recv(k.socket.fd(), buf, want - k.inbox.size(), 0);
+  if (n == 0) return false;
+  if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+  k.inbox.insert(k.inbox.end(), buf, buf + n);
+  if (k.inbox.size() < want) return true;
+  const auto quick = platform::Clock::now() + std::chrono::milliseconds(100);
+  if (!k.helloTaken) {
+    const WatchHello h = decodeWatchHello(k.inbox);
+    k.from = int(h.from);
+    if (h.magic != kHelloMagic || h.commId != commId_ ||
+        h.to != uint32_t(rank_) || k.from < 0 || k.from >= rank_ ||
+        peers_[size_t(k.from)].socket.valid())
+      return false;  // a stranger, or a connection of another job
+    k.theirNonce = h.nonce;
+    k.mine = randomNonce();
+    const Mac proof = authMac(secret_,
+                              proofLabel("accept", commId_, k.from, rank_),
+                              h.nonce, k.mine);
+    platform::sendAll(k.socket.fd(), proof.data(), proof.size(), quick);
+    platform::sendAll(k.socket.fd(), k.mine.data(), k.mine.size(), quick);
+    k.helloTaken = true;
+    k.inbox.clear();
+    return true;
+  }
+  Mac theirs{};
+  std::copy(k.inbox.begin(), k.inbox.end(), theirs.begin());
+  if (!macEqual(theirs,
+                authMac(secret_, proofLabel("connect", commId_, k.from, rank_),
+                        k.mine, k.theirNonce)))
+    return false;
+  peers_[size_t(k.from)].socket = std::move(k.socket);
+  --*waiting;
+  return false;  // served: no longer a knock
+}
+
 void PeerWatch::acceptFromLowerRanks(
     platform::Deadline deadline, int rendezvousFd,
     const std::function<void()>& whenReadable) {
+  using platform::Clock;
   int waiting = rank_;  // ranks 0 .. rank-1 connect to this one
+  std::vector<std::unique_ptr<Knock>> knocks;
   while (waiting > 0) {
-    pollfd pfd[2] = {{listener_.fd(), POLLIN, 0}, {rendezvousFd, POLLIN, 0}};
     const int ms = platform::pollTimeoutMs(deadline);
     if (ms == 0)
       throw error(mclTimeout,
                   "%s: %d lower rank(s) never opened the side channel to "
                   "this rank (MCL_TIMEOUT)",
                   label_.c_str(), waiting);
-    if (poll(pfd, rendezvousFd >= 0 ? 2 : 1, ms) <= 0) continue;
+    std::vector<pollfd> fds = {{listener_.fd(), POLLIN, 0},
+                               {rendezvousFd, POLLIN, 0}};
+    for (const auto& k : knocks) fds.push_back({k->socket.fd(), POLLIN, 0});
+    if (poll(fds.data(), fds.size(), std::min(ms, 50)) < 0 && errno != EINTR)
+      throw error(mclSystemError, "%s: poll failed on the side channel",
+                  label_.c_str());
     // A rank that failed init: the root says why.
-    if (rendezvousFd >= 0 && pfd[1].revents != 0 && whenReadable)
+    if (rendezvousFd >= 0 && fds[1].revents != 0 && whenReadable)
       whenReadable();
-    if ((pfd[0].revents & POLLIN) == 0) continue;
-    platform::Socket s = platform::acceptConnection(listener_.fd());
-    if (!s.valid()) continue;
-    const auto quick =
-        std::min(deadline, platform::Clock::now() + kStrangerTime);
-    try {
-      std::vector<uint8_t> bytes(kHelloBytes);
-      platform::recvAll(s.fd(), bytes.data(), bytes.size(), quick);
-      const WatchHello h = decodeWatchHello(bytes);
-      const int from = int(h.from);
-      if (h.magic != kHelloMagic || h.commId != commId_ ||
-          h.to != uint32_t(rank_) || from < 0 || from >= rank_ ||
-          peers_[size_t(from)].socket.valid())
-        continue;  // a stranger, or a connection of another job
-      const Nonce mine = randomNonce();
-      const Mac proof = authMac(
-          secret_, proofLabel("accept", commId_, from, rank_), h.nonce, mine);
-      platform::sendAll(s.fd(), proof.data(), proof.size(), quick);
-      platform::sendAll(s.fd(), mine.data(), mine.size(), quick);
-      Mac theirs{};
-      platform::recvAll(s.fd(), theirs.data(), theirs.size(), quick);
-      if (!macEqual(theirs, authMac(secret_,
-                                    proofLabel("connect", commId_, from, rank_),
-                                    mine, h.nonce)))
-        continue;
-      peers_[size_t(from)].socket = std::move(s);
-      --waiting;
-    } catch (const std::exception&) {
-      // A stranger that went quiet or away: drop it, keep listening.
+    // Connections already here first (a peer's proof among them).
+    for (size_t i = 0; i < knocks.size(); ++i) {
+      if (fds[2 + i].revents == 0) continue;
+      bool keep = false;
+      try {
+        keep = serveKnock(*knocks[i], &waiting);
+      } catch (const std::exception&) {
+        // A stranger that went quiet or away: drop it, keep listening.
+      }
+      if (!keep) knocks[i]->socket.close();
     }
+    if ((fds[0].revents & POLLIN) != 0) acceptKnocks(knocks);
+    const auto now = Clock::now();
+    std::erase_if(knocks, [&](const auto& k) {
+      return !k->socket.valid() || now - k->accepted > kStrangerTime;
+    });
+  }
+}
+
+void PeerWatch::acceptKnocks(std::vector<std::unique_ptr<Knock>>& knocks) {
+  for (int accepted = 0; accepted < 128; ++accepted) {
+    platform::Socket s;
+    try {
+      s = platform::acceptConnection(listener_.fd());
+    } catch (const std::system_error&) {
+      return;  // out of descriptors: the rest stay queued
+    }
+    if (!s.valid()) return;
+    auto k = std::make_unique<Knock>();
+    k->host = platform::peerAddress(s.fd()).host();
+    k->socket = std::move(s);
+    k->accepted = platform::Clock::now();
+    // Past the limit for its address, the oldest of them goes.
+    Knock* oldest = nullptr;
+    size_t fromHost = 0;
+    for (auto& other : knocks)
+      if (other->socket.valid() && other->host == k->host) {
+        ++fromHost;
+        if (oldest == nullptr || other->accepted < oldest->accepted)
+          oldest = other.get();
+      }
+    if (fromHost >= kMaxUnprovenPerAddress) oldest->socket.close();
+    knocks.push_back(std::move(k));
   }
 }
 

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -76,10 +77,17 @@ class PeerWatch final : public transport::PeerHealth {
     std::atomic<bool> finished{false};  // it left having done its part
   };
 
+  struct Knock;
   void connectTo(int peer, const platform::SocketAddress& where,
                  platform::Deadline deadline);
+  void connectOnce(int peer, const platform::SocketAddress& where,
+                   platform::Deadline deadline);
+  // Serves every connection at once: a stranger that says nothing holds
+  // no peer up.
   void acceptFromLowerRanks(platform::Deadline deadline, int rendezvousFd,
                             const std::function<void()>& whenReadable);
+  void acceptKnocks(std::vector<std::unique_ptr<Knock>>& knocks);
+  bool serveKnock(Knock& k, int* waiting);
   void run();
   void readFrom(int peer, int64_t nowNs);
   void sendToAll(const std::string& message);

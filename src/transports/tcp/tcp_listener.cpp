@@ -32,10 +32,12 @@ using platform::Clock;
 // not within this window is dropped (the peer, if it was one, connects
 // again: tcp_sockets.cpp).
 constexpr auto kAuthWindow = std::chrono::seconds(1);
-// Every connection is accepted, but one address may have only so many still
-// to prove themselves: over that its oldest goes, never one that has
-// proven the secret.
-constexpr size_t kMaxUnprovenPerAddress = 64;
+// Every connection is accepted: a stranger costs a descriptor for at most
+// kAuthWindow. Only past this many from one address still to prove
+// themselves does its oldest go, never one that has proven the secret.
+constexpr size_t kMaxUnprovenPerAddress = 512;
+// New connections taken per listener between two reads of the others.
+constexpr int kAcceptsPerRound = 128;
 
 }  // namespace
 
@@ -134,44 +136,8 @@ void TcpListener::run() {
     for (auto& l : listeners_) fds.push_back({l.fd(), POLLIN, 0});
     for (auto& p : pending) fds.push_back({p->socket.fd(), POLLIN, 0});
     poll(fds.data(), fds.size(), 50);
-    // New connections: challenge each at once.
-    for (size_t i = 0; i < listeners_.size(); ++i) {
-      if ((fds[1 + i].revents & POLLIN) == 0) continue;
-      while (true) {
-        platform::Socket s;
-        try {
-          s = platform::acceptConnection(listeners_[i].fd());
-        } catch (const std::system_error&) {
-          // Out of descriptors: the oldest stranger makes room, else the
-          // rest stay queued.
-          if (auto* oldest = oldestUnproven(pending, nullptr)) {
-            oldest->socket.close();
-            continue;
-          }
-          break;
-        }
-        if (!s.valid()) break;
-        auto p = std::make_unique<Pending>();
-        const platform::SocketAddress peer = platform::peerAddress(s.fd());
-        p->address = peer.toString();
-        p->host = peer.host();
-        size_t fromHost = 0;
-        auto* oldest = oldestUnproven(pending, &p->host, &fromHost);
-        if (fromHost >= kMaxUnprovenPerAddress) oldest->socket.close();
-        p->socket = std::move(s);
-        p->nonce = randomNonce();
-        p->accepted = Clock::now();
-        p->deadline = p->accepted + kAuthWindow;
-        try {
-          platform::sendAll(p->socket.fd(), p->nonce.data(), p->nonce.size(),
-                            Clock::now() + std::chrono::seconds(1));
-        } catch (const std::exception&) {
-          continue;
-        }
-        pending.push_back(std::move(p));
-      }
-    }
-    // Handshakes in progress: read exactly what the next message holds.
+    // Handshakes in progress first: read exactly what the next message
+    // holds.
     for (auto& p : pending) {
       size_t want = p->proven ? kHelloBytes : kProofBytes;
       uint8_t buf[kProofBytes];
@@ -221,6 +187,43 @@ void TcpListener::run() {
         ready_[key] = std::move(p->socket);
       }
       arrived_.notify_all();
+    }
+    // Then new connections, a bounded number, each challenged at once.
+    for (size_t i = 0; i < listeners_.size(); ++i) {
+      if ((fds[1 + i].revents & POLLIN) == 0) continue;
+      for (int accepted = 0; accepted < kAcceptsPerRound; ++accepted) {
+        platform::Socket s;
+        try {
+          s = platform::acceptConnection(listeners_[i].fd());
+        } catch (const std::system_error&) {
+          // Out of descriptors: the oldest stranger makes room, else the
+          // rest stay queued.
+          if (auto* oldest = oldestUnproven(pending, nullptr)) {
+            oldest->socket.close();
+            continue;
+          }
+          break;
+        }
+        if (!s.valid()) break;
+        auto p = std::make_unique<Pending>();
+        const platform::SocketAddress peer = platform::peerAddress(s.fd());
+        p->address = peer.toString();
+        p->host = peer.host();
+        size_t fromHost = 0;
+        auto* oldest = oldestUnproven(pending, &p->host, &fromHost);
+        if (fromHost >= kMaxUnprovenPerAddress) oldest->socket.close();
+        p->socket = std::move(s);
+        p->nonce = randomNonce();
+        p->accepted = Clock::now();
+        p->deadline = p->accepted + kAuthWindow;
+        try {
+          platform::sendAll(p->socket.fd(), p->nonce.data(), p->nonce.size(),
+                            Clock::now() + std::chrono::seconds(1));
+        } catch (const std::exception&) {
+          continue;
+        }
+        pending.push_back(std::move(p));
+      }
     }
     auto now = Clock::now();
     std::erase_if(pending, [&](const auto& p) {
