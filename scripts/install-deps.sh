@@ -9,6 +9,7 @@ debian_packages=(build-essential cmake ninja-build pkg-config libsodium-dev
   libibverbs-dev
   clang clang-format
   python3 python3-dev python3-numpy python3-pytest python3-matplotlib iproute2
+  iptables util-linux  # a transparent proxy and setpriv for the security tests
   python3-venv python3-setuptools python3-wheel
   pybind11-dev libdlpack-dev python3-torch
   openmpi-bin libopenmpi-dev libgloo-dev)  # the peers of perf/compare

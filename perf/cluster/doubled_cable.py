@@ -9,6 +9,7 @@ Thunderbolt. Prints busbw for both and the ratio. Needs root and a build.
 
 import os
 import re
+import secrets
 import statistics
 import subprocess
 import sys
@@ -19,7 +20,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "cluster"))
 from testbed import Testbed  # noqa: E402
 
 PERF = os.path.join(ROOT, "build", "bin", "mcl-perf")
-SECRET = "00112233445566778899aabbccddeeff"
+SECRET = secrets.token_hex(16)  # random: a secret in a script is public
 
 
 def busbw(spec, rate, port):

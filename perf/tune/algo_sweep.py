@@ -26,6 +26,7 @@ testbed of that cabling instead of -np (needs root).
 import argparse
 import json
 import os
+import secrets
 import statistics
 import subprocess
 import sys
@@ -66,7 +67,7 @@ def run_perf(cmd, args, round_index):
     for rank in range(hosts):
         env = {"MCL_RANK": str(rank), "MCL_WORLD_SIZE": str(hosts),
                "MCL_ROOT": f"10.78.0.1:{29900 + round_index}",
-               "MCL_SECRET": "00112233445566778899aabbccddeeff"}
+               "MCL_SECRET": secrets.token_hex(16)}
         procs.append(bed.exec(rank, cmd, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True))
     outs = [p.communicate(timeout=3600)[0] for p in procs]

@@ -3,10 +3,12 @@ process per rank, joined through MCL_ROOT, with their outputs collected.
 Shared by the cluster tests."""
 
 import os
+import secrets
 import subprocess
 
 PERF = os.environ.get("MCL_PERF", "")
-SECRET = "0123456789abcdef0123456789abcdef"
+# Random per test run: a fixed secret in a script is a public one.
+SECRET = secrets.token_hex(16)
 SMALL = ["-b", "8", "-e", "64K", "-f", "64", "-n", "2", "-w", "1", "-c", "1"]
 
 

@@ -19,6 +19,7 @@ Needs FAULT_RANK, the path of mcl-fault-rank (CTest sets it)."""
 import itertools
 import json
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -34,7 +35,7 @@ import testbed  # noqa: E402
 RANK = os.environ.get("FAULT_RANK", "")
 FABRIC = os.path.abspath(os.path.join(os.path.dirname(__file__), "..",
                                       "fixtures", "rdma", "ring3.json"))
-SECRET = "00112233445566778899aabbccddeeff"
+SECRET = secrets.token_hex(16)  # random: a secret in a script is public
 NRANKS = 3
 TIMEOUT = 3    # MCL_TIMEOUT of the jobs, seconds
 SLACK = 3.0    # what detection may add to it on a busy 2-core machine

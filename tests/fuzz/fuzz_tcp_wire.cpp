@@ -1,5 +1,6 @@
 // What a TCP peer sends that this side decodes; the first byte picks which:
 //   0  the stream hello after the handshake (tcp_handshake.h): 24 bytes
+//      sealed with the socket's keys, 40 on the wire
 //   1  the endpoint list all-gathered at init (link_choice.h), then the
 //      choice of links against a fixed host, which must come out the same
 //      from both ends (they connect and accept by it)
@@ -35,15 +36,31 @@ uint64_t bigEndian64(const uint8_t* p) {
 }
 
 void streamHello(const uint8_t* data, size_t size) {
-  if (size < tcp::kHelloBytes) return;  // the listener reads exactly 24
-  const uint64_t named = bigEndian64(data);
+  if (size < tcp::kHelloBytes) return;  // the listener reads exactly 40
+  mcl::Secret secret{};
+  mcl::Nonce server{}, client{};
   const uint64_t ours = 0x0123456789abcdefull;
+  const mcl::SessionKeys acceptor =
+      tcp::streamKeys(secret, ours, server, client, false);
+  const mcl::SessionKeys connector =
+      tcp::streamKeys(secret, ours, server, client, true);
   tcp::StreamKey key;
-  check(tcp::decodeHello(data, ours, &key) == (named == ours),
-        "a hello is accepted exactly when it names our communicator");
-  check(tcp::decodeHello(data, named, &key), "the named communicator");
-  check(tcp::encodeHello(named, key) == Bytes(data, data + tcp::kHelloBytes),
-        "stream hello round trip");
+  // Bytes nobody sealed with the socket's keys are never a hello.
+  check(!tcp::decodeHello(acceptor, data, ours, &key),
+        "an unsealed hello is refused");
+  // What the connector seals (any stream) opens as itself, and names only
+  // its own communicator.
+  const uint64_t named = bigEndian64(data);
+  tcp::StreamKey sent;
+  sent.rank = static_cast<int32_t>(data[8]);
+  sent.channel = data[9];
+  sent.link = data[10];
+  sent.stripe = data[11];
+  const Bytes sealed = tcp::encodeHello(connector, named, sent);
+  check(sealed.size() == tcp::kHelloBytes, "a hello is kHelloBytes long");
+  check(tcp::decodeHello(acceptor, sealed.data(), ours, &key) ==
+            (named == ours),
+        "a sealed hello is accepted exactly when it names our communicator");
 }
 
 tcp::Endpoint endpoint(const char* name, const char* host, int prefix,

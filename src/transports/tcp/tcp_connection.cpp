@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <span>
 #include <string>
 #include <utility>
@@ -38,11 +39,12 @@ bool pieceHeaderExpected(const PieceHeader& header, uint64_t piece,
          header.length <= slotBytes;
 }
 
-TcpConnection::TcpConnection(int peerRank,
-                             std::vector<platform::Socket> sockets,
-                             const TcpSlots& shape, std::string link)
+TcpConnection::TcpConnection(int peerRank, std::vector<ProvenSocket> sockets,
+                             const TcpSlots& shape, std::string link,
+                             WireProtect protect, PieceCipher cipher)
     : peerRank_(peerRank),
       link_(std::move(link)),
+      protect_(protect),
       shape_(shape),
       sendBuffer_(size_t{shape.slots} * shape.slotBytes),
       sendLength_(shape.slots),
@@ -53,7 +55,9 @@ TcpConnection::TcpConnection(int peerRank,
       sendWritten_(shape.slots) {
   for (size_t i = 0; i < sockets.size(); ++i) {
     Stripe s;
-    s.socket = std::move(sockets[i]);
+    s.socket = std::move(sockets[i].socket);
+    if (protect != WireProtect::None)
+      s.seal = std::make_unique<PieceSeal>(sockets[i].keys, protect, cipher);
     s.sendPiece = i;
     s.recvPiece = i;
     stripes_.push_back(std::move(s));
@@ -83,6 +87,9 @@ void TcpConnection::fail(const char* what, int err) {
 }
 
 std::string TcpConnection::farewellBehind() {
+  // Behind a broken socket the text would be unchecked: under protection
+  // only a farewell whose tag holds is taken (pullStripe).
+  if (protect_ != WireProtect::None) return "";
   // More than any socket buffer holds: the scan ends at the buffer's end
   // (EAGAIN) long before.
   constexpr size_t kMostBytes = size_t{64} << 20;
@@ -132,17 +139,24 @@ std::string TcpConnection::peerGoneReason() const {
 void TcpConnection::sayFarewell(const std::string& reason) {
   if (saidFarewell_ || broken_) return;
   saidFarewell_ = true;
-  std::array<char, kHeaderBytes + kFarewellTextBytes> frame{};
   const PieceHeader header{kFarewellLength, 0};
-  memcpy(frame.data(), &header, kHeaderBytes);
-  memcpy(frame.data() + kHeaderBytes, reason.data(),
-         std::min(reason.size(), kFarewellTextBytes - 1));
   for (Stripe& s : stripes_) {
     // A socket in the middle of a piece cannot take it: the peer sees that
     // one close instead. The sockets do not block; what does not fit in
     // the socket's buffer is dropped.
     if (s.sendOffset != 0) continue;
-    if (send(s.socket.fd(), frame.data(), frame.size(), kSendFlags) < 0) {
+    std::array<char, kHeaderBytes + kFarewellTextBytes + kPieceTagBytes>
+        frame{};
+    memcpy(frame.data(), &header, kHeaderBytes);
+    char* text = frame.data() + kHeaderBytes;
+    memcpy(text, reason.data(), std::min(reason.size(), kFarewellTextBytes - 1));
+    if (s.seal) {
+      const PieceTag tag = s.seal->seal(s.sendPiece, true, &header, text, text,
+                                        kFarewellTextBytes);
+      memcpy(text + kFarewellTextBytes, tag.data(), tag.size());
+    }
+    if (send(s.socket.fd(), frame.data(),
+             kHeaderBytes + kFarewellTextBytes + tagBytes(), kSendFlags) < 0) {
       // Best effort: the peer may be gone already.
     }
   }
@@ -150,10 +164,26 @@ void TcpConnection::sayFarewell(const std::string& reason) {
 
 void TcpConnection::takeFarewell(Stripe& s) {
   const size_t got = std::min(s.recvOffset - kHeaderBytes, kFarewellTextBytes);
+  s.closed = true;
+  if (s.seal) {
+    // Only a whole farewell whose tag holds says anything: text from
+    // anyone else on the path is never shown.
+    const PieceHeader header{kFarewellLength, 0};
+    const bool whole =
+        s.recvOffset == kHeaderBytes + kFarewellTextBytes + kPieceTagBytes;
+    if (!whole || !s.seal->open(s.recvPiece, true, &header,
+                                farewellText_.data(), kFarewellTextBytes,
+                                s.recvTag)) {
+      peerFarewell_ =
+          whole ? "it sent a farewell that failed its integrity check (altered "
+                  "on the way)"
+                : "it closed the connection during its farewell";
+      return;
+    }
+  }
   peerFarewell_.assign(farewellText_.data(),
                        strnlen(farewellText_.data(), got));
   if (peerFarewell_.empty()) peerFarewell_ = "it said farewell";
-  s.closed = true;
 }
 
 bool TcpConnection::wantsRead(size_t i) const {
@@ -165,26 +195,47 @@ bool TcpConnection::wantsWrite(size_t i) const {
   return stripes_[i].sendPiece < sendCommitted_;
 }
 
+std::byte* TcpConnection::sealedPayload(Stripe& s, const PieceHeader& header) {
+  const size_t slot = s.sendPiece % shape_.slots;
+  std::byte* payload = sendExternal_[slot] != nullptr
+                           ? const_cast<std::byte*>(sendExternal_[slot])
+                           : sendSlot(s.sendPiece);
+  if (!s.seal || s.sendSealed) return payload;
+  // Encrypted into the slot's own buffer (the caller's memory is never
+  // written); under mac the payload goes out as it is.
+  std::byte* out =
+      s.seal->mode() == WireProtect::Encrypt ? sendSlot(s.sendPiece) : payload;
+  s.sendTag = s.seal->seal(s.sendPiece, false, &header, payload, out,
+                           header.length);
+  sendExternal_[slot] = out == payload ? sendExternal_[slot] : nullptr;
+  s.sendSealed = true;
+  return out;
+}
+
 void TcpConnection::pushStripe(Stripe& s) {
   if (saidFarewell_) return;
   const auto stride = static_cast<uint64_t>(stripes_.size());
+  const size_t tag = tagBytes();
   while (s.sendPiece < sendCommitted_) {
     const size_t slot = s.sendPiece % shape_.slots;
     const uint32_t length = sendLength_[slot];
-    std::byte* payload = sendExternal_[slot] != nullptr
-                             ? const_cast<std::byte*>(sendExternal_[slot])
-                             : sendSlot(s.sendPiece);
     PieceHeader header{length, static_cast<uint32_t>(s.sendPiece)};
-    iovec iov[2];
+    std::byte* payload = sealedPayload(s, header);
+    // Header, payload and tag, from where the last write stopped.
+    iovec iov[3];
     int count = 0;
-    if (s.sendOffset < kHeaderBytes) {
-      iov[count++] = {reinterpret_cast<char*>(&header) + s.sendOffset,
-                      kHeaderBytes - s.sendOffset};
-      iov[count++] = {payload, length};
-    } else {
-      size_t done = s.sendOffset - kHeaderBytes;
-      iov[count++] = {payload + done, length - done};
-    }
+    size_t skip = s.sendOffset;
+    auto add = [&](void* base, size_t bytes) {
+      if (skip >= bytes) {
+        skip -= bytes;
+        return;
+      }
+      iov[count++] = {static_cast<char*>(base) + skip, bytes - skip};
+      skip = 0;
+    };
+    add(&header, kHeaderBytes);
+    add(payload, length);
+    add(s.sendTag.data(), tag);
     msghdr msg{};
     msg.msg_iov = iov;
     msg.msg_iovlen = static_cast<decltype(msg.msg_iovlen)>(count);
@@ -196,29 +247,36 @@ void TcpConnection::pushStripe(Stripe& s) {
     }
     s.sendOffset += static_cast<size_t>(n);
     bytesWritten_ += static_cast<uint64_t>(n);
-    if (s.sendOffset < kHeaderBytes + length) return;  // socket buffer full
+    if (s.sendOffset < kHeaderBytes + length + tag) return;  // buffer full
     sendWritten_[slot] = 1;
     s.sendOffset = 0;
+    s.sendSealed = false;
     s.sendPiece += stride;
   }
 }
 
 void TcpConnection::pullStripe(Stripe& s) {
   const auto stride = static_cast<uint64_t>(stripes_.size());
+  const size_t tag = tagBytes();
   while (!s.closed && s.recvPiece < recvConsumed_ + shape_.slots) {
+    // What comes next: the header, then the farewell's text or the
+    // piece's payload, then (under protection) the tag.
+    const size_t body = s.farewell ? kFarewellTextBytes : s.recvHeader.length;
     char* target;
     size_t want;
     if (s.recvOffset < kHeaderBytes) {
       target = reinterpret_cast<char*>(&s.recvHeader) + s.recvOffset;
       want = kHeaderBytes - s.recvOffset;
-    } else if (s.farewell) {
-      size_t done = s.recvOffset - kHeaderBytes;
-      target = farewellText_.data() + done;
-      want = kFarewellTextBytes - done;
+    } else if (s.recvOffset < kHeaderBytes + body) {
+      const size_t done = s.recvOffset - kHeaderBytes;
+      target = s.farewell
+                   ? farewellText_.data() + done
+                   : reinterpret_cast<char*>(recvSlot(s.recvPiece)) + done;
+      want = body - done;
     } else {
-      size_t done = s.recvOffset - kHeaderBytes;
-      target = reinterpret_cast<char*>(recvSlot(s.recvPiece)) + done;
-      want = s.recvHeader.length - done;
+      const size_t done = s.recvOffset - kHeaderBytes - body;
+      target = reinterpret_cast<char*>(s.recvTag.data()) + done;
+      want = tag - done;
     }
     ssize_t n = recv(s.socket.fd(), target, want, 0);
     if (n == 0) {
@@ -240,7 +298,7 @@ void TcpConnection::pullStripe(Stripe& s) {
       continue;
     }
     if (s.farewell) {
-      if (s.recvOffset == kHeaderBytes + kFarewellTextBytes) {
+      if (s.recvOffset == kHeaderBytes + kFarewellTextBytes + tag) {
         takeFarewell(s);
         return;
       }
@@ -250,8 +308,17 @@ void TcpConnection::pullStripe(Stripe& s) {
         !pieceHeaderExpected(s.recvHeader, s.recvPiece, shape_.slotBytes))
       fail("the byte stream is out of step (corrupt header)", 0);
     if (s.recvOffset < kHeaderBytes ||
-        s.recvOffset < kHeaderBytes + s.recvHeader.length)
+        s.recvOffset < kHeaderBytes + s.recvHeader.length + tag)
       continue;
+    if (s.seal && !s.seal->open(s.recvPiece, false, &s.recvHeader,
+                                recvSlot(s.recvPiece), s.recvHeader.length,
+                                s.recvTag))
+      fail(s.seal->mode() == WireProtect::Encrypt
+               ? "integrity check failed: a piece was altered on the way "
+                 "(MCL_WIRE_PROTECT: encrypted and authenticated)"
+               : "integrity check failed: a piece was altered on the way "
+                 "(MCL_WIRE_PROTECT: authenticated)",
+           0);
     const size_t slot = s.recvPiece % shape_.slots;
     recvLength_[slot] = s.recvHeader.length;
     recvDone_[slot] = 1;

@@ -2,18 +2,24 @@
 // memory (each committed piece fills one slot, whole elements), with the
 // pieces striped over several sockets, on one or more links (cables): piece
 // k travels on socket k % sockets, each preceded by an 8-byte header
-// {length, piece index}. All I/O is non-blocking and driven by the calls of
-// the operation in progress (busy-polling while an operation runs).
+// {length, piece index}. Under MCL_WIRE_PROTECT's mac or encrypt a 16-byte
+// tag follows each piece (piece_seal.h), and a piece whose tag fails is an
+// integrity error naming the peer and the link. All I/O is non-blocking and
+// driven by the calls of the operation in progress (busy-polling while an
+// operation runs).
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "platform/socket.h"
+#include "transports/tcp/piece_seal.h"
+#include "transports/tcp/tcp_handshake.h"
 #include "transports/transport.h"
 
 namespace mcl::transport::tcp {
@@ -43,9 +49,11 @@ constexpr size_t kFarewellTextBytes = 248;
 
 class TcpConnection final : public Connection {
  public:
-  // sockets: connected, non-blocking, in stripe order (both sides agree).
-  TcpConnection(int peerRank, std::vector<platform::Socket> sockets,
-                const TcpSlots& shape, std::string linkDescription);
+  // sockets: connected, non-blocking, in stripe order (both sides agree),
+  // with their session keys; protect: None, Mac or Encrypt.
+  TcpConnection(int peerRank, std::vector<ProvenSocket> sockets,
+                const TcpSlots& shape, std::string linkDescription,
+                WireProtect protect, PieceCipher cipher);
 
   std::span<std::byte> acquireSend(size_t maxBytes) override;
   void commitSend(size_t bytes) override;
@@ -59,6 +67,7 @@ class TcpConnection final : public Connection {
   bool sendsFromCallerMemory() const override { return true; }
   void progress() override;
   bool drained() const override { return sendFlushed_ == sendCommitted_; }
+  WireProtect protection() const { return protect_; }
   uint64_t bytesHandedOver() const override { return bytesWritten_; }
 
   // For the waker: each socket and whether it has bytes to write.
@@ -80,6 +89,12 @@ class TcpConnection final : public Connection {
     size_t recvOffset = 0;
     bool farewell = false;  // the header read announced a farewell
     bool closed = false;    // the peer closed its end or said farewell
+    // Under mac or encrypt: the socket's keys, the tag of the piece being
+    // sent (sealed once, when its first byte goes) and of the one read.
+    std::unique_ptr<PieceSeal> seal;
+    bool sendSealed = false;
+    PieceTag sendTag{};
+    PieceTag recvTag{};
   };
 
   std::byte* sendSlot(uint64_t piece) const;
@@ -88,6 +103,10 @@ class TcpConnection final : public Connection {
   void pullStripe(Stripe& s);
   // The stripe's farewell is in (or the peer closed during it).
   void takeFarewell(Stripe& s);
+  // Seals the stripe's current piece (once) and returns where its payload
+  // goes out from.
+  std::byte* sealedPayload(Stripe& s, const PieceHeader& header);
+  size_t tagBytes() const { return protect_ == WireProtect::None ? 0 : 16; }
   // Throws mclRemoteError; err (errno) 0: the stream is out of step.
   [[noreturn]] void fail(const char* what, int err);
   // The farewell the peer sent behind what we have read, if any (see
@@ -96,6 +115,7 @@ class TcpConnection final : public Connection {
 
   int peerRank_;
   std::string link_;
+  WireProtect protect_;
   TcpSlots shape_;
   std::vector<Stripe> stripes_;
   std::vector<std::byte> sendBuffer_;

@@ -33,6 +33,8 @@ std::vector<uint8_t> TcpDevice::details() const {
   w.u32(static_cast<uint32_t>(options_.socketsPerLink));
   w.u32(options_.slots.slots);
   w.u32(options_.slots.slotBytes);
+  w.u32(static_cast<uint32_t>(options_.protect));
+  w.u32(aesGcmAvailable() ? 1 : 0);
   std::vector<uint8_t> endpoints = encodeEndpoints(sockets_->endpoints());
   w.blob(endpoints.data(), endpoints.size());
   return w.take();
@@ -43,11 +45,15 @@ void TcpDevice::learn(const std::vector<std::vector<uint8_t>>& all,
   cluster_ = &cluster;
   capacity_ = UINT64_MAX;
   endpoints_.clear();
+  bool everyRankHasAesGcm = true;
   for (size_t r = 0; r < all.size(); ++r) {
     WireReader in(all[r].data(), all[r].size(), "TCP details");
     uint32_t sockets = in.u32();
     uint32_t slots = in.u32();
     uint32_t slotBytes = in.u32();
+    const uint32_t protect = in.u32();
+    const bool aesGcm = in.u32() != 0;
+    everyRankHasAesGcm = everyRankHasAesGcm && aesGcm;
     endpoints_.push_back(decodeEndpoints(in.blob(64 * 1024)));
     in.finish();
     // Ring schedules size their rounds alike on every rank, and both ends
@@ -59,8 +65,21 @@ void TcpDevice::learn(const std::vector<std::vector<uint8_t>>& all,
                   "this rank %d and %u: set them alike on every rank",
                   init_.label.c_str(), r, sockets, slotBytes,
                   options_.socketsPerLink, options_.slots.slotBytes);
+    // Both ends of a socket must protect its pieces alike.
+    if (protect != static_cast<uint32_t>(options_.protect))
+      throw error(mclInvalidUsage,
+                  "%s: rank %zu has MCL_WIRE_PROTECT=%s, this rank %d has %s: "
+                  "set it alike on every rank",
+                  init_.label.c_str(), r,
+                  protect <= static_cast<uint32_t>(WireProtect::Encrypt)
+                      ? wireProtectName(static_cast<WireProtect>(protect))
+                      : "an unknown mode",
+                  init_.rank, wireProtectName(options_.protect));
     capacity_ = std::min(capacity_, uint64_t{slots} * slotBytes);
   }
+  if (sockets_)
+    sockets_->useCipher(everyRankHasAesGcm ? PieceCipher::Aes256Gcm
+                                           : PieceCipher::ChaCha20Poly1305);
 }
 
 InterfaceRestriction TcpDevice::restrictionFor(int a, int b) const {

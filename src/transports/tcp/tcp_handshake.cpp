@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -23,8 +24,15 @@ Mac serverMac(const Secret& secret, const Nonce& server, const Nonce& client) {
   return authMac(secret, "mcl-tcp-server", client, server);
 }
 
-void clientHandshake(int fd, const Secret& secret, uint64_t commId,
-                     const StreamKey& key, platform::Deadline deadline) {
+SessionKeys streamKeys(const Secret& secret, uint64_t commId,
+                       const Nonce& server, const Nonce& client,
+                       bool weConnected) {
+  return deriveSessionKeys(secret, "mcl tcp " + std::to_string(commId), server,
+                           client, weConnected);
+}
+
+SessionKeys clientHandshake(int fd, const Secret& secret, uint64_t commId,
+                            const StreamKey& key, platform::Deadline deadline) {
   Nonce server;
   platform::recvAll(fd, server.data(), server.size(), deadline);
   Nonce client = randomNonce();
@@ -38,22 +46,39 @@ void clientHandshake(int fd, const Secret& secret, uint64_t commId,
   if (!macEqual(answer, serverMac(secret, server, client)))
     throw error(mclRemoteError,
                 "the TCP peer does not know this communicator's secret");
-  std::vector<uint8_t> hello = encodeHello(commId, key);
+  const SessionKeys keys = streamKeys(secret, commId, server, client, true);
+  std::vector<uint8_t> hello = encodeHello(keys, commId, key);
   platform::sendAll(fd, hello.data(), hello.size(), deadline);
+  return keys;
 }
 
-std::vector<uint8_t> encodeHello(uint64_t commId, const StreamKey& key) {
+// The hello is the first message of the connector's direction, sealed by
+// a Sealer (nonce: message number 0, its last four bytes zero); pieces
+// mark their nonces apart (piece_seal.cpp), so no nonce serves twice.
+std::vector<uint8_t> encodeHello(const SessionKeys& keys, uint64_t commId,
+                                 const StreamKey& key) {
   WireWriter w;
   w.u64(commId);
   w.i32(key.rank);
   w.u32(key.channel);
   w.u32(key.link);
   w.u32(key.stripe);
-  return w.take();
+  Sealer sealer(keys.send);
+  static const char kLabel[] = "mcl tcp hello";
+  return sealer.seal(w.bytes(), reinterpret_cast<const uint8_t*>(kLabel),
+                     sizeof(kLabel));
 }
 
-bool decodeHello(const uint8_t* bytes, uint64_t commId, StreamKey* key) {
-  WireReader r(bytes, kHelloBytes, "tcp hello");
+bool decodeHello(const SessionKeys& keys, const uint8_t* bytes,
+                 uint64_t commId, StreamKey* key) {
+  Opener opener(keys.receive);
+  static const char kLabel[] = "mcl tcp hello";
+  std::vector<uint8_t> plain;
+  if (!opener.open(std::vector<uint8_t>(bytes, bytes + kHelloBytes),
+                   reinterpret_cast<const uint8_t*>(kLabel), sizeof(kLabel),
+                   &plain))
+    return false;
+  WireReader r(plain.data(), plain.size(), "tcp hello");
   if (r.u64() != commId) return false;
   key->rank = r.i32();
   key->channel = r.u32();

@@ -1,7 +1,9 @@
 // How a TCP data connection proves it belongs to the communicator before it
 // carries anything: the acceptor sends a nonce, the connector answers with
 // HMAC(secret) over both nonces, the acceptor proves the secret back, then
-// the connector says which stream this socket is. Fixed-size messages, so a
+// the connector says which stream this socket is, sealed with the socket's
+// session keys (derived from the secret, both nonces and the communicator;
+// they protect its pieces too: piece_seal.h). Fixed-size messages, so a
 // stranger is dropped after at most 64 bytes.
 #pragma once
 
@@ -10,6 +12,8 @@
 #include <vector>
 
 #include "base/auth.h"
+#include "base/sealed_channel.h"
+#include "base/session_keys.h"
 #include "platform/socket.h"
 
 namespace mcl::transport::tcp {
@@ -24,23 +28,35 @@ struct StreamKey {
   bool operator<(const StreamKey& o) const;
 };
 
+// A socket that passed the handshake, with its keys.
+struct ProvenSocket {
+  platform::Socket socket;
+  SessionKeys keys;
+};
+
 constexpr size_t kChallengeBytes = sizeof(Nonce);
 constexpr size_t kProofBytes = sizeof(Nonce) + sizeof(Mac);
 constexpr size_t kServerProofBytes = sizeof(Mac);
-constexpr size_t kHelloBytes = 8 + 4 * 4;
+constexpr size_t kHelloBytes = 8 + 4 * 4 + kSealOverhead;
 
-// The connector's side, blocking until the deadline. Throws mcl::Error
-// (mclRemoteError when the acceptor does not know the secret).
-void clientHandshake(int fd, const Secret& secret, uint64_t commId,
-                     const StreamKey& key, platform::Deadline deadline);
+// The connector's side, blocking until the deadline; returns the socket's
+// session keys. Throws mcl::Error (mclRemoteError when the acceptor does not
+// know the secret).
+SessionKeys clientHandshake(int fd, const Secret& secret, uint64_t commId,
+                            const StreamKey& key, platform::Deadline deadline);
 
 // Pieces of the acceptor's side (driven by TcpListener's poll loop).
 Mac clientMac(const Secret& secret, const Nonce& server, const Nonce& client);
 Mac serverMac(const Secret& secret, const Nonce& server, const Nonce& client);
+SessionKeys streamKeys(const Secret& secret, uint64_t commId,
+                       const Nonce& server, const Nonce& client,
+                       bool weConnected);
 // The connector's last message (kHelloBytes): which communicator and which
-// stream. Decoding reads kHelloBytes; false when it names another
-// communicator.
-std::vector<uint8_t> encodeHello(uint64_t commId, const StreamKey& key);
-bool decodeHello(const uint8_t* bytes, uint64_t commId, StreamKey* key);
+// stream, sealed. Decoding reads kHelloBytes; false when it was not sealed
+// with these keys or names another communicator.
+std::vector<uint8_t> encodeHello(const SessionKeys& keys, uint64_t commId,
+                                 const StreamKey& key);
+bool decodeHello(const SessionKeys& keys, const uint8_t* bytes,
+                 uint64_t commId, StreamKey* key);
 
 }  // namespace mcl::transport::tcp

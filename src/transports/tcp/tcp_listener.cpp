@@ -49,6 +49,7 @@ struct TcpListener::Pending {
   Clock::time_point accepted;
   Clock::time_point deadline;
   bool proven = false;
+  SessionKeys keys;  // once proven
   std::vector<uint8_t> inbox;
 };
 
@@ -96,7 +97,7 @@ TcpListener::~TcpListener() {
   close(wakeWrite_);
 }
 
-platform::Socket TcpListener::take(const StreamKey& key,
+ProvenSocket TcpListener::take(const StreamKey& key,
                                    platform::Deadline deadline,
                                    const std::function<void()>& betweenSlices) {
   constexpr auto kSlice = std::chrono::milliseconds(50);
@@ -104,7 +105,7 @@ platform::Socket TcpListener::take(const StreamKey& key,
   while (true) {
     auto it = ready_.find(key);
     if (it != ready_.end()) {
-      platform::Socket s = std::move(it->second);
+      ProvenSocket s = std::move(it->second);
       ready_.erase(it);
       return s;
     }
@@ -171,6 +172,7 @@ void TcpListener::run() {
           continue;
         }
         p->proven = true;
+        p->keys = streamKeys(secret_, commId_, p->nonce, client, false);
         p->inbox.clear();
         // Proven: the stream's hello follows at once; a slow peer keeps
         // its place longer than a stranger would.
@@ -178,13 +180,13 @@ void TcpListener::run() {
         continue;
       }
       StreamKey key;
-      if (!decodeHello(p->inbox.data(), commId_, &key)) {
+      if (!decodeHello(p->keys, p->inbox.data(), commId_, &key)) {
         p->socket.close();
         continue;
       }
       {
         std::lock_guard<std::mutex> lock(mutex_);
-        ready_[key] = std::move(p->socket);
+        ready_[key] = ProvenSocket{std::move(p->socket), p->keys};
       }
       arrived_.notify_all();
     }

@@ -23,10 +23,11 @@ class TcpListener {
               uint64_t commId, int rank);
   ~TcpListener();  // stops the thread and closes every listening socket
 
-  // The authenticated socket for key; throws mclTimeout at the deadline.
+  // The authenticated socket for key, with its session keys; throws
+  // mclTimeout at the deadline.
   // Waits in slices, calling betweenSlices (if any) after each: it may
   // throw to stop the wait (another rank's init failed).
-  platform::Socket take(const StreamKey& key, platform::Deadline deadline,
+  ProvenSocket take(const StreamKey& key, platform::Deadline deadline,
                         const std::function<void()>& betweenSlices = {});
 
  private:
@@ -39,7 +40,7 @@ class TcpListener {
   int rank_;
   std::mutex mutex_;
   std::condition_variable arrived_;
-  std::map<StreamKey, platform::Socket> ready_;
+  std::map<StreamKey, ProvenSocket> ready_;
   bool stop_ = false;
   int wakeRead_ = -1;
   int wakeWrite_ = -1;

@@ -31,6 +31,12 @@ constexpr ParamDef kParams[] = {
      "Size of one TCP piece (a multiple of 64): the pipelining chunk of "
      "large transfers."},
     {"MCL_TCP_SLOTS", "8", "TCP pieces buffered per peer and direction."},
+    {"MCL_WIRE_PROTECT", "auto",
+     "Protection of TCP data on the wire: auto (encrypted and authenticated "
+     "on LAN and routed paths, clear on point-to-point cables and loopback), "
+     "none, mac (authenticated, readable) or encrypt (everywhere). Every "
+     "rank must set the same. Bootstrap and control messages are always "
+     "encrypted and authenticated."},
 };
 
 }  // namespace
@@ -51,6 +57,7 @@ TcpOptions loadTcpOptions(const ParamSource& params) {
   o.ifname = params.text("MCL_SOCKET_IFNAME");
   topology::parseIfnameFilter(o.ifname);  // reject bad specs now
   o.ports = portRangeSetting(params);
+  o.protect = parseWireProtect(params.text("MCL_WIRE_PROTECT"));
   return o;
 }
 

@@ -7,6 +7,7 @@
 #include "base/param_source.h"
 #include "platform/socket.h"
 #include "transports/tcp/tcp_connection.h"
+#include "transports/tcp/wire_protect.h"
 
 namespace mcl::transport::tcp {
 
@@ -16,6 +17,7 @@ struct TcpOptions {
   std::string ifname;  // MCL_SOCKET_IFNAME
   int bufferBytes = 4 << 20;
   platform::PortRange ports;  // MCL_PORT_RANGE
+  WireProtect protect = WireProtect::Auto;  // MCL_WIRE_PROTECT
 };
 
 // Throws mclInvalidArgument naming the variable.

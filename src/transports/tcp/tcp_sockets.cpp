@@ -152,7 +152,7 @@ TcpSockets::~TcpSockets() = default;
 
 void TcpSockets::stopListening() { listener_.reset(); }
 
-platform::Socket TcpSockets::connectAndProve(int peer, const Link& link,
+ProvenSocket TcpSockets::connectAndProve(int peer, const Link& link,
                                              const StreamKey& key,
                                              platform::Deadline deadline) {
   using platform::Clock;
@@ -163,8 +163,9 @@ platform::Socket TcpSockets::connectAndProve(int peer, const Link& link,
     try {
       platform::Socket sock = connectOverLink(
           link.local.address, link.remote.address, attemptDeadline);
-      clientHandshake(sock.fd(), secret_, commId_, key, attemptDeadline);
-      return sock;
+      const SessionKeys keys =
+          clientHandshake(sock.fd(), secret_, commId_, key, attemptDeadline);
+      return ProvenSocket{std::move(sock), keys};
     } catch (const Error&) {
       throw;  // the peer does not know the secret: not ours
     } catch (const platform::TimeoutError& e) {
@@ -243,8 +244,12 @@ void TcpSockets::connectPeers(
                 links.front().kind == LinkKind::Cable ? "a cable" : "the cable",
                 links.front().kind == LinkKind::Cable ? "part" : "most");
     }
-    MCL_LOG(Info, kLogInit, "rank %d: to rank %d via %s", rank_, peer,
-            describeLinks(links, options_.socketsPerLink).c_str());
+    const WireProtect protect = protectionFor(options_.protect, links.front().kind);
+    MCL_LOG(Info, kLogInit, "rank %d: to rank %d via %s, data %s", rank_, peer,
+            describeLinks(links, options_.socketsPerLink).c_str(),
+            protect == WireProtect::None  ? "in the clear"
+            : protect == WireProtect::Mac ? "authenticated (Poly1305)"
+                                          : pieceCipherName(cipher_));
     links_[peer] = links;
   }
   // The higher rank of each pair connects; the lower one accepts on its
@@ -255,9 +260,9 @@ void TcpSockets::connectPeers(
     for (uint32_t c = 0; c < kTcpChannels; ++c)
       for (uint32_t l = 0; l < links.size(); ++l)
         for (uint32_t s = 0; s < stripes; ++s) {
-          platform::Socket sock = connectAndProve(
+          ProvenSocket sock = connectAndProve(
               peer, links[l], StreamKey{rank_, c, l, s}, deadline);
-          platform::setBufferSizes(sock.fd(), options_.bufferBytes);
+          platform::setBufferSizes(sock.socket.fd(), options_.bufferBytes);
           sockets_[{peer, c}].push_back(std::move(sock));
         }
   }
@@ -267,9 +272,9 @@ void TcpSockets::connectPeers(
     for (uint32_t c = 0; c < kTcpChannels; ++c)
       for (uint32_t l = 0; l < links.size(); ++l)
         for (uint32_t s = 0; s < stripes; ++s) {
-          platform::Socket sock = listener_->take(StreamKey{peer, c, l, s},
-                                                  deadline, betweenSlices);
-          platform::setBufferSizes(sock.fd(), options_.bufferBytes);
+          ProvenSocket sock = listener_->take(StreamKey{peer, c, l, s},
+                                              deadline, betweenSlices);
+          platform::setBufferSizes(sock.socket.fd(), options_.bufferBytes);
           sockets_[{peer, c}].push_back(std::move(sock));
         }
   }
@@ -280,9 +285,11 @@ std::unique_ptr<Connection> TcpSockets::connect(int peer, uint32_t channel) {
   if (it == sockets_.end())
     throw error(mclInternalError, "rank %d: no TCP sockets to rank %d", rank_,
                 peer);
+  const WireProtect protect =
+      protectionFor(options_.protect, links_[peer].front().kind);
   auto conn = std::make_unique<TcpConnection>(
       peer, std::move(it->second), options_.slots,
-      describeLinks(links_[peer], options_.socketsPerLink));
+      describeLinks(links_[peer], options_.socketsPerLink), protect, cipher_);
   sockets_.erase(it);
   connections_.push_back(conn.get());
   return conn;

@@ -56,12 +56,14 @@ class TcpSockets {
   void stopListening();
 
   std::unique_ptr<Connection> connect(int peer, uint32_t channel);
+  // What encrypted pieces use: AES-256-GCM when every rank's CPU has it.
+  void useCipher(PieceCipher cipher) { cipher_ = cipher; }
   Waker& waker() { return *waker_; }
 
  private:
   // Connects over link and proves the secret as stream key, again with a
   // new connection when the peer's listener drops or stalls an attempt.
-  platform::Socket connectAndProve(int peer, const Link& link,
+  ProvenSocket connectAndProve(int peer, const Link& link,
                                    const StreamKey& key,
                                    platform::Deadline deadline);
 
@@ -70,9 +72,10 @@ class TcpSockets {
   uint64_t commId_;
   TcpOptions options_;
   std::vector<Endpoint> endpoints_;
+  PieceCipher cipher_ = PieceCipher::ChaCha20Poly1305;
   std::unique_ptr<TcpListener> listener_;
   std::map<int, std::vector<Link>> links_;
-  std::map<std::pair<int, uint32_t>, std::vector<platform::Socket>> sockets_;
+  std::map<std::pair<int, uint32_t>, std::vector<ProvenSocket>> sockets_;
   std::vector<TcpConnection*> connections_;
   std::unique_ptr<Waker> waker_;
 };
