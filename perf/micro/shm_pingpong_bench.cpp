@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
-#include <string>
 #include <thread>
 #include <vector>
 
@@ -21,6 +20,7 @@ namespace {
 
 using mcl::transport::Connection;
 using mcl::transport::shm::kCollectiveChannel;
+using mcl::transport::shm::RingMemory;
 using mcl::transport::shm::ShmSegments;
 
 // Spins until `bytes` have arrived on c, consuming them.
@@ -51,10 +51,8 @@ void send(Connection& c, const std::byte* data, size_t bytes) {
 
 void shmRoundTrip(benchmark::State& state) {
   const auto bytes = size_t(state.range(0));
-  const std::string base =
-      "/mcl-micro-" + std::to_string(getpid()) + "-" + std::to_string(bytes);
-  ShmSegments rank0(0, {0, 1}, base + "-0", {});
-  ShmSegments rank1(1, {0, 1}, base + "-1", {});
+  ShmSegments rank0(0, {0, 1}, RingMemory::Shared, {});
+  ShmSegments rank1(1, {0, 1}, RingMemory::Shared, {});
   rank0.mapPeer(1, rank1.segmentName(), getpid());
   rank1.mapPeer(0, rank0.segmentName(), getpid());
   rank0.unlinkOwnSegment();

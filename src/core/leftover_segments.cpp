@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstddef>
 #include <mutex>
 #include <string>
 
@@ -14,20 +13,6 @@
 #include "transports/shm/shm_segments.h"
 
 namespace mcl {
-
-namespace {
-
-// A ring segment: "/mcl-" then 16 hex digits of the communicator id.
-bool namedLikeRings(const std::string& name) {
-  if (name.size() < 22 || name.compare(0, 5, "/mcl-") != 0 || name[21] != '-')
-    return false;
-  for (size_t i = 5; i < 21; ++i)
-    if (std::string("0123456789abcdef").find(name[i]) == std::string::npos)
-      return false;
-  return true;
-}
-
-}  // namespace
 
 void removeLeftoverSegments() {
   using Clock = std::chrono::steady_clock;
@@ -45,11 +30,9 @@ void removeLeftoverSegments() {
     if (!e.ownedByThisUser) continue;
     int owner = 0;
     const char* what = nullptr;
-    if (e.name.compare(0, 6, "/mcl-m") == 0 &&
-        allocationAbandoned(e.name, &owner))
+    if (allocationAbandoned(e.name, &owner))
       what = "mclMemAlloc memory";
-    else if (namedLikeRings(e.name) &&
-             transport::shm::ringSegmentAbandoned(e.name, &owner))
+    else if (transport::shm::ringSegmentAbandoned(e.name, &owner))
       what = "shared-memory rings";
     if (what == nullptr) continue;
     platform::SharedMemory::unlink(e.name);

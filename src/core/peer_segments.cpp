@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "base/error.h"
+#include "base/segment_names.h"
 #include "core/shared_allocations.h"
 
 namespace mcl {
@@ -43,7 +44,8 @@ void PeerSegments::evictUnused(bool all) {
 std::byte* PeerSegments::map(int peer, const SharedBufferRef& ref,
                              size_t bytes) {
   const std::string name(ref.segment, strnlen(ref.segment, sizeof ref.segment));
-  if (name.rfind("/mcl-m", 0) != 0)
+  SegmentCreator creator;
+  if (!segmentCreator(name, SegmentKind::Allocation, &creator))
     throw error(mclRemoteError,
                 "rank %d: rank %d named \"%s\" as its buffer's segment, not "
                 "an mclMemAlloc segment",
@@ -56,6 +58,10 @@ std::byte* PeerSegments::map(int peer, const SharedBufferRef& ref,
     Mapped m;
     try {
       m.memory = platform::SharedMemory::open(name, true);
+    } catch (const platform::ForeignSegment& e) {
+      throw error(mclSystemError,
+                  "rank %d cannot map rank %d's mclMemAlloc memory %s: %s",
+                  rank_, peer, name.c_str(), e.what());
     } catch (const std::exception& e) {
       throw error(mclSystemError,
                   "rank %d cannot map rank %d's mclMemAlloc memory %s: %s "

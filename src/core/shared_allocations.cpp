@@ -3,21 +3,19 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
-#include <random>
 #include <string>
 #include <system_error>
 #include <utility>
 
 #include "base/byte_text.h"
 #include "base/error.h"
+#include "base/segment_names.h"
 #include "platform/host_identity.h"
 #include "platform/shared_memory.h"
 
@@ -78,51 +76,15 @@ void unlinkAtExit() {
     if (a.ownerPid == pid) platform::SharedMemory::unlink(a.name);
 }
 
-unsigned namespaceMark() {
-  return static_cast<unsigned>(platform::pidNamespace() & 0xffffu);
-}
-
-// "/mcl-m<pid>-<ns><tag><n>": the pid says whose it is (a killed process's
-// leftovers in /dev/shm); ns, 4 hex digits of its pid namespace, whether a
-// sweep for leftovers may judge that pid (containers may share /dev/shm,
-// not pids); the tag, 5 random hex digits per process, keeps a later
-// process that gets the same pid from naming its memory as a dead one did
-// (peers keep segments mapped by name). n counts modulo 2^24: a name stays
-// within the 30 characters macOS allows.
-std::string newName() {
-  static std::atomic<uint32_t> counter{0};
-  static std::mutex tagMutex;
-  static int tagPid = 0;
-  static uint32_t tag = 0;
-  const int pid = getpid();
-  uint32_t myTag;
-  {
-    std::lock_guard<std::mutex> lock(tagMutex);
-    if (tagPid != pid) {  // first allocation, or first after a fork
-      std::random_device random;
-      tag = random() & 0xfffffu;
-      tagPid = pid;
-    }
-    myTag = tag;
-  }
-  char name[32];
-  std::snprintf(name, sizeof(name), "/mcl-m%d-%04x%05x%x", pid, namespaceMark(),
-                myTag, counter.fetch_add(1) & 0xffffffu);
-  return name;
-}
-
 }  // namespace
 
 bool allocationAbandoned(const std::string& name, int* ownerPid) {
-  int pid = 0;
-  unsigned mark = 0;
-  int used = 0;
-  if (std::sscanf(name.c_str(), "/mcl-m%d-%4x%n", &pid, &mark, &used) != 2 ||
-      used != 6 + static_cast<int>(std::to_string(pid).size()) + 1 + 4 ||
-      pid <= 0 || mark != namespaceMark() || pid == getpid())
+  SegmentCreator creator;
+  if (!segmentCreator(name, SegmentKind::Allocation, &creator) ||
+      !creator.inThisPidNamespace || creator.pid == getpid())
     return false;
-  *ownerPid = pid;
-  return !platform::processAlive(pid);
+  *ownerPid = creator.pid;
+  return !platform::processAlive(creator.pid);
 }
 
 void* allocateShared(size_t bytes) {
@@ -132,31 +94,28 @@ void* allocateShared(size_t bytes) {
     throw error(mclInvalidArgument, "size %zu is too large", bytes);
   const size_t rounded = (bytes + page - 1) / page * page;
   Allocation a;
-  // A name left by a killed process whose pid came round again is in the
-  // way: take the next number.
-  for (int attempt = 0;; ++attempt) {
-    a.name = newName();
-    try {
-      a.memory = platform::SharedMemory::create(a.name, rounded, true);
-      break;
-    } catch (const std::system_error& e) {
-      if (e.code().value() != EEXIST || attempt >= 16) {
-        const platform::SharedMemoryRoom room = platform::sharedMemoryRoom();
-        if (room.known && e.code().value() == ENOSPC)
-          throw error(mclSystemError,
-                      "cannot allocate %s of shared memory: %s has %s free "
-                      "of %s (df -h %s): make it larger (docker run "
-                      "--shm-size), free buffers, or run fewer ranks per "
-                      "host (%s)",
-                      bytesText(bytes).c_str(), room.where,
-                      bytesText(room.freeBytes).c_str(),
-                      bytesText(room.totalBytes).c_str(), room.where, e.what());
-        throw error(mclSystemError,
-                    "cannot allocate %zu bytes of shared memory: %s (on "
-                    "Linux, /dev/shm's size bounds it)",
-                    bytes, e.what());
-      }
-    }
+  try {
+    NamedSegment made =
+        createNamedSegment(SegmentKind::Allocation, rounded, true);
+    a.memory = std::move(made.memory);
+    a.name = std::move(made.name);
+  } catch (const std::system_error& e) {
+    const platform::SharedMemoryRoom room = platform::sharedMemoryRoom();
+    if (room.known && e.code().value() == ENOSPC)
+      throw error(mclSystemError,
+                  "cannot allocate %s of shared memory: %s has %s free of %s "
+                  "(df -h %s): make it larger (docker run --shm-size), free "
+                  "buffers, or run fewer ranks per host (%s)",
+                  bytesText(bytes).c_str(), room.where,
+                  bytesText(room.freeBytes).c_str(),
+                  bytesText(room.totalBytes).c_str(), room.where, e.what());
+    if (e.code().value() == EEXIST)
+      throw error(mclSystemError, "cannot allocate %s of shared memory: %s",
+                  bytesText(bytes).c_str(), e.what());
+    throw error(mclSystemError,
+                "cannot allocate %zu bytes of shared memory: %s (on Linux, "
+                "/dev/shm's size bounds it)",
+                bytes, e.what());
   }
   a.ownerPid = getpid();
   void* base = a.memory.data();

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -28,6 +29,39 @@ void checkName(const std::string& name) {
     throw std::invalid_argument("shared memory name '" + name +
                                 "' must start with '/' and be at most 30 "
                                 "characters");
+}
+
+// Why a segment (its fstat) is not this user's alone, or "" when it is.
+std::string whyNotOurs(const struct stat& st) {
+  if (st.st_uid != geteuid())
+    return "is owned by uid " + std::to_string(st.st_uid) +
+           ", not this user (uid " + std::to_string(geteuid()) +
+           "): another user created it";
+  if ((st.st_mode & 077) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof(mode), "%04o",
+                  static_cast<unsigned>(st.st_mode & 07777));
+    return std::string("has mode ") + mode +
+           ": open to other users (mcl makes its segments 0600)";
+  }
+  return "";
+}
+
+// The status of a segment just opened (fd), once it is known to be this
+// user's alone; fd is closed when it is not.
+struct stat ownStatus(int fd, const std::string& name) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int err = errno;
+    close(fd);
+    throwSystemError("fstat of shared memory " + name, err);
+  }
+  const std::string why = whyNotOurs(st);
+  if (!why.empty()) {
+    close(fd);
+    throw ForeignSegment("shared memory " + name + " " + why);
+  }
+  return st;
 }
 
 // Maps every page of [p, p + bytes) by reading one byte of each.
@@ -115,6 +149,21 @@ SharedMemory SharedMemory::create(const std::string& name, size_t bytes,
   checkName(name);
   int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
   if (fd < 0) throwSystemError("shm_open(create) of " + name);
+  struct stat st;
+  try {
+    st = ownStatus(fd, name);
+  } catch (...) {
+    shm_unlink(name.c_str());
+    throw;
+  }
+  // The umask only takes bits away, so group and others have none; one
+  // that took the owner's would keep the peers (this user too) out.
+  if ((st.st_mode & 0777) != 0600 && fchmod(fd, 0600) != 0) {
+    int err = errno;
+    close(fd);
+    shm_unlink(name.c_str());
+    throwSystemError("fchmod 0600 of shared memory " + name, err);
+  }
   int failed = ftruncate(fd, static_cast<off_t>(bytes)) != 0 ? errno : 0;
 #if defined(__linux__)
   if (failed == 0 && reserve) {
@@ -157,13 +206,7 @@ SharedMemory SharedMemory::open(const std::string& name, bool populate) {
   checkName(name);
   int fd = shm_open(name.c_str(), O_RDWR, 0600);
   if (fd < 0) throwSystemError("shm_open of " + name);
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    int err = errno;
-    close(fd);
-    errno = err;
-    throwSystemError("fstat of shared memory " + name);
-  }
+  const struct stat st = ownStatus(fd, name);
   SharedMemory seg;
   try {
     seg.data_ = mapFd(fd, static_cast<size_t>(st.st_size), name, populate);

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,15 @@ struct SegmentEntry {
 // /dev/shm; macOS has no directory of POSIX shared-memory names: empty.
 std::vector<SegmentEntry> listSegments(const std::string& prefix);
 
+// A segment that is not this user's alone: owned by another user (who may
+// have created it first under the name a rank meant to use), or open to
+// group or others. Either could read what ranks exchange in it and write
+// into it, so create and open refuse it.
+class ForeignSegment : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class SharedMemory {
  public:
   SharedMemory() = default;
@@ -43,16 +53,18 @@ class SharedMemory {
   SharedMemory& operator=(const SharedMemory&) = delete;
   ~SharedMemory();
 
-  // Creates a zero-filled segment; fails if the name exists. Names are at
-  // most 30 characters (macOS' limit) and start with '/'. reserve: take the
-  // pages now (Linux' tmpfs hands them out on first touch, and a full
-  // /dev/shm then kills the process with SIGBUS instead of failing here),
-  // and map them at once.
+  // Creates a zero-filled segment, mode 0600; fails (EEXIST) if the name
+  // exists, whoever made it: a caller takes another name, it never shares
+  // a segment it did not create. Names are at most 30 characters (macOS'
+  // limit) and start with '/'. reserve: take the pages now (Linux' tmpfs
+  // hands them out on first touch, and a full /dev/shm then kills the
+  // process with SIGBUS instead of failing here), and map them at once.
   static SharedMemory create(const std::string& name, size_t bytes,
                              bool reserve = false);
-  // Maps an existing segment; its size is the creator's. populate: map
-  // every page now, not at first touch (a fault per page then would fall
-  // on the calls that use it).
+  // Maps an existing segment; its size is the creator's. Throws
+  // ForeignSegment when it is not this user's alone. populate: map every
+  // page now, not at first touch (a fault per page then would fall on the
+  // calls that use it).
   static SharedMemory open(const std::string& name, bool populate = false);
   // Zero-filled memory no other process can name (MAP_ANONYMOUS): for a
   // rank whose rings serve only itself, nothing in /dev/shm.

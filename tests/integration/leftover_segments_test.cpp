@@ -68,12 +68,25 @@ std::string killedAllocation() {
   return "";
 }
 
+// A ring segment's name as mcl makes them (base/segment_names.h, not
+// exported): "mcl-r<pid>-" then 16 base-32 digits, the first four holding
+// 16 bits of the pid namespace, the rest random (here, a count).
+std::string ringsName(uint64_t pidNamespace) {
+  static const char digits[] = "0123456789abcdefghijklmnopqrstuv";
+  static unsigned made = 0;
+  std::string name = "mcl-r" + std::to_string(getpid()) + "-";
+  const uint64_t head = (pidNamespace & 0xffffu) << 4;
+  for (int i = 3; i >= 0; --i) name += digits[(head >> (5 * i)) & 31u];
+  const uint64_t tail = ++made;
+  for (int i = 11; i >= 0; --i) name += digits[(tail >> (5 * i)) & 31u];
+  return name;
+}
+
 // A ring segment as a rank writes it before its peers map it, owned by a
-// process that then ends (killed during init): its name.
+// process that then ends (killed during init): its name. Its header says
+// which pid namespace the owner's pid belongs to.
 std::string abandonedRings(uint64_t pidNamespace) {
-  const std::string name =
-      "mcl-" + std::string(16 - std::to_string(getpid()).size(), 'a') +
-      std::to_string(getpid()) + "-" + std::to_string(pidNamespace % 7);
+  const std::string name = ringsName(myPidNamespace());
   const pid_t child = fork();
   if (child == 0) {
     const int fd =

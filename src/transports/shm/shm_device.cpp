@@ -2,9 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cinttypes>
 #include <cstdint>
-#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,12 +17,6 @@
 namespace mcl::transport::shm {
 
 namespace {
-
-std::string segmentName(uint64_t commId, int rank) {
-  char name[40];
-  snprintf(name, sizeof(name), "/mcl-%016" PRIx64 "-%d", commId, rank);
-  return name;
-}
 
 // "free of total (df -h /dev/shm)": free as every rank saw it when they met.
 std::string roomText(uint64_t freeBytes) {
@@ -100,8 +92,8 @@ void ShmDevice::open(const std::vector<int>& candidates, platform::Deadline) {
   // rank that serves only itself (one rank here, or MCL_TRANSPORT=tcp)
   // keeps its rings in private memory: nothing in /dev/shm.
   if (candidates.size() == 1) {
-    segments_ =
-        std::make_unique<ShmSegments>(init_.rank, candidates, "", options_);
+    segments_ = std::make_unique<ShmSegments>(init_.rank, candidates,
+                                              RingMemory::Private, options_);
     return;
   }
   uint64_t room = UINT64_MAX;
@@ -119,8 +111,8 @@ void ShmDevice::open(const std::vector<int>& candidates, platform::Deadline) {
   if (fit.shrunk && init_.rank == candidates.front() && !warned.exchange(true))
     MCL_LOG(Warn, kLogShm, "%s", shrunkText(fit, localRanks, room).c_str());
   options_ = fit.options;
-  segments_ = std::make_unique<ShmSegments>(
-      init_.rank, candidates, segmentName(commId_, init_.rank), options_);
+  segments_ = std::make_unique<ShmSegments>(init_.rank, candidates,
+                                            RingMemory::Shared, options_);
 }
 
 std::vector<uint8_t> ShmDevice::details() const {

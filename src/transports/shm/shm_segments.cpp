@@ -19,6 +19,7 @@
 #include "base/byte_text.h"
 #include "base/error.h"
 #include "base/log.h"
+#include "base/segment_names.h"
 #include "platform/host_identity.h"
 #include "platform/wait_on_address.h"
 #include "transports/shm/shm_connection.h"
@@ -68,10 +69,9 @@ bool segmentLayoutValid(const void* segment, size_t bytes, uint32_t rings) {
 }
 
 ShmSegments::ShmSegments(int rank, std::vector<int> localRanks,
-                         std::string segmentName, const ShmOptions& options)
+                         RingMemory memory, const ShmOptions& options)
     : rank_(rank),
       localRanks_(std::move(localRanks)),
-      segmentName_(std::move(segmentName)),
       ringStores_(options.ringStores),
       peers_(localRanks_.size()) {
   auto rings = static_cast<uint32_t>(localRanks_.size()) * kChannels;
@@ -82,27 +82,29 @@ ShmSegments::ShmSegments(int rank, std::vector<int> localRanks,
   // tmpfs cannot supply then is a SIGBUS. The device sized the rings to fit
   // (ring_fit.h); another process may still have taken the room since.
   try {
-    own_ = segmentName_.empty()
-               ? platform::SharedMemory::createPrivate(bytes)
-               : platform::SharedMemory::create(segmentName_, bytes, true);
+    if (memory == RingMemory::Private) {
+      own_ = platform::SharedMemory::createPrivate(bytes);
+    } else {
+      NamedSegment made = createNamedSegment(SegmentKind::Rings, bytes, true);
+      own_ = std::move(made.memory);
+      segmentName_ = std::move(made.name);
+    }
   } catch (const std::system_error& e) {
     if (e.code().value() != ENOSPC)
       throw error(mclSystemError,
-                  "rank %d: cannot create the shared-memory segment %s of %s: "
-                  "%s",
-                  rank, segmentName_.c_str(), bytesText(bytes).c_str(),
-                  e.what());
+                  "rank %d: cannot create its shared-memory segment of %s: %s",
+                  rank, bytesText(bytes).c_str(), e.what());
     const platform::SharedMemoryRoom room = platform::sharedMemoryRoom();
     std::string free = room.known ? bytesText(room.freeBytes) + " free in " +
                                         room.where + " now"
                                   : "";
     throw error(mclSystemError,
-                "rank %d: cannot reserve the shared-memory segment %s of %s "
+                "rank %d: cannot reserve its shared-memory segment of %s "
                 "(%s): %s. Another process took the room since init began, "
                 "or /dev/shm is too small: make it larger (docker run "
                 "--shm-size), run fewer ranks per host, or set "
                 "MCL_TRANSPORT=tcp",
-                rank, segmentName_.c_str(), bytesText(bytes).c_str(),
+                rank, bytesText(bytes).c_str(),
                 free.empty() ? "room unknown" : free.c_str(), e.what());
   }
   ownHeader_ = new (own_.data()) SegmentHeader{};
@@ -132,6 +134,10 @@ ShmSegments::~ShmSegments() {
 }
 
 bool ringSegmentAbandoned(const std::string& name, int* ownerPid) {
+  SegmentCreator creator;
+  if (!segmentCreator(name, SegmentKind::Rings, &creator) ||
+      !creator.inThisPidNamespace)
+    return false;
   platform::SharedMemory segment;
   try {
     segment = platform::SharedMemory::open(name);

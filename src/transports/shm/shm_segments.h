@@ -23,21 +23,27 @@ namespace mcl::transport::shm {
 // input (another mcl version, or damage), checked before any ring is used.
 bool segmentLayoutValid(const void* segment, size_t bytes, uint32_t rings);
 
-// For init's sweep of /dev/shm: whether `name` is a ring segment of this
-// layout whose owner (*ownerPid) is gone, as seen from this pid namespace.
-// Segments of other namespaces, and ones an init is still writing, are not.
+// For init's sweep of /dev/shm: whether `name` is a ring segment (by its
+// name, then its header) of this layout whose owner (*ownerPid) is gone, as
+// seen from this pid namespace. Segments of other namespaces, and ones an
+// init is still writing, are not.
 bool ringSegmentAbandoned(const std::string& name, int* ownerPid);
+
+// Where a rank keeps its rings: in private memory when it is its only local
+// rank, else in a segment under a new random name that its peers map.
+enum class RingMemory { Private, Shared };
 
 class ShmSegments {
  public:
   // localRanks: the communicator ranks on this host, ascending, including
-  // `rank`. segmentName must be unique per communicator and rank; empty
-  // when the rank is its only local rank (its memory is then private).
-  // Throws mclSystemError when /dev/shm has no room for the segment.
-  ShmSegments(int rank, std::vector<int> localRanks, std::string segmentName,
+  // `rank`. Throws mclSystemError when /dev/shm has no room for the
+  // segment, or no name could be had for it.
+  ShmSegments(int rank, std::vector<int> localRanks, RingMemory memory,
               const ShmOptions& options);
   ~ShmSegments();
 
+  // What the peers open (empty for private memory): sent to them in the
+  // init exchange, the only way they learn it.
   const std::string& segmentName() const { return segmentName_; }
 
   // Maps a local peer's segment (after it was created, before it is
