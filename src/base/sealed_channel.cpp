@@ -61,4 +61,35 @@ bool Opener::open(const std::vector<uint8_t>& sealed, const uint8_t* header,
   return true;
 }
 
+std::vector<uint8_t> sealNumbered(const SessionKey& key, uint64_t number,
+                                  const std::vector<uint8_t>& plain,
+                                  const uint8_t* header, size_t headerBytes) {
+  std::vector<uint8_t> sealed(plain.size() + kSealOverhead);
+  unsigned long long length = 0;
+  const AeadNonce nonce = nonceFor(number);
+  crypto_aead_chacha20poly1305_ietf_encrypt(
+      sealed.data(), &length, plain.data(), plain.size(), header, headerBytes,
+      nullptr, nonce.data(), key.data());
+  sealed.resize(static_cast<size_t>(length));
+  return sealed;
+}
+
+bool openNumbered(const SessionKey& key, uint64_t number, uint64_t* last,
+                  const std::vector<uint8_t>& sealed, const uint8_t* header,
+                  size_t headerBytes, std::vector<uint8_t>* plain) {
+  if (number <= *last || sealed.size() < kSealOverhead) return false;
+  plain->resize(sealed.size() - kSealOverhead);
+  unsigned long long length = 0;
+  const AeadNonce nonce = nonceFor(number);
+  if (crypto_aead_chacha20poly1305_ietf_decrypt(
+          plain->data(), &length, nullptr, sealed.data(), sealed.size(), header,
+          headerBytes, nonce.data(), key.data()) != 0) {
+    plain->clear();
+    return false;
+  }
+  *last = number;
+  plain->resize(static_cast<size_t>(length));
+  return true;
+}
+
 }  // namespace mcl

@@ -49,4 +49,18 @@ class Opener {
   uint64_t received_ = 0;
 };
 
+// For channels that may drop a message (a side channel that never blocks):
+// the sender numbers each message and sends the number beside it; the
+// receiver takes any number above the last it took, so a message may be
+// lost on the way but never replayed, reordered or altered. Numbers start
+// at 1. A key serves either these or a Sealer, never both.
+std::vector<uint8_t> sealNumbered(const SessionKey& key, uint64_t number,
+                                  const std::vector<uint8_t>& plain,
+                                  const uint8_t* header, size_t headerBytes);
+// False when the message was not sealed with key as `number`, or number
+// is not above *last (then *last is unchanged).
+bool openNumbered(const SessionKey& key, uint64_t number, uint64_t* last,
+                  const std::vector<uint8_t>& sealed, const uint8_t* header,
+                  size_t headerBytes, std::vector<uint8_t>* plain);
+
 }  // namespace mcl

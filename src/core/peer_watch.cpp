@@ -26,6 +26,8 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "base/port_range.h"
+#include "base/sealed_channel.h"
+#include "base/session_keys.h"
 #include "base/wire.h"
 #include "core/params.h"
 
@@ -45,6 +47,9 @@ constexpr char kFarewell = 'F';
 constexpr char kGaveUp = 'G';
 constexpr char kGoodbye = 'L';  // as kGaveUp, from a rank that finished
 constexpr size_t kMaxReasonBytes = 1024;
+// A sealed frame: u32 length and u64 number, then the message and its tag.
+constexpr size_t kFrameHeaderBytes = 12;
+constexpr size_t kMaxSealedBytes = 3 + kMaxReasonBytes + kSealOverhead;
 // A peer whose socket closed without a farewell is reported dead this
 // long after, and one that said goodbye gone: frames it sent just before
 // may still be on a link.
@@ -196,6 +201,8 @@ void PeerWatch::connectOnce(int peer, const platform::SocketAddress& where,
   const Mac mine = authMac(secret_, proofLabel("connect", commId_, rank_, peer),
                            theirNonce, hello.nonce);
   platform::sendAll(p.socket.fd(), mine.data(), mine.size(), deadline);
+  p.keys = deriveSessionKeys(secret_, proofLabel("session", commId_, rank_, peer),
+                             theirNonce, hello.nonce, true);
 }
 
 // A connection to the side channel still proving itself.
@@ -246,7 +253,11 @@ bool PeerWatch::serveKnock(Knock& k, int* waiting) {
                 authMac(secret_, proofLabel("connect", commId_, k.from, rank_),
                         k.mine, k.theirNonce)))
     return false;
-  peers_[size_t(k.from)].socket = std::move(k.socket);
+  Peer& p = peers_[size_t(k.from)];
+  p.socket = std::move(k.socket);
+  p.keys = deriveSessionKeys(secret_,
+                             proofLabel("session", commId_, k.from, rank_),
+                             k.mine, k.theirNonce, false);
   --*waiting;
   return false;  // served: no longer a knock
 }
@@ -353,15 +364,27 @@ void PeerWatch::connect(const std::vector<std::string>& all,
 
 void PeerWatch::sendToAll(const std::string& message) {
   std::lock_guard<std::mutex> lock(sendMutex_);
+  const std::vector<uint8_t> plain(message.begin(), message.end());
   for (int peer = 0; peer < nranks_; ++peer) {
     Peer& p = peers_[size_t(peer)];
     if (!p.socket.valid() || p.muted) continue;
+    // Sealed for this peer: u32 length and u64 number in the clear (and
+    // authenticated), then the message.
+    const uint64_t number = ++p.sent;
+    WireWriter header;
+    header.u32(static_cast<uint32_t>(plain.size() + kSealOverhead));
+    header.u64(number);
+    const std::vector<uint8_t> sealed = sealNumbered(
+        p.keys.send, number, plain, header.bytes().data(), kFrameHeaderBytes);
+    std::vector<uint8_t> frame = header.take();
+    frame.insert(frame.end(), sealed.begin(), sealed.end());
     // Never blocks: a full buffer is a peer that does not read, which its
-    // own silence will show. A message cut short would garble the rest of
-    // the stream: that peer hears nothing more.
-    const ssize_t n = send(p.socket.fd(), message.data(), message.size(),
+    // own silence will show (a message not sent at all is a gap in the
+    // numbers, which the peer allows). A message cut short would garble
+    // the rest of the stream: that peer hears nothing more.
+    const ssize_t n = send(p.socket.fd(), frame.data(), frame.size(),
                            MSG_DONTWAIT | kNoSigpipe);
-    if (n >= 0 && size_t(n) < message.size()) p.muted = true;
+    if (n >= 0 && size_t(n) < frame.size()) p.muted = true;
   }
 }
 
@@ -385,35 +408,68 @@ void PeerWatch::sendReason(char kind, const std::string& reason) {
 void PeerWatch::take(int peer, int64_t now) {
   Peer& p = peers_[size_t(peer)];
   size_t at = 0;
-  while (at < p.inbox.size()) {
-    const char kind = p.inbox[at];
-    if (kind == kBeat) {
-      ++at;
-    } else if (kind == kFarewell) {
-      p.saidFarewell = true;
-      ++at;
-    } else if (kind == kGaveUp || kind == kGoodbye) {
-      if (p.inbox.size() - at < 3) break;
-      const size_t length =
-          size_t(uint8_t(p.inbox[at + 1])) << 8 | uint8_t(p.inbox[at + 2]);
-      if (p.inbox.size() - at - 3 < length) break;
-      {
-        std::lock_guard<std::mutex> lock(reasonMutex_);
-        p.reason = p.inbox.substr(at + 3, std::min(length, kMaxReasonBytes));
-      }
-      p.changedNs.store(now);
-      p.finished.store(kind == kGoodbye);
-      p.state.store(int(State::GaveUp));
-      at += 3 + length;
-    } else {
-      // Not a message of this protocol: the peer is not one to trust.
-      std::lock_guard<std::mutex> lock(reasonMutex_);
-      p.reason = "sent bytes that are not the side channel's";
-      p.state.store(int(State::GaveUp));
-      at = p.inbox.size();
+  while (p.inbox.size() - at >= kFrameHeaderBytes) {
+    WireReader header(reinterpret_cast<const uint8_t*>(p.inbox.data()) + at,
+                      kFrameHeaderBytes, "side-channel frame");
+    const uint32_t length = header.u32();
+    const uint64_t number = header.u64();
+    if (length > kMaxSealedBytes || length < kSealOverhead) {
+      distrust(p, "sent bytes that are not the side channel's");
+      return;
+    }
+    if (p.inbox.size() - at - kFrameHeaderBytes < length) break;
+    const auto* bytes = reinterpret_cast<const uint8_t*>(p.inbox.data()) + at;
+    std::vector<uint8_t> plain;
+    if (!openNumbered(p.keys.receive, number, &p.lastReceived,
+                      std::vector<uint8_t>(bytes + kFrameHeaderBytes,
+                                           bytes + kFrameHeaderBytes + length),
+                      bytes, kFrameHeaderBytes, &plain)) {
+      distrust(p,
+               "sent a side-channel message that failed its integrity check "
+               "(altered, replayed or forged on the way)");
+      return;
+    }
+    at += kFrameHeaderBytes + length;
+    if (!handle(p, std::string(plain.begin(), plain.end()), now)) {
+      distrust(p, "sent bytes that are not the side channel's");
+      return;
     }
   }
   p.inbox.erase(0, at);
+}
+
+bool PeerWatch::handle(Peer& p, const std::string& message, int64_t now) {
+  if (message.empty()) return false;
+  const char kind = message[0];
+  if (kind == kBeat) return message.size() == 1;
+  if (kind == kFarewell) {
+    p.saidFarewell = true;
+    return message.size() == 1;
+  }
+  if (kind != kGaveUp && kind != kGoodbye) return false;
+  if (message.size() < 3) return false;
+  const size_t length =
+      size_t(uint8_t(message[1])) << 8 | uint8_t(message[2]);
+  if (message.size() != 3 + length) return false;
+  {
+    std::lock_guard<std::mutex> lock(reasonMutex_);
+    p.reason = message.substr(3, std::min(length, kMaxReasonBytes));
+  }
+  p.changedNs.store(now);
+  p.finished.store(kind == kGoodbye);
+  p.state.store(int(State::GaveUp));
+  return true;
+}
+
+void PeerWatch::distrust(Peer& p, const char* why) {
+  // Not a message of this peer: the peer (or the path to it) is not one
+  // to trust.
+  {
+    std::lock_guard<std::mutex> lock(reasonMutex_);
+    p.reason = why;
+  }
+  p.state.store(int(State::GaveUp));
+  p.inbox.clear();
 }
 
 void PeerWatch::readFrom(int peer, int64_t now) {
@@ -427,7 +483,8 @@ void PeerWatch::readFrom(int peer, int64_t now) {
       int stopped = int(State::Stopped);
       p.state.compare_exchange_strong(stopped, int(State::Alive));
       p.inbox.append(buf, size_t(n));
-      if (p.inbox.size() > 3 + kMaxReasonBytes + 4096) p.inbox.clear();
+      if (p.inbox.size() > kFrameHeaderBytes + kMaxSealedBytes + 4096)
+        p.inbox.clear();
       take(peer, now);
       continue;
     }

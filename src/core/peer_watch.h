@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "base/auth.h"
+#include "base/session_keys.h"
 #include "platform/socket.h"
 #include "transports/transport.h"
 
@@ -73,6 +74,12 @@ class PeerWatch final : public transport::PeerHealth {
     std::atomic<int64_t> changedNs{0};  // when it died or stopped
     bool saidFarewell = false;          // the thread's alone
     std::string inbox;                  // bytes of an unfinished message
+    // Every message is sealed with the connection's keys (derived in its
+    // handshake): numbered by the sender (under sendMutex_), the receiver
+    // takes only numbers above the last (the thread's alone).
+    SessionKeys keys;
+    uint64_t sent = 0;
+    uint64_t lastReceived = 0;
     std::string reason;                 // why it gave up; under reasonMutex_
     std::atomic<bool> finished{false};  // it left having done its part
   };
@@ -93,6 +100,9 @@ class PeerWatch final : public transport::PeerHealth {
   void sendToAll(const std::string& message);
   void sendReason(char kind, const std::string& reason);  // once
   void take(int peer, int64_t nowNs);  // whole messages of the inbox
+  // One opened message; false when it is not the side channel's.
+  bool handle(Peer& p, const std::string& message, int64_t nowNs);
+  void distrust(Peer& p, const char* why);
 
   int rank_;
   int nranks_;

@@ -175,7 +175,10 @@ def test_another_user_cannot_read_join_or_disturb_the_job():
     with Namespaces("mcl-sec-user") as net:
         port = 29981
         root = f"127.0.0.1:{port}"
-        rank0 = perf_rank(net.a, 0, 2, root)
+        # Long enough for the watcher below to look at its segments.
+        longer = ["allreduce", "-b", "8", "-e", "8M", "-f", "2", "-n", "20",
+                  "-w", "2", "-c", "1"]
+        rank0 = perf_rank(net.a, 0, 2, root, args=longer)
         wait_listening(net.a, port)
         secret_files = glob.glob(f"/tmp/mcl-0/mcl-secret-{port}-*") + glob.glob(
             os.path.join(os.environ.get("XDG_RUNTIME_DIR", "/nonexistent"),
@@ -205,9 +208,7 @@ def test_another_user_cannot_read_join_or_disturb_the_job():
             "        except OSError:\n"
             "            pass\n"
             "print('done', opened)\n")])
-        rank1 = perf_rank(net.a, 1, 2, root,
-                          args=["allreduce", "-b", "8", "-e", "8M", "-f", "2",
-                                "-n", "20", "-w", "2", "-c", "1"])
+        rank1 = perf_rank(net.a, 1, 2, root, args=longer)
         for rank, (c, o) in enumerate(finish([rank0, rank1], 60)):
             assert c == 0, f"rank {rank} failed after the intrusion:\n{o}"
         watched, _ = watcher.communicate(timeout=30)

@@ -496,6 +496,37 @@ TEST_F(SealedFrameTest, ReplayedReflectedAndClearFramesAreRefused) {
                     "a frame in the clear", "in the clear");
 }
 
+// The side channel's numbered messages: a gap is allowed (a message the
+// sender could not send), a replay, a reorder or an altered byte is not.
+TEST(SessionKeysTest, NumberedMessagesAllowGapsNeverReplays) {
+  SessionKey key{};
+  key[3] = 9;
+  const uint8_t header[4] = {1, 2, 3, 4};
+  const std::vector<uint8_t> plain = {'B'};
+  uint64_t last = 0;
+  std::vector<uint8_t> out;
+  const auto one = sealNumbered(key, 1, plain, header, sizeof(header));
+  const auto three = sealNumbered(key, 3, plain, header, sizeof(header));
+  EXPECT_TRUE(openNumbered(key, 1, &last, one, header, sizeof(header), &out));
+  EXPECT_EQ(out, plain);
+  EXPECT_TRUE(openNumbered(key, 3, &last, three, header, sizeof(header), &out));
+  EXPECT_EQ(last, 3u);
+  EXPECT_FALSE(openNumbered(key, 1, &last, one, header, sizeof(header), &out))
+      << "a replay";
+  EXPECT_FALSE(openNumbered(key, 4, &last, three, header, sizeof(header), &out))
+      << "a message under another number";
+  auto altered = sealNumbered(key, 5, plain, header, sizeof(header));
+  altered[0] ^= 1;
+  EXPECT_FALSE(
+      openNumbered(key, 5, &last, altered, header, sizeof(header), &out));
+  const uint8_t otherHeader[4] = {1, 2, 3, 5};
+  EXPECT_FALSE(openNumbered(key, 6, &last,
+                            sealNumbered(key, 6, plain, header, sizeof(header)),
+                            otherHeader, sizeof(otherHeader), &out))
+      << "a header altered";
+  EXPECT_EQ(last, 3u);
+}
+
 TEST(SessionKeysTest, EveryInputChangesTheKeysAndDirectionsDiffer) {
   Secret secret{};
   Nonce a{}, b{};
