@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 
 #include "common/run_metadata.h"
 
@@ -42,6 +43,12 @@ ordered_json cellJson(const ResultCell& c) {
           {"wrong", c.checked ? ordered_json(c.wrong) : ordered_json()}};
 }
 
+// MCL_WIRE_PROTECT as the ranks read it (every rank must set the same).
+std::string wireProtect() {
+  const char* v = std::getenv("MCL_WIRE_PROTECT");
+  return v != nullptr && *v != '\0' ? v : "auto";
+}
+
 ordered_json configJson(const Options& o, const RunInfo& info) {
   return {
       {"minbytes", o.minBytes},
@@ -61,6 +68,7 @@ ordered_json configJson(const Options& o, const RunInfo& info) {
       {"root", o.root},
       {"average", o.average},
       {"transport", info.ranks.empty() ? "" : info.ranks[0].transport},
+      {"wire_protect", wireProtect()},
       {"algo", o.algo},
       {"timeout_seconds",
        o.timeoutSeconds > 0 ? ordered_json(o.timeoutSeconds) : ordered_json()},
@@ -89,6 +97,13 @@ void Report::printHeader(const RunInfo& info) {
       "process on the CPU); calls synchronous (the NULL stream)%s; time: the "
       "host's clock\n",
       info.nranks, o.aggIters > 1 ? ", -m calls in one group" : "");
+  const std::string protect = wireProtect();
+  std::printf("# Wire protection of TCP data: MCL_WIRE_PROTECT=%s%s\n",
+              protect.c_str(),
+              protect == "auto"
+                  ? " (encrypted on LAN and routed paths, clear on cables and "
+                    "loopback)"
+                  : "");
   if (o.blocking == 1)
     std::printf(
         "# Blocking Enabled: a barrier after each timed iteration, timed\n");
