@@ -15,6 +15,7 @@ runs). Needs PyTorch (Debian: python3-torch)."""
 import argparse
 import multiprocessing
 import os
+import secrets
 import tempfile
 import time
 
@@ -67,6 +68,9 @@ def rank_main(rank, ranks, backend, store, sizes, iterations, op, out):
 
 
 def run(backend, ranks, sizes, iterations, op):
+    # mcl.torch seals the unique id in the store under MCL_SECRET: one for
+    # this run, random, unless the caller set one.
+    os.environ.setdefault("MCL_SECRET", secrets.token_hex(16))
     context = multiprocessing.get_context("spawn")
     out = context.Queue()
     with tempfile.TemporaryDirectory() as tmp:

@@ -11,6 +11,7 @@ with the ranks' stderr instead of stalling the suite.
 import json
 import os
 import pickle
+import secrets
 import signal
 import subprocess
 import sys
@@ -67,6 +68,9 @@ class RankGroup:
         os.makedirs(workdir, exist_ok=True)
         # Held until collect(): the rendezvous lives in this process.
         self.unique_ids = [mcl.UniqueId() for _ in range(n_ids)]
+        # Random, the same on every rank of the run: what a job sets for
+        # mcl.torch (a secret written in a script is a public one).
+        self.secret = secrets.token_hex(16)
         args = dict(args or {}, workdir=workdir)
         self.procs = []
         for rank in range(nranks):
@@ -85,6 +89,7 @@ class RankGroup:
         env["PYTHONPATH"] = os.pathsep.join(
             p for p in (package_root, env.get("PYTHONPATH")) if p)
         env.setdefault("MCL_TIMEOUT", DEFAULT_MCL_TIMEOUT)
+        env.setdefault("MCL_SECRET", self.secret)
         env.update({
             "PYTHONUNBUFFERED": "1",
             "PYTHONFAULTHANDLER": "1",

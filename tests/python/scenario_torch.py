@@ -394,6 +394,28 @@ def monitored(ctx):
     return report
 
 
+def store_secret(ctx):
+    """The backend's process group built on a store of the test's: with
+    MCL_SECRET, without it, or with the store declared private. Reports
+    the error, if any, and what the store held."""
+    import datetime
+
+    import mcl.torch
+    if ctx.args.get("allow"):
+        mcl.torch.allow_secret_in_store()
+    error = None
+    store = dist.FileStore(ctx.path("store"), ctx.size)
+    try:
+        group = mcl.torch.ProcessGroupMCL(store, ctx.rank, ctx.size,
+                                          datetime.timedelta(seconds=20))
+        group.comm.close()
+    except Exception as e:  # noqa: BLE001 - the report says which
+        error = f"{type(e).__name__}: {e}"
+    stored = store.get("mcl/unique_id").decode()
+    return {"error": error, "stored": stored}
+
+
 SCENARIOS = {"torch_collectives": collectives, "torch_train": train,
              "torch_bench": bench, "torch_stalled_peer": stalled_peer,
-             "torch_monitored_barrier": monitored}
+             "torch_monitored_barrier": monitored,
+             "torch_store_secret": store_secret}

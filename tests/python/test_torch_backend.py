@@ -82,3 +82,29 @@ def test_monitored_barrier_names_the_rank_that_did_not_arrive(ranks):
     assert "reported by rank 0" in reports[1]["second"], reports[1]
     assert "Rank 2 failed" in reports[1]["second"], reports[1]
     assert "Rank 2 failed" in reports[2]["second"], reports[2]
+
+
+def test_the_store_holds_the_secret_only_sealed_or_where_allowed(ranks):
+    # MCL_SECRET on every rank (the launcher's default): the id is in the
+    # store sealed; its secret is not there in any form a reader can use.
+    reports = ranks.run("torch_store_secret", 2)
+    for report in reports:
+        assert report["error"] is None, report
+    stored = reports[0]["stored"]
+    assert stored and stored.startswith("mcl-sealed1:"), stored
+    assert "mcl1:" not in stored, stored
+
+    # Neither MCL_SECRET nor permission: every rank refuses, saying how.
+    reports = ranks.run("torch_store_secret", 2, env={"MCL_SECRET": ""})
+    for rank, report in enumerate(reports):
+        assert report["error"] and "PermissionError" in report["error"], report
+        assert "set MCL_SECRET" in report["error"], report
+        assert "allow_secret_in_store" in report["error"], report
+    assert reports[0]["stored"].startswith("mcl-refused:"), reports[0]
+
+    # Declared private: the id as it is.
+    reports = ranks.run("torch_store_secret", 2,
+                        env={"MCL_SECRET": ""}, args={"allow": True})
+    for report in reports:
+        assert report["error"] is None, report
+    assert reports[0]["stored"].startswith("mcl1:"), reports[0]

@@ -24,7 +24,10 @@ a send; they travel on links of their own, apart from the collectives
 RuntimeError on 1.x) with mcl's message; a timeout's says "Timed out".
 
 The ranks meet through torch's store: rank 0 makes the mcl unique id and
-puts it there; every group (``new_group``) gets its own communicator.
+puts it there, its secret sealed under MCL_SECRET (set the same on every
+rank), or as it is where ``allow_secret_in_store()`` says the store is
+private (_torch_store_id); without either, init refuses. Every group
+(``new_group``) gets its own communicator.
 mcl's own settings (MCL_TRANSPORT, MCL_TIMEOUT, ...) apply; the group's
 timeout becomes the communicator's.
 """
@@ -52,10 +55,13 @@ from ._torch_args import (BackendError, Contiguous, as_bytes, backend_error,
                           translating_errors)
 from ._torch_barrier import monitored_barrier as _monitored_barrier
 from ._torch_p2p import P2PEngine
+from ._torch_store_id import (allow_secret_in_store, for_store, from_store,
+                              refusal_for_store)
 from ._torch_work import Completer, Pending, TransferWork, Work, \
     asked_from_python, in_background
 
-__all__ = ["BACKEND", "ProcessGroupMCL", "BackendError", "monitored_barrier"]
+__all__ = ["BACKEND", "ProcessGroupMCL", "BackendError", "monitored_barrier",
+           "allow_secret_in_store"]
 
 BACKEND = "mcl"
 _STORE_KEY = "mcl/unique_id"
@@ -77,9 +83,14 @@ class ProcessGroupMCL(_c10d.ProcessGroup):
             if rank == 0:
                 # Kept alive until every rank joined (init returns after).
                 unique_id = mcl.UniqueId()
-                store.set(_STORE_KEY, str(unique_id))
+                try:
+                    entry = for_store(str(unique_id))
+                except PermissionError:
+                    store.set(_STORE_KEY, refusal_for_store())
+                    raise
+                store.set(_STORE_KEY, entry)
             else:
-                unique_id = store.get(_STORE_KEY).decode()
+                unique_id = from_store(store.get(_STORE_KEY).decode())
             self.comm = mcl.init(rank, size, unique_id,
                                  timeout=self.timeout_seconds, name="torch")
         except mcl.Error as e:
