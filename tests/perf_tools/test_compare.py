@@ -37,12 +37,18 @@ def test_tcp_setup_against_openmpi_and_gloo(tmp_path):
     rows = {}
     for line in table.splitlines():
         cols = line.split()
-        if len(cols) == 8 and cols[0].isdigit():
+        if len(cols) == 12 and cols[0].isdigit():
             rows[int(cols[0])] = [float(c) for c in cols[1:]]
     assert sorted(rows) == SIZES, table
-    for size, (mcl, mpi, ratio, gloo, gloo_ratio, *_) in rows.items():
+    # Besides the peers, what MCL_WIRE_PROTECT's mac and encrypt cost
+    # against the clear default.
+    assert "mac us" in table and "encrypt us" in table, table
+    for size, (mcl, mpi, ratio, gloo, gloo_ratio, mac, mac_ratio, enc,
+               enc_ratio, *_) in rows.items():
         assert abs(ratio - mcl / mpi) < 0.01 * ratio + 0.01, (size, table)
         assert abs(gloo_ratio - gloo / mcl) < 0.01 * gloo_ratio + 0.1
+        assert abs(mac_ratio - mac / mcl) < 0.01 * mac_ratio + 0.01
+        assert abs(enc_ratio - enc / mcl) < 0.01 * enc_ratio + 0.01
     assert re.search(r"one thread's memcpy [\d.]+ GB/s", table)
     for words in ("TCP 2 ranks, sizes to 64 KiB at or below OpenMPI",
                   "TCP 2 ranks, 64 MiB busbw at least 1.5x OpenMPI",
