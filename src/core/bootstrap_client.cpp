@@ -17,6 +17,7 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "base/stranger_policy.h"
 #include "base/wire.h"
 #include "core/init_cancel.h"
 
@@ -31,12 +32,6 @@ std::string describe(const std::vector<platform::SocketAddress>& roots) {
   for (const auto& r : roots) text += (text.empty() ? "" : ", ") + r.toString();
   return text;
 }
-
-// How long one attempt at the handshake may take before the rank connects
-// again: a root busy with strangers drops connections that are slow to
-// prove themselves, and a rank must not wait the whole init on one of them.
-constexpr auto kFirstAttempt = std::chrono::seconds(2);
-constexpr auto kLongestAttempt = std::chrono::seconds(8);
 
 // What an attempt ended with, when it did not end in a proven root.
 struct AttemptFailed {
@@ -116,7 +111,8 @@ void BootstrapClient::handshake(const Secret& secret,
 void BootstrapClient::join(const UniqueIdContents& id) {
   const std::vector<platform::SocketAddress> roots = id.allRoots();
   auto backoff = std::chrono::milliseconds(5);
-  auto attempt = std::chrono::duration_cast<Clock::duration>(kFirstAttempt);
+  auto attempt = std::chrono::duration_cast<Clock::duration>(
+      stranger_policy::kFirstAttempt);
   std::string lastError = "no attempt";
   bool everAnswered = false;  // some attempt got the root's challenge
   while (true) {
@@ -140,7 +136,8 @@ void BootstrapClient::join(const UniqueIdContents& id) {
     } catch (const platform::TimeoutError& e) {
       lastError = connected ? "the root did not finish the handshake in time"
                             : e.what();
-      attempt = std::min<Clock::duration>(attempt * 2, kLongestAttempt);
+      attempt = std::min<Clock::duration>(attempt * 2,
+                                          stranger_policy::kLongestAttempt);
     } catch (const platform::ConnectionClosed&) {
       lastError = "the root closed the connection during the handshake";
     }

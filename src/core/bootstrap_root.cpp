@@ -29,6 +29,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "base/port_range.h"
+#include "base/stranger_policy.h"
 #include "core/bootstrap_protocol.h"
 #include "core/params.h"
 
@@ -39,18 +40,9 @@ namespace {
 using platform::Clock;
 using platform::Deadline;
 
-// A connection that has not proven the secret gets this long to do it: a
-// rank answers the challenge within a round trip, so a stranger holds its
-// place briefly, and a rank that was slow connects again (bootstrap_client).
-constexpr auto kAuthWindow = std::chrono::seconds(1);
-// Every connection is accepted: strangers cost a descriptor each for at most
-// kAuthWindow, and a rank that arrives among them is served at once. Only
-// past this many from one address (descriptors are finite) does its oldest
-// one go: a rank proves itself within a round trip, so the oldest is the
-// likeliest stranger.
-constexpr size_t kMaxUnprovenPerAddress = 512;
-// New connections taken per listener between two reads of the others.
-constexpr int kAcceptsPerRound = 128;
+using stranger_policy::kAcceptsPerRound;
+using stranger_policy::kMaxUnprovenPerAddress;
+using stranger_policy::kProofWindow;
 // Strangers get only as many buffered bytes as the next legitimate message
 // can have.
 constexpr size_t kMaxProofBytes = 8 + sizeof(Nonce) + sizeof(Mac);
@@ -156,7 +148,7 @@ class Root {
               strangersDropped_,
               static_cast<long long>(
                   std::chrono::duration_cast<std::chrono::milliseconds>(
-                      kAuthWindow)
+                      kProofWindow)
                       .count()));
     MCL_LOG(Info, kLogBootstrap, "rendezvous root closed");
     if (commId_ != 0) setRootState(commId_, true);
@@ -280,7 +272,7 @@ class Root {
       c->socket = std::move(s);
       c->nonce = randomNonce();
       c->accepted = Clock::now();
-      c->authDeadline = c->accepted + kAuthWindow;
+      c->authDeadline = c->accepted + kProofWindow;
       try {
         sendFrame(c->socket.fd(), FrameType::Challenge,
                   std::vector<uint8_t>(c->nonce.begin(), c->nonce.end()),

@@ -28,6 +28,7 @@
 #include "base/port_range.h"
 #include "base/sealed_channel.h"
 #include "base/session_keys.h"
+#include "base/stranger_policy.h"
 #include "base/wire.h"
 #include "core/params.h"
 
@@ -54,16 +55,8 @@ constexpr size_t kMaxSealedBytes = 3 + kMaxReasonBytes + kSealOverhead;
 // long after, and one that said goodbye gone: frames it sent just before
 // may still be on a link.
 constexpr int64_t kDeathGraceNs = 100'000'000;
-// How long a connection may take to prove the secret before it is dropped:
-// a peer does within a round trip (and connects again if it was slow).
-// Connections are served side by side, so strangers cost nobody this time.
-constexpr auto kStrangerTime = std::chrono::seconds(1);
-// Past this many unproven connections from one address, its oldest goes.
-constexpr size_t kMaxUnprovenPerAddress = 512;
-// How long one attempt to open the side channel to a peer may take before
-// this rank connects again.
-constexpr auto kFirstAttempt = std::chrono::seconds(2);
-constexpr auto kLongestAttempt = std::chrono::seconds(8);
+using stranger_policy::kMaxUnprovenPerAddress;
+using stranger_policy::kProofWindow;
 
 int64_t nowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -154,16 +147,16 @@ void PeerWatch::connectTo(int peer, const platform::SocketAddress& where,
                           platform::Deadline deadline) {
   // Again with a new connection when the peer's listener, busy with
   // strangers, dropped or stalled this one.
-  auto attempt =
-      std::chrono::duration_cast<platform::Clock::duration>(kFirstAttempt);
+  auto attempt = std::chrono::duration_cast<platform::Clock::duration>(
+      stranger_policy::kFirstAttempt);
   while (true) {
     const auto attemptDeadline =
         std::min(deadline, platform::Clock::now() + attempt);
     try {
       return connectOnce(peer, where, attemptDeadline);
     } catch (const platform::TimeoutError&) {
-      attempt = std::min<platform::Clock::duration>(attempt * 2,
-                                                    kLongestAttempt);
+      attempt = std::min<platform::Clock::duration>(
+          attempt * 2, stranger_policy::kLongestAttempt);
       if (platform::Clock::now() >= deadline) throw;
     } catch (const platform::ConnectionClosed&) {
       if (platform::Clock::now() >= deadline) throw;
@@ -298,13 +291,14 @@ void PeerWatch::acceptFromLowerRanks(
     if ((fds[0].revents & POLLIN) != 0) acceptKnocks(knocks);
     const auto now = Clock::now();
     std::erase_if(knocks, [&](const auto& k) {
-      return !k->socket.valid() || now - k->accepted > kStrangerTime;
+      return !k->socket.valid() || now - k->accepted > kProofWindow;
     });
   }
 }
 
 void PeerWatch::acceptKnocks(std::vector<std::unique_ptr<Knock>>& knocks) {
-  for (int accepted = 0; accepted < 128; ++accepted) {
+  for (int accepted = 0; accepted < stranger_policy::kAcceptsPerRound;
+       ++accepted) {
     platform::Socket s;
     try {
       s = platform::acceptConnection(listener_.fd());

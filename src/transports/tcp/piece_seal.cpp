@@ -12,13 +12,13 @@ namespace mcl::transport::tcp {
 namespace {
 
 constexpr size_t kHeaderBytes = 8;
-using AeadNonce = std::array<uint8_t, crypto_aead_chacha20poly1305_IETF_NPUBBYTES>;
+using PieceNonce = std::array<uint8_t, crypto_aead_chacha20poly1305_IETF_NPUBBYTES>;
 
 // The piece's index, whether it is a farewell (which can never pass for
 // the data piece it replaces), and a mark no Sealer's nonce has (the hello
 // was sealed under the same key: tcp_handshake.cpp).
-AeadNonce nonceFor(uint64_t index, bool farewell) {
-  AeadNonce nonce{};
+PieceNonce pieceNonce(uint64_t index, bool farewell) {
+  PieceNonce nonce{};
   for (size_t i = 0; i < 8; ++i)
     nonce[i] = static_cast<uint8_t>(index >> (8 * i));
   nonce[8] = farewell ? 1 : 0;
@@ -48,7 +48,7 @@ PieceSeal::~PieceSeal() { sodium_memzero(&keys_, sizeof(keys_)); }
 
 PieceTag PieceSeal::seal(uint64_t index, bool farewell, const void* header,
                          const void* in, void* out, size_t bytes) const {
-  const AeadNonce nonce = nonceFor(index, farewell);
+  const PieceNonce nonce = pieceNonce(index, farewell);
   PieceTag tag{};
   unsigned long long tagBytes = 0;
   const auto* h = static_cast<const unsigned char*>(header);
@@ -80,7 +80,7 @@ PieceTag PieceSeal::seal(uint64_t index, bool farewell, const void* header,
 
 bool PieceSeal::open(uint64_t index, bool farewell, const void* header,
                      void* payload, size_t bytes, const PieceTag& tag) const {
-  const AeadNonce nonce = nonceFor(index, farewell);
+  const PieceNonce nonce = pieceNonce(index, farewell);
   const auto* h = static_cast<const unsigned char*>(header);
   auto* p = static_cast<unsigned char*>(payload);
   if (mode_ == WireProtect::Encrypt && cipher_ == PieceCipher::Aes256Gcm)

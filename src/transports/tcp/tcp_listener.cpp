@@ -22,22 +22,16 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "base/stranger_policy.h"
 
 namespace mcl::transport::tcp {
 
 namespace {
 
 using platform::Clock;
-// A peer answers the challenge within a round trip; a connection that has
-// not within this window is dropped (the peer, if it was one, connects
-// again: tcp_sockets.cpp).
-constexpr auto kAuthWindow = std::chrono::seconds(1);
-// Every connection is accepted: a stranger costs a descriptor for at most
-// kAuthWindow. Only past this many from one address still to prove
-// themselves does its oldest go, never one that has proven the secret.
-constexpr size_t kMaxUnprovenPerAddress = 512;
-// New connections taken per listener between two reads of the others.
-constexpr int kAcceptsPerRound = 128;
+using stranger_policy::kAcceptsPerRound;
+using stranger_policy::kMaxUnprovenPerAddress;
+using stranger_policy::kProofWindow;
 
 }  // namespace
 
@@ -217,7 +211,7 @@ void TcpListener::run() {
         p->socket = std::move(s);
         p->nonce = randomNonce();
         p->accepted = Clock::now();
-        p->deadline = p->accepted + kAuthWindow;
+        p->deadline = p->accepted + kProofWindow;
         try {
           platform::sendAll(p->socket.fd(), p->nonce.data(), p->nonce.size(),
                             Clock::now() + std::chrono::seconds(1));

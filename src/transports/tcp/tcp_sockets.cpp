@@ -21,6 +21,7 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "base/stranger_policy.h"
 #include "platform/interfaces.h"
 
 namespace mcl::transport::tcp {
@@ -52,12 +53,6 @@ platform::Socket connectOverLink(const platform::SocketAddress& local,
     }
   }
 }
-
-// How long one attempt to open and prove a stream may take: a peer's
-// listener busy with strangers drops connections slow to prove themselves,
-// and this rank then connects again rather than wait the whole init.
-constexpr auto kFirstAttempt = std::chrono::seconds(2);
-constexpr auto kLongestAttempt = std::chrono::seconds(8);
 
 // Sleeps in poll() on every socket of the device, plus a pipe for abort.
 class TcpWaker final : public Waker {
@@ -156,7 +151,8 @@ ProvenSocket TcpSockets::connectAndProve(int peer, const Link& link,
                                              const StreamKey& key,
                                              platform::Deadline deadline) {
   using platform::Clock;
-  auto attempt = std::chrono::duration_cast<Clock::duration>(kFirstAttempt);
+  auto attempt = std::chrono::duration_cast<Clock::duration>(
+      stranger_policy::kFirstAttempt);
   while (true) {
     const auto attemptDeadline = std::min(deadline, Clock::now() + attempt);
     std::string why;
@@ -170,7 +166,8 @@ ProvenSocket TcpSockets::connectAndProve(int peer, const Link& link,
       throw;  // the peer does not know the secret: not ours
     } catch (const platform::TimeoutError& e) {
       why = e.what();
-      attempt = std::min<Clock::duration>(attempt * 2, kLongestAttempt);
+      attempt = std::min<Clock::duration>(attempt * 2,
+                                          stranger_policy::kLongestAttempt);
     } catch (const platform::ConnectionClosed& e) {
       why = e.what();  // dropped by a listener busy with strangers
     } catch (const std::system_error& e) {
