@@ -36,7 +36,8 @@
 
 namespace mcl {
 
-constexpr uint32_t kBootstrapProtocol = 1;
+// 2: everything after the handshake is sealed (session keys).
+constexpr uint32_t kBootstrapProtocol = 2;
 constexpr uint32_t kMaxFrameBytes = 64u << 20;
 constexpr uint32_t kMaxAllGatherBytes = 1u << 20;  // per rank and round
 constexpr size_t kMaxHostText = 256;
