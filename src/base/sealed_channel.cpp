@@ -24,46 +24,10 @@ AeadNonce nonceFor(uint64_t number) {
   return nonce;
 }
 
-}  // namespace
-
-Sealer::~Sealer() { sodium_memzero(key_.data(), key_.size()); }
-
-Opener::~Opener() { sodium_memzero(key_.data(), key_.size()); }
-
-std::vector<uint8_t> Sealer::seal(const std::vector<uint8_t>& plain,
-                                  const uint8_t* header, size_t headerBytes) {
-  if (sent_ == UINT64_MAX)
-    throw error(mclInternalError, "a sealed channel ran out of message numbers");
-  std::vector<uint8_t> sealed(plain.size() + kSealOverhead);
-  unsigned long long length = 0;
-  const AeadNonce nonce = nonceFor(sent_++);
-  crypto_aead_chacha20poly1305_ietf_encrypt(
-      sealed.data(), &length, plain.data(), plain.size(), header, headerBytes,
-      nullptr, nonce.data(), key_.data());
-  sealed.resize(static_cast<size_t>(length));
-  return sealed;
-}
-
-bool Opener::open(const std::vector<uint8_t>& sealed, const uint8_t* header,
-                  size_t headerBytes, std::vector<uint8_t>* plain) {
-  if (sealed.size() < kSealOverhead) return false;
-  plain->resize(sealed.size() - kSealOverhead);
-  unsigned long long length = 0;
-  const AeadNonce nonce = nonceFor(received_);
-  if (crypto_aead_chacha20poly1305_ietf_decrypt(
-          plain->data(), &length, nullptr, sealed.data(), sealed.size(), header,
-          headerBytes, nonce.data(), key_.data()) != 0) {
-    plain->clear();
-    return false;
-  }
-  ++received_;
-  plain->resize(static_cast<size_t>(length));
-  return true;
-}
-
-std::vector<uint8_t> sealNumbered(const SessionKey& key, uint64_t number,
-                                  const std::vector<uint8_t>& plain,
-                                  const uint8_t* header, size_t headerBytes) {
+// The AEAD itself, message `number` under key.
+std::vector<uint8_t> sealAt(const SessionKey& key, uint64_t number,
+                            const std::vector<uint8_t>& plain,
+                            const uint8_t* header, size_t headerBytes) {
   std::vector<uint8_t> sealed(plain.size() + kSealOverhead);
   unsigned long long length = 0;
   const AeadNonce nonce = nonceFor(number);
@@ -74,10 +38,10 @@ std::vector<uint8_t> sealNumbered(const SessionKey& key, uint64_t number,
   return sealed;
 }
 
-bool openNumbered(const SessionKey& key, uint64_t number, uint64_t* last,
-                  const std::vector<uint8_t>& sealed, const uint8_t* header,
-                  size_t headerBytes, std::vector<uint8_t>* plain) {
-  if (number <= *last || sealed.size() < kSealOverhead) return false;
+bool openAt(const SessionKey& key, uint64_t number,
+            const std::vector<uint8_t>& sealed, const uint8_t* header,
+            size_t headerBytes, std::vector<uint8_t>* plain) {
+  if (sealed.size() < kSealOverhead) return false;
   plain->resize(sealed.size() - kSealOverhead);
   unsigned long long length = 0;
   const AeadNonce nonce = nonceFor(number);
@@ -87,8 +51,43 @@ bool openNumbered(const SessionKey& key, uint64_t number, uint64_t* last,
     plain->clear();
     return false;
   }
-  *last = number;
   plain->resize(static_cast<size_t>(length));
+  return true;
+}
+
+}  // namespace
+
+Sealer::~Sealer() { sodium_memzero(key_.data(), key_.size()); }
+
+Opener::~Opener() { sodium_memzero(key_.data(), key_.size()); }
+
+std::vector<uint8_t> Sealer::seal(const std::vector<uint8_t>& plain,
+                                  const uint8_t* header, size_t headerBytes) {
+  if (sent_ == UINT64_MAX)
+    throw error(mclInternalError, "a sealed channel ran out of message numbers");
+  return sealAt(key_, sent_++, plain, header, headerBytes);
+}
+
+bool Opener::open(const std::vector<uint8_t>& sealed, const uint8_t* header,
+                  size_t headerBytes, std::vector<uint8_t>* plain) {
+  if (!openAt(key_, received_, sealed, header, headerBytes, plain))
+    return false;
+  ++received_;
+  return true;
+}
+
+std::vector<uint8_t> sealNumbered(const SessionKey& key, uint64_t number,
+                                  const std::vector<uint8_t>& plain,
+                                  const uint8_t* header, size_t headerBytes) {
+  return sealAt(key, number, plain, header, headerBytes);
+}
+
+bool openNumbered(const SessionKey& key, uint64_t number, uint64_t* last,
+                  const std::vector<uint8_t>& sealed, const uint8_t* header,
+                  size_t headerBytes, std::vector<uint8_t>* plain) {
+  if (number <= *last || !openAt(key, number, sealed, header, headerBytes, plain))
+    return false;
+  *last = number;
   return true;
 }
 
