@@ -105,6 +105,8 @@ except ImportError:
 else:
     import tempfile, os
     import mcl.torch
+    # The store is in a directory only this user can enter (mkdtemp: 0700).
+    mcl.torch.allow_secret_in_store()
     with tempfile.TemporaryDirectory() as tmp:
         dist.init_process_group("mcl", rank=0, world_size=1,
                                 init_method="file://" + os.path.join(tmp, "s"))
