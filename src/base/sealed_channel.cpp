@@ -13,7 +13,8 @@ namespace mcl {
 
 namespace {
 
-using AeadNonce = std::array<uint8_t, crypto_aead_chacha20poly1305_IETF_NPUBBYTES>;
+using AeadNonce =
+    std::array<uint8_t, crypto_aead_chacha20poly1305_IETF_NPUBBYTES>;
 
 // The message number, little-endian, in the nonce's first 8 bytes. Keys
 // are per connection and direction, so a number never repeats under a key.
@@ -64,7 +65,8 @@ Opener::~Opener() { sodium_memzero(key_.data(), key_.size()); }
 std::vector<uint8_t> Sealer::seal(const std::vector<uint8_t>& plain,
                                   const uint8_t* header, size_t headerBytes) {
   if (sent_ == UINT64_MAX)
-    throw error(mclInternalError, "a sealed channel ran out of message numbers");
+    throw error(mclInternalError,
+                "a sealed channel ran out of message numbers");
   return sealAt(key_, sent_++, plain, header, headerBytes);
 }
 
@@ -85,7 +87,8 @@ std::vector<uint8_t> sealNumbered(const SessionKey& key, uint64_t number,
 bool openNumbered(const SessionKey& key, uint64_t number, uint64_t* last,
                   const std::vector<uint8_t>& sealed, const uint8_t* header,
                   size_t headerBytes, std::vector<uint8_t>* plain) {
-  if (number <= *last || !openAt(key, number, sealed, header, headerBytes, plain))
+  if (number <= *last ||
+      !openAt(key, number, sealed, header, headerBytes, plain))
     return false;
   *last = number;
   return true;

@@ -16,9 +16,8 @@ namespace {
 void update(crypto_generichash_state& state, std::string_view text) {
   // Length first, so ("ab","c") and ("a","bc") hash differently.
   const uint64_t length = text.size();
-  crypto_generichash_update(&state,
-                            reinterpret_cast<const unsigned char*>(&length),
-                            sizeof(length));
+  crypto_generichash_update(
+      &state, reinterpret_cast<const unsigned char*>(&length), sizeof(length));
   crypto_generichash_update(
       &state, reinterpret_cast<const unsigned char*>(text.data()), text.size());
 }

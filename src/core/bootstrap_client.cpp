@@ -69,9 +69,8 @@ std::vector<uint8_t> expectExact(int fd, FrameType type, uint32_t length,
 void BootstrapClient::handshake(const Secret& secret,
                                 platform::Deadline attemptDeadline) {
   const Nonce rootNonce = [&] {
-    std::vector<uint8_t> bytes =
-        expectExact(socket_.fd(), FrameType::Challenge, sizeof(Nonce),
-                    attemptDeadline);
+    std::vector<uint8_t> bytes = expectExact(socket_.fd(), FrameType::Challenge,
+                                             sizeof(Nonce), attemptDeadline);
     Nonce n;
     std::copy(bytes.begin(), bytes.end(), n.begin());
     return n;
@@ -80,12 +79,10 @@ void BootstrapClient::handshake(const Secret& secret,
   AuthProof proof;
   proof.nonce = randomNonce();
   proof.mac = authMac(secret, "mcl-client", rootNonce, proof.nonce);
-  sendFrame(socket_.fd(), FrameType::AuthProof, encode(proof),
-            attemptDeadline);
+  sendFrame(socket_.fd(), FrameType::AuthProof, encode(proof), attemptDeadline);
   bool rejected = false;
-  std::vector<uint8_t> ok =
-      expectExact(socket_.fd(), FrameType::AuthOk, sizeof(Mac),
-                  attemptDeadline, &rejected);
+  std::vector<uint8_t> ok = expectExact(
+      socket_.fd(), FrameType::AuthOk, sizeof(Mac), attemptDeadline, &rejected);
   if (rejected)
     throw error(mclInvalidArgument,
                 "rank %d: the rendezvous root at %s rejected this rank's "

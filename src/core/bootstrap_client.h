@@ -79,7 +79,7 @@ class BootstrapClient {
   uint32_t round_ = 0;
   int rank_ = -1;
   InitCancel* cancel_ = nullptr;  // shuts socket_ down on cancel
-  bool challenged_ = false;  // some attempt got the root's challenge
+  bool challenged_ = false;       // some attempt got the root's challenge
   std::unique_ptr<Sealer> sealer_;
   std::unique_ptr<Opener> opener_;
 };

@@ -109,9 +109,8 @@ std::unique_ptr<mclComm> splitComm(mclComm& parent, int color, int key,
   // The id travels through the parent without its secret: each member
   // derives that (a transport the wire protection leaves in the clear must
   // not carry it).
-  const Secret secret = color == MCL_SPLIT_NOCOLOR
-                            ? Secret{}
-                            : splitSecret(parent, split, color);
+  const Secret secret =
+      color == MCL_SPLIT_NOCOLOR ? Secret{} : splitSecret(parent, split, color);
   if (leader) {
     try {
       mine.id = withSecret(newUniqueId(secret), Secret{});

@@ -30,7 +30,7 @@ using platform::Clock;
 
 // A directory this user owns and nobody else may enter or write.
 bool isPrivateDirectory(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   return lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
          st.st_uid == geteuid() && (st.st_mode & 077) == 0;
 }
@@ -69,7 +69,7 @@ std::string hexOf(const uint8_t* bytes, size_t n) {
 
 // Reads the secret from an open file after checking it is private.
 bool readPrivateSecret(int fd, const std::string& path, Secret* secret) {
-  struct stat st{};
+  struct stat st {};
   if (fstat(fd, &st) != 0) return false;
   if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) != 0)
     throw error(mclSystemError,
@@ -99,15 +99,15 @@ Secret createJobSecret(const std::string& path) {
   // a secret.
   const std::string temporary = path + ".new" + std::to_string(getpid());
   unlink(temporary.c_str());
-  const int fd = open(temporary.c_str(),
-                      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  const int fd =
+      open(temporary.c_str(),
+           O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0)
     throw error(mclSystemError, "cannot create the job's secret file %s: %s",
                 temporary.c_str(), strerror(errno));
-  const bool written =
-      write(fd, secret.data(), secret.size()) ==
-          static_cast<ssize_t>(secret.size()) &&
-      fchmod(fd, 0600) == 0;
+  const bool written = write(fd, secret.data(), secret.size()) ==
+                           static_cast<ssize_t>(secret.size()) &&
+                       fchmod(fd, 0600) == 0;
   close(fd);
   if (!written || rename(temporary.c_str(), path.c_str()) != 0) {
     const int saved = errno;

@@ -140,9 +140,9 @@ void chooseSecret(LaunchEnv& e, const std::string& rootText,
     return;
   }
   if (const char* key = launcherSecret()) {
-    const std::string text = std::to_string(rootText.size()) + ":" +
-                             rootText + "|" + std::to_string(jobId.size()) +
-                             ":" + jobId + "|" + key;
+    const std::string text = std::to_string(rootText.size()) + ":" + rootText +
+                             "|" + std::to_string(jobId.size()) + ":" + jobId +
+                             "|" + key;
     e.id.secret = secretFromText(text);
     e.secretSource = SecretSource::Launcher;
     MCL_LOG(Info, kLogInit,

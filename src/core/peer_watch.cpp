@@ -194,8 +194,9 @@ void PeerWatch::connectOnce(int peer, const platform::SocketAddress& where,
   const Mac mine = authMac(secret_, proofLabel("connect", commId_, rank_, peer),
                            theirNonce, hello.nonce);
   platform::sendAll(p.socket.fd(), mine.data(), mine.size(), deadline);
-  p.keys = deriveSessionKeys(secret_, proofLabel("session", commId_, rank_, peer),
-                             theirNonce, hello.nonce, true);
+  p.keys =
+      deriveSessionKeys(secret_, proofLabel("session", commId_, rank_, peer),
+                        theirNonce, hello.nonce, true);
 }
 
 // A connection to the side channel still proving itself.
@@ -231,9 +232,8 @@ bool PeerWatch::serveKnock(Knock& k, int* waiting) {
       return false;  // a stranger, or a connection of another job
     k.theirNonce = h.nonce;
     k.mine = randomNonce();
-    const Mac proof = authMac(secret_,
-                              proofLabel("accept", commId_, k.from, rank_),
-                              h.nonce, k.mine);
+    const Mac proof = authMac(
+        secret_, proofLabel("accept", commId_, k.from, rank_), h.nonce, k.mine);
     platform::sendAll(k.socket.fd(), proof.data(), proof.size(), quick);
     platform::sendAll(k.socket.fd(), k.mine.data(), k.mine.size(), quick);
     k.helloTaken = true;
@@ -248,9 +248,9 @@ bool PeerWatch::serveKnock(Knock& k, int* waiting) {
     return false;
   Peer& p = peers_[size_t(k.from)];
   p.socket = std::move(k.socket);
-  p.keys = deriveSessionKeys(secret_,
-                             proofLabel("session", commId_, k.from, rank_),
-                             k.mine, k.theirNonce, false);
+  p.keys =
+      deriveSessionKeys(secret_, proofLabel("session", commId_, k.from, rank_),
+                        k.mine, k.theirNonce, false);
   --*waiting;
   return false;  // served: no longer a knock
 }
@@ -442,8 +442,7 @@ bool PeerWatch::handle(Peer& p, const std::string& message, int64_t now) {
   }
   if (kind != kGaveUp && kind != kGoodbye) return false;
   if (message.size() < 3) return false;
-  const size_t length =
-      size_t(uint8_t(message[1])) << 8 | uint8_t(message[2]);
+  const size_t length = size_t(uint8_t(message[1])) << 8 | uint8_t(message[2]);
   if (message.size() != 3 + length) return false;
   {
     std::lock_guard<std::mutex> lock(reasonMutex_);

@@ -59,7 +59,8 @@ namespace {
 // children, its logs, a crash report) should not carry them.
 std::vector<char*> environmentWithoutSecrets() {
   static const char* const kSecrets[] = {
-      "MCL_SECRET=", "MCL_UNIQUE_ID=", "OMPI_MCA_orte_precondition_transports="};
+      "MCL_SECRET=", "MCL_UNIQUE_ID=",
+      "OMPI_MCA_orte_precondition_transports="};
   std::vector<char*> env;
   for (char** e = environment(); *e != nullptr; ++e) {
     bool secret = false;

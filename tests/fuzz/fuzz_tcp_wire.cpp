@@ -58,9 +58,9 @@ void streamHello(const uint8_t* data, size_t size) {
   sent.stripe = data[11];
   const Bytes sealed = tcp::encodeHello(connector, named, sent);
   check(sealed.size() == tcp::kHelloBytes, "a hello is kHelloBytes long");
-  check(tcp::decodeHello(acceptor, sealed.data(), ours, &key) ==
-            (named == ours),
-        "a sealed hello is accepted exactly when it names our communicator");
+  check(
+      tcp::decodeHello(acceptor, sealed.data(), ours, &key) == (named == ours),
+      "a sealed hello is accepted exactly when it names our communicator");
 }
 
 tcp::Endpoint endpoint(const char* name, const char* host, int prefix,

@@ -32,8 +32,8 @@ int openTo(const sockaddr_in& target) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) return -1;
   fcntl(fd, F_SETFL, O_NONBLOCK);
-  if (connect(fd, reinterpret_cast<const sockaddr*>(&target),
-              sizeof(target)) != 0 &&
+  if (connect(fd, reinterpret_cast<const sockaddr*>(&target), sizeof(target)) !=
+          0 &&
       errno != EINPROGRESS) {
     close(fd);
     return -1;

@@ -83,9 +83,10 @@ double rendezvousJobSeconds(int nranks, bool flooded) {
   EXPECT_TRUE(runRanksWithId(nranks, id, initReduceDestroy, 60s));
   const double seconds = secondsSince(start);
   if (flood)
-    printf("# %d ranks among %zu strangers (%zu connections opened, %zu "
-           "challenged): %.2f s\n",
-           nranks, kStrangers, flood->opened(), flood->answered(), seconds);
+    printf(
+        "# %d ranks among %zu strangers (%zu connections opened, %zu "
+        "challenged): %.2f s\n",
+        nranks, kStrangers, flood->opened(), flood->answered(), seconds);
   else
     printf("# %d ranks, no strangers: %.2f s\n", nranks, seconds);
   return seconds;
@@ -107,8 +108,7 @@ TEST_P(StrangerFloodTest, AtTheTcpListenersDelaysInitByLessThanTwoSeconds) {
   const int nranks = GetParam();
   const int first = 41000 + 64 * (nranks % 8) + (getpid() % 16) * 512;
   const int last = first + 47;
-  const std::string range =
-      std::to_string(first) + "-" + std::to_string(last);
+  const std::string range = std::to_string(first) + "-" + std::to_string(last);
   auto job = [&](bool flooded) {
     std::unique_ptr<StrangerFlood> flood;
     if (flooded) {
@@ -127,19 +127,19 @@ TEST_P(StrangerFloodTest, AtTheTcpListenersDelaysInitByLessThanTwoSeconds) {
         60s));
     const double seconds = secondsSince(start);
     printf("# %d ranks over tcp, %s: %.2f s\n", nranks,
-           flood ? (std::to_string(kStrangers) + " strangers on ports " + range +
-                    " (" + std::to_string(flood->opened()) + " connections, " +
-                    std::to_string(flood->answered()) + " challenged)")
-                       .c_str()
-                 : "no strangers",
+           flood
+               ? (std::to_string(kStrangers) + " strangers on ports " + range +
+                  " (" + std::to_string(flood->opened()) + " connections, " +
+                  std::to_string(flood->answered()) + " challenged)")
+                     .c_str()
+               : "no strangers",
            seconds);
     return seconds;
   };
   const double quiet = job(false);
   const double flooded = job(true);
   EXPECT_LT(flooded, quiet + std::chrono::duration<double>(kMargin).count())
-      << "strangers at the TCP listeners delayed a " << nranks
-      << "-rank init";
+      << "strangers at the TCP listeners delayed a " << nranks << "-rank init";
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, StrangerFloodTest, ::testing::Values(2, 4));

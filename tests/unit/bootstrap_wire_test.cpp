@@ -441,7 +441,8 @@ class SealedFrameTest : public SocketPairTest {
 
 TEST_F(SealedFrameTest, RoundTripsInOrderAndHidesThePayload) {
   const Bytes payload = encode(sampleWelcome());
-  sendSealedFrame(fds_[0], *pair_.rankSealer, FrameType::AllGather, payload, soon());
+  sendSealedFrame(fds_[0], *pair_.rankSealer, FrameType::AllGather, payload,
+                  soon());
   sendSealedFrame(fds_[0], *pair_.rankSealer, FrameType::Bye, {}, soon());
   Bytes raw(8 + 4 + payload.size() + kSealOverhead);
   ASSERT_EQ(recv(fds_[1], raw.data(), raw.size(), MSG_PEEK | MSG_WAITALL),
@@ -487,13 +488,15 @@ TEST_F(SealedFrameTest, ReplayedReflectedAndClearFramesAreRefused) {
   expectRemoteError([&] { openSealedFrame(*pair_.rootOpener, copy, "rank 3"); },
                     "a replayed frame", "integrity check failed");
   // The rank's own frame sent back to it: the other direction's key.
-  expectRemoteError([&] { openSealedFrame(*pair_.rankOpener, copy, "the root"); },
-                    "a reflected frame", "integrity check failed");
+  expectRemoteError(
+      [&] { openSealedFrame(*pair_.rankOpener, copy, "the root"); },
+      "a reflected frame", "integrity check failed");
   Frame clear;
   clear.type = FrameType::Failure;
   clear.payload = encode(sampleFailure());
-  expectRemoteError([&] { openSealedFrame(*pair_.rootOpener, clear, "rank 3"); },
-                    "a frame in the clear", "in the clear");
+  expectRemoteError(
+      [&] { openSealedFrame(*pair_.rootOpener, clear, "rank 3"); },
+      "a frame in the clear", "in the clear");
 }
 
 // The side channel's numbered messages: a gap is allowed (a message the

@@ -100,7 +100,7 @@ TEST_F(JobSecretFileTest, ADirectoryOthersCanEnterIsNotUsed) {
   const auto address = platform::SocketAddress::fromNumeric("127.0.0.1", 9);
   const std::string path = jobSecretPath(address, "");
   EXPECT_NE(path.rfind(dir_ + "/", 0), 0u) << path;
-  struct stat st{};
+  struct stat st {};
   const std::string parent = path.substr(0, path.rfind('/'));
   ASSERT_EQ(lstat(parent.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 077, 0u) << parent;

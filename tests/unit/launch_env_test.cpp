@@ -13,8 +13,8 @@
 #include <map>
 #include <string>
 
-#include "base/error.h"
 #include "base/auth.h"
+#include "base/error.h"
 #include "core/launch_env.h"
 
 namespace mcl {
@@ -143,7 +143,7 @@ TEST_F(LaunchEnvTest, SingleHostRankZeroMakesARandomSecretInAPrivateFile) {
   ASSERT_EQ(a.secretSource, SecretSource::SharedFile);
   EXPECT_TRUE(a.id.root.isLoopback());
   EXPECT_EQ(a.secretFile.rfind(runtimeDir_ + "/", 0), 0u) << a.secretFile;
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(stat(a.secretFile.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   EXPECT_EQ(st.st_uid, geteuid());

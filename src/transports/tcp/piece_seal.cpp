@@ -12,7 +12,8 @@ namespace mcl::transport::tcp {
 namespace {
 
 constexpr size_t kHeaderBytes = 8;
-using PieceNonce = std::array<uint8_t, crypto_aead_chacha20poly1305_IETF_NPUBBYTES>;
+using PieceNonce =
+    std::array<uint8_t, crypto_aead_chacha20poly1305_IETF_NPUBBYTES>;
 
 // The piece's index, whether it is a farewell (which can never pass for
 // the data piece it replaces), and a mark no Sealer's nonce has (the hello
@@ -85,12 +86,12 @@ bool PieceSeal::open(uint64_t index, bool farewell, const void* header,
   auto* p = static_cast<unsigned char*>(payload);
   if (mode_ == WireProtect::Encrypt && cipher_ == PieceCipher::Aes256Gcm)
     return crypto_aead_aes256gcm_decrypt_detached(
-               p, nullptr, p, bytes, tag.data(), h, kHeaderBytes,
-               nonce.data(), keys_.receive.data()) == 0;
+               p, nullptr, p, bytes, tag.data(), h, kHeaderBytes, nonce.data(),
+               keys_.receive.data()) == 0;
   if (mode_ == WireProtect::Encrypt)
     return crypto_aead_chacha20poly1305_ietf_decrypt_detached(
-               p, nullptr, p, bytes, tag.data(), h, kHeaderBytes,
-               nonce.data(), keys_.receive.data()) == 0;
+               p, nullptr, p, bytes, tag.data(), h, kHeaderBytes, nonce.data(),
+               keys_.receive.data()) == 0;
   // Mac: recompute the header's sealing with the payload as associated
   // data, and compare tags in constant time.
   unsigned char sealedHeader[kHeaderBytes];

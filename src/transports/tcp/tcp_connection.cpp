@@ -149,7 +149,8 @@ void TcpConnection::sayFarewell(const std::string& reason) {
         frame{};
     memcpy(frame.data(), &header, kHeaderBytes);
     char* text = frame.data() + kHeaderBytes;
-    memcpy(text, reason.data(), std::min(reason.size(), kFarewellTextBytes - 1));
+    memcpy(text, reason.data(),
+           std::min(reason.size(), kFarewellTextBytes - 1));
     if (s.seal) {
       const PieceTag tag = s.seal->seal(s.sendPiece, true, &header, text, text,
                                         kFarewellTextBytes);
@@ -171,9 +172,9 @@ void TcpConnection::takeFarewell(Stripe& s) {
     const PieceHeader header{kFarewellLength, 0};
     const bool whole =
         s.recvOffset == kHeaderBytes + kFarewellTextBytes + kPieceTagBytes;
-    if (!whole || !s.seal->open(s.recvPiece, true, &header,
-                                farewellText_.data(), kFarewellTextBytes,
-                                s.recvTag)) {
+    if (!whole ||
+        !s.seal->open(s.recvPiece, true, &header, farewellText_.data(),
+                      kFarewellTextBytes, s.recvTag)) {
       peerFarewell_ =
           whole ? "it sent a farewell that failed its integrity check (altered "
                   "on the way)"
@@ -205,8 +206,8 @@ std::byte* TcpConnection::sealedPayload(Stripe& s, const PieceHeader& header) {
   // written); under mac the payload goes out as it is.
   std::byte* out =
       s.seal->mode() == WireProtect::Encrypt ? sendSlot(s.sendPiece) : payload;
-  s.sendTag = s.seal->seal(s.sendPiece, false, &header, payload, out,
-                           header.length);
+  s.sendTag =
+      s.seal->seal(s.sendPiece, false, &header, payload, out, header.length);
   sendExternal_[slot] = out == payload ? sendExternal_[slot] : nullptr;
   s.sendSealed = true;
   return out;
@@ -310,9 +311,9 @@ void TcpConnection::pullStripe(Stripe& s) {
     if (s.recvOffset < kHeaderBytes ||
         s.recvOffset < kHeaderBytes + s.recvHeader.length + tag)
       continue;
-    if (s.seal && !s.seal->open(s.recvPiece, false, &s.recvHeader,
-                                recvSlot(s.recvPiece), s.recvHeader.length,
-                                s.recvTag))
+    if (s.seal &&
+        !s.seal->open(s.recvPiece, false, &s.recvHeader, recvSlot(s.recvPiece),
+                      s.recvHeader.length, s.recvTag))
       fail(s.seal->mode() == WireProtect::Encrypt
                ? "integrity check failed: a piece was altered on the way "
                  "(MCL_WIRE_PROTECT: encrypted and authenticated)"

@@ -69,8 +69,8 @@ std::vector<uint8_t> encodeHello(const SessionKeys& keys, uint64_t commId,
                      sizeof(kLabel));
 }
 
-bool decodeHello(const SessionKeys& keys, const uint8_t* bytes,
-                 uint64_t commId, StreamKey* key) {
+bool decodeHello(const SessionKeys& keys, const uint8_t* bytes, uint64_t commId,
+                 StreamKey* key) {
   Opener opener(keys.receive);
   static const char kLabel[] = "mcl tcp hello";
   std::vector<uint8_t> plain;

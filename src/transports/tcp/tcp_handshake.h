@@ -56,7 +56,7 @@ SessionKeys streamKeys(const Secret& secret, uint64_t commId,
 // with these keys or names another communicator.
 std::vector<uint8_t> encodeHello(const SessionKeys& keys, uint64_t commId,
                                  const StreamKey& key);
-bool decodeHello(const SessionKeys& keys, const uint8_t* bytes,
-                 uint64_t commId, StreamKey* key);
+bool decodeHello(const SessionKeys& keys, const uint8_t* bytes, uint64_t commId,
+                 StreamKey* key);
 
 }  // namespace mcl::transport::tcp

@@ -59,8 +59,7 @@ auto* oldestUnproven(List& pending, const std::string* host,
     if (p->socket.valid() && !p->proven &&
         (host == nullptr || p->host == *host)) {
       if (count != nullptr) ++*count;
-      if (oldest == nullptr || p->accepted < oldest->accepted)
-        oldest = p.get();
+      if (oldest == nullptr || p->accepted < oldest->accepted) oldest = p.get();
     }
   return oldest;
 }
@@ -92,8 +91,8 @@ TcpListener::~TcpListener() {
 }
 
 ProvenSocket TcpListener::take(const StreamKey& key,
-                                   platform::Deadline deadline,
-                                   const std::function<void()>& betweenSlices) {
+                               platform::Deadline deadline,
+                               const std::function<void()>& betweenSlices) {
   constexpr auto kSlice = std::chrono::milliseconds(50);
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {

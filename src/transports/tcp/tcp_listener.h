@@ -28,7 +28,7 @@ class TcpListener {
   // Waits in slices, calling betweenSlices (if any) after each: it may
   // throw to stop the wait (another rank's init failed).
   ProvenSocket take(const StreamKey& key, platform::Deadline deadline,
-                        const std::function<void()>& betweenSlices = {});
+                    const std::function<void()>& betweenSlices = {});
 
  private:
   void run();

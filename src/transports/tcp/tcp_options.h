@@ -16,7 +16,7 @@ struct TcpOptions {
   TcpSlots slots;
   std::string ifname;  // MCL_SOCKET_IFNAME
   int bufferBytes = 4 << 20;
-  platform::PortRange ports;  // MCL_PORT_RANGE
+  platform::PortRange ports;                // MCL_PORT_RANGE
   WireProtect protect = WireProtect::Auto;  // MCL_WIRE_PROTECT
 };
 

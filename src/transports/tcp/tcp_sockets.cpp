@@ -148,8 +148,8 @@ TcpSockets::~TcpSockets() = default;
 void TcpSockets::stopListening() { listener_.reset(); }
 
 ProvenSocket TcpSockets::connectAndProve(int peer, const Link& link,
-                                             const StreamKey& key,
-                                             platform::Deadline deadline) {
+                                         const StreamKey& key,
+                                         platform::Deadline deadline) {
   using platform::Clock;
   auto attempt = std::chrono::duration_cast<Clock::duration>(
       stranger_policy::kFirstAttempt);
@@ -179,8 +179,8 @@ ProvenSocket TcpSockets::connectAndProve(int peer, const Link& link,
     }
     if (Clock::now() >= deadline)
       throw error(mclSystemError,
-                  "rank %d: cannot connect to rank %d at %s over %s: %s",
-                  rank_, peer, link.remote.address.toString().c_str(),
+                  "rank %d: cannot connect to rank %d at %s over %s: %s", rank_,
+                  peer, link.remote.address.toString().c_str(),
                   link.local.interfaceName.c_str(), why.c_str());
     MCL_LOG(Trace, kLogInit, "rank %d: TCP attempt to rank %d failed: %s",
             rank_, peer, why.c_str());
@@ -241,7 +241,8 @@ void TcpSockets::connectPeers(
                 links.front().kind == LinkKind::Cable ? "a cable" : "the cable",
                 links.front().kind == LinkKind::Cable ? "part" : "most");
     }
-    const WireProtect protect = protectionFor(options_.protect, links.front().kind);
+    const WireProtect protect =
+        protectionFor(options_.protect, links.front().kind);
     MCL_LOG(Info, kLogInit, "rank %d: to rank %d via %s, data %s", rank_, peer,
             describeLinks(links, options_.socketsPerLink).c_str(),
             protect == WireProtect::None  ? "in the clear"

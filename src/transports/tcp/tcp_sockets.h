@@ -63,9 +63,8 @@ class TcpSockets {
  private:
   // Connects over link and proves the secret as stream key, again with a
   // new connection when the peer's listener drops or stalls an attempt.
-  ProvenSocket connectAndProve(int peer, const Link& link,
-                                   const StreamKey& key,
-                                   platform::Deadline deadline);
+  ProvenSocket connectAndProve(int peer, const Link& link, const StreamKey& key,
+                               platform::Deadline deadline);
 
   int rank_;
   Secret secret_;
