@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
+#include <initializer_list>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -112,9 +113,24 @@ platform::SocketAddress parseHostPort(const char* name, const char* text,
 }
 
 // Without MCL_SECRET: a value of the job that outsiders cannot read, where
-// the launcher has one (Open MPI's per-job transport key), else nothing.
+// the launcher has one, else nothing. Open MPI 1.x-4.x's mpirun (ORTE)
+// draws a per-job transport key from /dev/urandom and puts it into every
+// process's environment at launch, next to OMPI_MCA_ess_base_jobid. The
+// same versions' MPI_Init, when no mpirun started the process (srun's
+// direct launch, a singleton), fills that variable itself from the job id:
+// public, so the key counts only beside ess_base_jobid. Open MPI 5 (PRRTE)
+// sets neither, except through PMIx's Omni-Path component; it is not used
+// there.
 const char* launcherSecret() {
-  return env("OMPI_MCA_orte_precondition_transports");
+  const char* key = env("OMPI_MCA_orte_precondition_transports");
+  if (key == nullptr) return nullptr;
+  if (env("OMPI_MCA_ess_base_jobid") == nullptr) {
+    MCL_LOG(Info, kLogInit,
+            "OMPI_MCA_orte_precondition_transports is not used: without "
+            "Open MPI's mpirun it may come from the public job id");
+    return nullptr;
+  }
+  return key;
 }
 
 Secret secretFromHex(const char* hex) {
@@ -163,6 +179,16 @@ void chooseSecret(LaunchEnv& e, const std::string& rootText,
   if (e.rank == 0) e.id.secret = createJobSecret(e.secretFile);
 }
 
+// The launcher's name for this job, the same in each of its processes:
+// Open MPI 1.x-4.x's mpirun, PMIx's namespace (Open MPI 5's mpirun,
+// srun --mpi=pmix: one per job step), else SLURM's job.
+const char* singleHostJobId() {
+  for (const char* name :
+       {"OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE", "SLURM_JOB_ID"})
+    if (const char* job = env(name)) return job;
+  return nullptr;
+}
+
 void readRoot(LaunchEnv& e) {
   if (const char* id = env("MCL_UNIQUE_ID")) {
     e.id = uniqueIdFromString(id);
@@ -184,9 +210,7 @@ void readRoot(LaunchEnv& e) {
   } else if (env("MLX_JACCL_COORDINATOR")) {
     name = "MLX_JACCL_COORDINATOR";
     offset = 1;  // MLX's coordinator holds the port itself
-  } else if (const char* job = env("OMPI_MCA_ess_base_jobid")
-                                   ? env("OMPI_MCA_ess_base_jobid")
-                                   : env("SLURM_JOB_ID")) {
+  } else if (const char* job = singleHostJobId()) {
     // mpirun or srun on one host gives no address: rank 0 listens on
     // loopback at a port every rank derives from the job id. Across hosts,
     // set MCL_ROOT.

@@ -221,12 +221,40 @@ TEST_F(LaunchEnvTest, ReachableRootWithoutSecretIsRefused) {
   expectInvalid("set MCL_SECRET");
   set("MCL_ROOT", "127.0.0.1:5000");
   EXPECT_NO_THROW(readLaunchEnv());
+}
+
+// Open MPI's transport key is private only where its mpirun (1.x-4.x) put
+// it, beside OMPI_MCA_ess_base_jobid. Without mpirun, those versions'
+// MPI_Init writes the job's public id into it, so alone it serves nothing.
+TEST_F(LaunchEnvTest, OpenMpiKeyServesOnlyUnderItsMpirun) {
+  set("MCL_RANK", "0");
+  set("MCL_WORLD_SIZE", "2");
   set("MCL_ROOT", "10.0.0.1:5000");
-  set("OMPI_MCA_orte_precondition_transports", "0123abcd-4567ef01");
+  set("OMPI_MCA_orte_precondition_transports",
+      "00000001-00000000-00000002-00000000");
+  expectInvalid("set MCL_SECRET");
+  set("OMPI_MCA_ess_base_jobid", "2031616");
   LaunchEnv a = readLaunchEnv();
-  set("OMPI_MCA_orte_precondition_transports", "99999999-88888888");
+  EXPECT_EQ(a.secretSource, SecretSource::Launcher);
+  set("OMPI_MCA_orte_precondition_transports",
+      "9a8b7c6d5e4f3a2b-1c2d3e4f5a6b7c8d");
   LaunchEnv b = readLaunchEnv();
   EXPECT_NE(a.id.secret, b.id.secret);
+  EXPECT_NE(a.id.secret, Secret{});
+}
+
+// Open MPI 5's mpirun gives no ess_base_jobid; its PMIx namespace names the
+// job, so one host still needs no settings.
+TEST_F(LaunchEnvTest, OpenMpi5OnOneHostUsesThePmixNamespace) {
+  set("OMPI_COMM_WORLD_RANK", "0");
+  set("OMPI_COMM_WORLD_SIZE", "2");
+  set("PMIX_NAMESPACE", "prterun-mac1-81234@1");
+  LaunchEnv a = readLaunchEnv();
+  EXPECT_TRUE(a.id.root.isLoopback());
+  EXPECT_EQ(a.secretSource, SecretSource::SharedFile);
+  set("PMIX_NAMESPACE", "prterun-mac1-81234@2");
+  LaunchEnv b = readLaunchEnv();
+  EXPECT_NE(a.secretFile, b.secretFile);
 }
 
 TEST_F(LaunchEnvTest, BadValuesNameTheVariable) {
