@@ -21,6 +21,10 @@ constexpr size_t kMaxUnprovenPerAddress = 512;
 // New connections taken per listener between two reads of the others: a
 // flood of connections cannot keep a listener from reading a rank's proof.
 constexpr int kAcceptsPerRound = 128;
+// Every listener's kernel queue: room for a flood's connections between two
+// rounds of accepts, so a rank's connection is not refused in front of them
+// (a refused SYN waits a second before the kernel tries again).
+constexpr int kListenBacklog = 256;
 // A connecting rank's attempt: the first may take this long before the
 // rank connects again, each later one twice as long, up to the longest.
 constexpr auto kFirstAttempt = std::chrono::seconds(2);

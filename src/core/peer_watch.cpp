@@ -117,13 +117,29 @@ PeerWatch::PeerWatch(int rank, int nranks, uint64_t commId,
       label_(std::move(label)),
       peers_(size_t(nranks)) {
   try {
-    listener_ = platform::listenTcpInRange(
-        local, nranks + 16, portRangeSetting(environmentParams()));
+    listener_ =
+        platform::listenTcpInRange(local, stranger_policy::kListenBacklog,
+                                   portRangeSetting(environmentParams()));
     platform::openWakePipe(&wakeRead_, &wakeWrite_);
+    platform::openWakePipe(&acceptedRead_, &acceptedWrite_);
   } catch (const std::exception& e) {
+    closePipes();
     throw error(mclSystemError, "%s: cannot open the side channel on %s: %s",
                 label_.c_str(), local.host().c_str(), e.what());
   }
+  // Served from the moment it listens: strangers that find the port
+  // while this rank is still busy elsewhere in init are accepted and
+  // dropped, not left to fill the kernel's queue in front of a peer.
+  lowerRanksWaiting_.store(rank_);
+  acceptor_ = std::thread([this] { acceptFromLowerRanks(); });
+}
+
+void PeerWatch::closePipes() {
+  for (int* fd : {&wakeRead_, &wakeWrite_, &acceptedRead_, &acceptedWrite_})
+    if (*fd >= 0) {
+      close(*fd);
+      *fd = -1;
+    }
 }
 
 PeerWatch::~PeerWatch() {
@@ -132,11 +148,11 @@ PeerWatch::~PeerWatch() {
     char b = 1;
     (void)!write(wakeWrite_, &b, 1);
   }
+  if (acceptor_.joinable()) acceptor_.join();
   if (thread_.joinable()) thread_.join();
   // The farewell: the peers' links decide about this rank from now on.
   sendToAll(std::string(1, kFarewell));
-  if (wakeRead_ >= 0) close(wakeRead_);
-  if (wakeWrite_ >= 0) close(wakeWrite_);
+  closePipes();
 }
 
 std::string PeerWatch::address() const {
@@ -214,7 +230,7 @@ struct PeerWatch::Knock {
 // Reads what k's next message still lacks; false when k is done for (it
 // closed, sent something wrong, or failed to prove the secret). Moves a
 // proven socket to its peer's place.
-bool PeerWatch::serveKnock(Knock& k, int* waiting) {
+bool PeerWatch::serveKnock(Knock& k) {
   const size_t want = k.helloTaken ? sizeof(Mac) : kHelloBytes;
   uint8_t buf[kHelloBytes];
   const ssize_t n = recv(k.socket.fd(), buf, want - k.inbox.size(), 0);
@@ -247,53 +263,73 @@ bool PeerWatch::serveKnock(Knock& k, int* waiting) {
                         k.mine, k.theirNonce)))
     return false;
   Peer& p = peers_[size_t(k.from)];
-  p.socket = std::move(k.socket);
-  p.keys =
-      deriveSessionKeys(secret_, proofLabel("session", commId_, k.from, rank_),
-                        k.mine, k.theirNonce, false);
-  --*waiting;
+  {
+    // sendToAll (a farewell from a failing init) may read it meanwhile.
+    std::lock_guard<std::mutex> lock(sendMutex_);
+    p.keys = deriveSessionKeys(secret_,
+                               proofLabel("session", commId_, k.from, rank_),
+                               k.mine, k.theirNonce, false);
+    p.socket = std::move(k.socket);
+  }
+  lowerRanksWaiting_.fetch_sub(1);
   return false;  // served: no longer a knock
 }
 
-void PeerWatch::acceptFromLowerRanks(
-    platform::Deadline deadline, int rendezvousFd,
-    const std::function<void()>& whenReadable) {
-  using platform::Clock;
-  int waiting = rank_;  // ranks 0 .. rank-1 connect to this one
+void PeerWatch::acceptFromLowerRanks() {
   std::vector<std::unique_ptr<Knock>> knocks;
-  while (waiting > 0) {
-    const int ms = platform::pollTimeoutMs(deadline);
-    if (ms == 0)
-      throw error(mclTimeout,
-                  "%s: %d lower rank(s) never opened the side channel to "
-                  "this rank (MCL_TIMEOUT)",
-                  label_.c_str(), waiting);
-    std::vector<pollfd> fds = {{listener_.fd(), POLLIN, 0},
-                               {rendezvousFd, POLLIN, 0}};
+  while (lowerRanksWaiting_.load() > 0 && !stopping_.load()) {
+    std::vector<pollfd> fds = {{wakeRead_, POLLIN, 0},
+                               {listener_.fd(), POLLIN, 0}};
     for (const auto& k : knocks) fds.push_back({k->socket.fd(), POLLIN, 0});
-    if (poll(fds.data(), fds.size(), std::min(ms, 50)) < 0 && errno != EINTR)
-      throw error(mclSystemError, "%s: poll failed on the side channel",
-                  label_.c_str());
-    // A rank that failed init: the root says why.
-    if (rendezvousFd >= 0 && fds[1].revents != 0 && whenReadable)
-      whenReadable();
+    if (poll(fds.data(), fds.size(), 50) < 0 && errno != EINTR) {
+      acceptFailure_ =
+          std::string("poll failed on the side channel: ") + strerror(errno);
+      break;
+    }
     // Connections already here first (a peer's proof among them).
     for (size_t i = 0; i < knocks.size(); ++i) {
       if (fds[2 + i].revents == 0) continue;
       bool keep = false;
       try {
-        keep = serveKnock(*knocks[i], &waiting);
+        keep = serveKnock(*knocks[i]);
       } catch (const std::exception&) {
         // A stranger that went quiet or away: drop it, keep listening.
       }
       if (!keep) knocks[i]->socket.close();
     }
-    if ((fds[0].revents & POLLIN) != 0) acceptKnocks(knocks);
-    const auto now = Clock::now();
+    if ((fds[1].revents & POLLIN) != 0) acceptKnocks(knocks);
+    const auto now = platform::Clock::now();
     std::erase_if(knocks, [&](const auto& k) {
       return !k->socket.valid() || now - k->accepted > kProofWindow;
     });
   }
+  char done = 1;
+  (void)!write(acceptedWrite_, &done, 1);
+}
+
+void PeerWatch::awaitLowerRanks(platform::Deadline deadline, int rendezvousFd,
+                                const std::function<void()>& whenReadable) {
+  while (true) {
+    const int ms = platform::pollTimeoutMs(deadline);
+    pollfd fds[2] = {{acceptedRead_, POLLIN, 0}, {rendezvousFd, POLLIN, 0}};
+    if (ms > 0 && poll(fds, rendezvousFd >= 0 ? 2 : 1, std::min(ms, 50)) < 0 &&
+        errno != EINTR)
+      throw error(mclSystemError, "%s: poll failed on the side channel",
+                  label_.c_str());
+    if ((fds[0].revents & POLLIN) != 0) break;
+    // A rank that failed init: the root says why.
+    if (rendezvousFd >= 0 && fds[1].revents != 0 && whenReadable)
+      whenReadable();
+    if (ms == 0)
+      throw error(mclTimeout,
+                  "%s: %d lower rank(s) never opened the side channel to "
+                  "this rank (MCL_TIMEOUT)",
+                  label_.c_str(), lowerRanksWaiting_.load());
+  }
+  acceptor_.join();
+  if (!acceptFailure_.empty())
+    throw error(mclSystemError, "%s: %s", label_.c_str(),
+                acceptFailure_.c_str());
 }
 
 void PeerWatch::acceptKnocks(std::vector<std::unique_ptr<Knock>>& knocks) {
@@ -348,7 +384,7 @@ void PeerWatch::connect(const std::vector<std::string>& all,
                   label_.c_str(), peer, text.c_str(), e.what());
     }
   }
-  acceptFromLowerRanks(deadline, rendezvousFd, whenReadable);
+  awaitLowerRanks(deadline, rendezvousFd, whenReadable);
   listener_.close();  // nobody else may join
   const int64_t now = nowNs();
   for (int peer = 0; peer < nranks_; ++peer)

@@ -89,12 +89,16 @@ class PeerWatch final : public transport::PeerHealth {
                  platform::Deadline deadline);
   void connectOnce(int peer, const platform::SocketAddress& where,
                    platform::Deadline deadline);
-  // Serves every connection at once: a stranger that says nothing holds
-  // no peer up.
-  void acceptFromLowerRanks(platform::Deadline deadline, int rendezvousFd,
-                            const std::function<void()>& whenReadable);
+  // The acceptor's thread, from the constructor until every lower rank
+  // connected (or the destructor): serves every connection at once, so a
+  // stranger that says nothing holds no peer up.
+  void acceptFromLowerRanks();
   void acceptKnocks(std::vector<std::unique_ptr<Knock>>& knocks);
-  bool serveKnock(Knock& k, int* waiting);
+  bool serveKnock(Knock& k);
+  // Waits for the acceptor to be done, watching the rendezvous meanwhile.
+  void awaitLowerRanks(platform::Deadline deadline, int rendezvousFd,
+                       const std::function<void()>& whenReadable);
+  void closePipes();
   void run();
   void readFrom(int peer, int64_t nowNs);
   void sendToAll(const std::string& message);
@@ -114,6 +118,12 @@ class PeerWatch final : public transport::PeerHealth {
   std::vector<Peer> peers_;
   int wakeRead_ = -1;
   int wakeWrite_ = -1;
+  // The acceptor writes a byte here when it is done.
+  int acceptedRead_ = -1;
+  int acceptedWrite_ = -1;
+  std::atomic<int> lowerRanksWaiting_{0};
+  std::string acceptFailure_;  // the acceptor's, read after it joined
+  std::thread acceptor_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> saidFarewell_{false};
   std::mutex sendMutex_;  // a message's bytes stay together on a socket

@@ -1,14 +1,19 @@
 #include "stranger_flood.h"
 
+#if defined(__linux__)  // the flood tests are Linux's (socket diagnostics)
+
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <ifaddrs.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
 
 #include <cerrno>
 #include <chrono>
@@ -27,6 +32,13 @@ using Clock = std::chrono::steady_clock;
 // or refused it (nobody listening there yet): fast enough to take every
 // place mcl frees and to be there the moment a listener opens.
 constexpr auto kReopenAfter = std::chrono::milliseconds(2);
+
+// How often a flood aimed at listeners looks for them again.
+constexpr auto kRescanEvery = std::chrono::milliseconds(1);
+
+// The pipe's word before a port range (aimAtListeners) instead of a count
+// of targets (aim).
+constexpr uint32_t kListenersInRange = UINT32_MAX;
 
 int openTo(const sockaddr_in& target) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -76,6 +88,12 @@ void StrangerFlood::aim(const std::vector<sockaddr_in>& targets) {
     return;
 }
 
+void StrangerFlood::aimAtListeners(int first, int last) {
+  const uint32_t message[3] = {kListenersInRange, uint32_t(first),
+                               uint32_t(last)};
+  if (write(targetPipe_, message, sizeof(message)) != sizeof(message)) return;
+}
+
 size_t StrangerFlood::opened() const {
   return counters_ != nullptr ? counters_->opened.load() : 0;
 }
@@ -91,20 +109,35 @@ void StrangerFlood::run(int targetPipe, size_t strangers) {
   };
   std::vector<Slot> slots(strangers);
   std::vector<sockaddr_in> targets;
+  bool scanning = false;  // aimAtListeners: targets are looked up
+  int scanFirst = 0, scanLast = 0;
+  Clock::time_point nextScan;
   size_t turn = 0;
   char sink[4096];
   while (true) {
     // New targets, when the test sent some (blocking until the first).
     pollfd aimed{targetPipe, POLLIN, 0};
-    if (poll(&aimed, 1, targets.empty() ? -1 : 0) > 0) {
+    if (poll(&aimed, 1, targets.empty() && !scanning ? -1 : 0) > 0) {
       uint32_t count = 0;
       if (read(targetPipe, &count, sizeof(count)) != sizeof(count)) _exit(0);
+      scanning = count == kListenersInRange;
+      if (scanning) {
+        uint32_t range[2];
+        if (read(targetPipe, range, sizeof(range)) != sizeof(range)) _exit(0);
+        scanFirst = int(range[0]);
+        scanLast = int(range[1]);
+        count = 0;
+      }
       targets.resize(count);
       const ssize_t bytes = static_cast<ssize_t>(count * sizeof(sockaddr_in));
       if (count > 0 && read(targetPipe, targets.data(), size_t(bytes)) != bytes)
         _exit(0);
     }
     const auto now = Clock::now();
+    if (scanning && now >= nextScan) {
+      targets = listenersInRange(scanFirst, scanLast);
+      nextScan = now + kRescanEvery;
+    }
     for (Slot& s : slots) {
       if (s.fd >= 0 || now < s.next || targets.empty()) continue;
       s.fd = openTo(targets[turn++ % targets.size()]);
@@ -120,7 +153,7 @@ void StrangerFlood::run(int targetPipe, size_t strangers) {
         fds.push_back({s.fd, POLLIN, 0});
         owners.push_back(&s);
       }
-    poll(fds.data(), fds.size(), 2);
+    poll(fds.data(), fds.size(), scanning ? 1 : 2);
     for (size_t i = 0; i < fds.size(); ++i) {
       if (fds[i].revents == 0) continue;
       // A challenge to ignore, or the end: refused, dropped or closed.
@@ -134,25 +167,55 @@ void StrangerFlood::run(int targetPipe, size_t strangers) {
   }
 }
 
-std::vector<sockaddr_in> localTargets(int first, int last) {
-  std::vector<in_addr> hosts;
-  ifaddrs* list = nullptr;
-  if (getifaddrs(&list) == 0) {
-    for (ifaddrs* i = list; i != nullptr; i = i->ifa_next)
-      if (i->ifa_addr != nullptr && i->ifa_addr->sa_family == AF_INET)
-        hosts.push_back(reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr);
-    freeifaddrs(list);
+std::vector<sockaddr_in> listenersInRange(int first, int last) {
+  // Asked of the kernel's socket diagnostics, which keep to listening
+  // sockets: /proc/net/tcp would list every connection of the flood, and
+  // the thousands it left waiting to close, and take milliseconds to read.
+  std::vector<sockaddr_in> found;
+  const int fd =
+      socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+  if (fd < 0) return found;
+  struct {
+    nlmsghdr header;
+    inet_diag_req_v2 request;
+  } ask{};
+  ask.header.nlmsg_len = sizeof(ask);
+  ask.header.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+  ask.header.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+  ask.request.sdiag_family = AF_INET;
+  ask.request.sdiag_protocol = IPPROTO_TCP;
+  ask.request.idiag_states = 1U << 10;  // TCP_LISTEN
+  if (send(fd, &ask, sizeof(ask), 0) != static_cast<ssize_t>(sizeof(ask))) {
+    close(fd);
+    return found;
   }
-  std::vector<sockaddr_in> targets;
-  for (int port = first; port <= last; ++port)
-    for (const in_addr& host : hosts) {
+  alignas(nlmsghdr) char reply[16384];
+  bool done = false;
+  while (!done) {
+    const ssize_t n = recv(fd, reply, sizeof(reply), 0);
+    if (n <= 0) break;
+    auto* h = reinterpret_cast<nlmsghdr*>(reply);
+    for (int left = static_cast<int>(n); NLMSG_OK(h, left);
+         h = NLMSG_NEXT(h, left)) {
+      if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
+        done = true;
+        break;
+      }
+      const auto* socket = static_cast<const inet_diag_msg*>(NLMSG_DATA(h));
+      const int port = ntohs(socket->id.idiag_sport);
+      if (port < first || port > last) continue;
       sockaddr_in a{};
       a.sin_family = AF_INET;
-      a.sin_port = htons(static_cast<uint16_t>(port));
-      a.sin_addr = host;
-      targets.push_back(a);
+      a.sin_port = socket->id.idiag_sport;
+      a.sin_addr.s_addr = socket->id.idiag_src[0];
+      if (a.sin_addr.s_addr == htonl(INADDR_ANY))
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      found.push_back(a);
     }
-  return targets;
+  }
+  close(fd);
+  return found;
 }
 
 }  // namespace mcl::test
+#endif

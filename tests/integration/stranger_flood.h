@@ -6,6 +6,8 @@
 // wait (multiprocess.cpp) or inherit its state.
 #pragma once
 
+#if defined(__linux__)  // Linux's socket diagnostics find the listeners
+
 #include <netinet/in.h>
 #include <sys/types.h>
 
@@ -25,12 +27,19 @@ class StrangerFlood {
 
   // Where to connect, taken in turn (replaces earlier targets).
   void aim(const std::vector<sockaddr_in>& targets);
+  // At whatever TCP socket of this network namespace listens on a port of
+  // [first, last], looked up again every millisecond (replaces earlier
+  // targets): every stranger lands on a listener the moment it opens,
+  // not on the ports of the range nobody listens on.
+  void aimAtListeners(int first, int last);
 
   // Connections opened so far (each re-opening counts).
   size_t opened() const;
   // Times a listener spoke to a stranger (challenged it): the strangers
   // did reach mcl, not only closed ports.
   size_t answered() const;
+  // The flood's process.
+  pid_t pid() const { return pid_; }
 
  private:
   struct Counters {
@@ -44,8 +53,9 @@ class StrangerFlood {
   pid_t pid_ = -1;
 };
 
-// 127.0.0.1 and this host's other IPv4 addresses at every port of
-// [first, last].
-std::vector<sockaddr_in> localTargets(int first, int last);
+// The IPv4 sockets of this network namespace listening on a port of
+// [first, last] (Linux's socket diagnostics; one on 0.0.0.0 as 127.0.0.1).
+std::vector<sockaddr_in> listenersInRange(int first, int last);
 
 }  // namespace mcl::test
+#endif

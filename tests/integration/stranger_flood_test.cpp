@@ -1,21 +1,28 @@
-// 400 strangers at the rendezvous, and at the ranks' TCP listeners: each
-// holds a connection open and says nothing, and opens a new one as soon as
-// mcl drops it. A 2- and a 4-rank job complete within 2 s of their time
-// without them (the root and the listeners accept every connection, drop
-// strangers after a short window, and never drop a rank in its handshake
-// in their favour; ranks connect again when an attempt stalls).
+// 400 strangers at the rendezvous, and at the ranks' listeners (the side
+// channel's and the TCP transport's): each holds a connection open and
+// says nothing, and opens a new one as soon as mcl drops it. A 2- and a
+// 4-rank job complete within 1 s of their time without them (the root and the
+// listeners accept every connection, drop strangers after a short window, and
+// never drop a rank in its handshake in their favour; ranks connect again when
+// an attempt stalls).
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <mcl/mcl.h>
 #include <netinet/in.h>
-#include <stdlib.h>
 
+#include <dirent.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <memory>
+#include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,7 +40,10 @@ using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
 constexpr size_t kStrangers = 400;
-constexpr auto kMargin = 2s;
+// The issue asks for 2 s. A rank's connection that a listener's full queue
+// refuses in front of strangers waits for the kernel's SYN retry, a whole
+// second: under 1 s, none was.
+constexpr auto kMargin = 1s;
 
 double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -102,8 +112,77 @@ TEST_P(StrangerFloodTest, AtTheRendezvousDelaysInitByLessThanTwoSeconds) {
       << "strangers at the rendezvous delayed a " << nranks << "-rank init";
 }
 
-// The TCP listeners are on ports of MCL_PORT_RANGE: the strangers knock on
-// every port of it, on every address of this host.
+// The child processes of this one (the ranks, and a flood) by pid.
+std::vector<pid_t> childProcesses() {
+  std::vector<pid_t> children;
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return children;
+  while (dirent* e = readdir(proc)) {
+    const pid_t pid = static_cast<pid_t>(atoi(e->d_name));
+    if (pid <= 0) continue;
+    std::ifstream stat(std::string("/proc/") + e->d_name + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    // pid (comm) state ppid ...: comm may hold spaces, so after its ')'.
+    const size_t close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream after(line.substr(close + 1));
+    std::string state;
+    pid_t parent = 0;
+    after >> state >> parent;
+    if (parent == getpid()) children.push_back(pid);
+  }
+  closedir(proc);
+  return children;
+}
+
+// A rank's TCP listener is open only for the few milliseconds of init,
+// too short for strangers to find it. This holds the listeners open: once
+// some rank listens on a port of [first, last] (its side channel or its
+// TCP transport), it stops one rank (a child of this process other than
+// `spare`) for kPause, then lets it go on. The others wait for it in
+// init's next exchange with their listeners open, and it meets them, and
+// they it, among the strangers.
+class ListenersHeldOpen {
+ public:
+  static constexpr auto kPause = 300ms;
+
+  ListenersHeldOpen(int first, int last, pid_t spare)
+      : thread_([=, this] { run(first, last, spare); }) {}
+  ~ListenersHeldOpen() {
+    stop_ = true;
+    thread_.join();
+  }
+  bool paused() const { return paused_; }
+
+ private:
+  void run(int first, int last, pid_t spare) {
+    const auto until = Clock::now() + 20s;
+    while (!stop_ && Clock::now() < until) {
+      std::set<int> ports;
+      for (const sockaddr_in& a : listenersInRange(first, last))
+        ports.insert(ntohs(a.sin_port));
+      if (!ports.empty()) {
+        for (pid_t child : childProcesses()) {
+          if (child == spare || kill(child, SIGSTOP) != 0) continue;
+          std::this_thread::sleep_for(kPause);
+          kill(child, SIGCONT);
+          paused_ = true;
+          return;
+        }
+      }
+      std::this_thread::sleep_for(200us);
+    }
+  }
+
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> paused_{false};
+  std::thread thread_;
+};
+
+// The TCP listeners are on ports of MCL_PORT_RANGE: the strangers look for
+// them every millisecond and all go to the ones open at the time, while
+// one rank is held up with every listener open (in both runs alike).
 TEST_P(StrangerFloodTest, AtTheTcpListenersDelaysInitByLessThanTwoSeconds) {
   const int nranks = GetParam();
   const int first = 41000 + 64 * (nranks % 8) + (getpid() % 16) * 512;
@@ -113,27 +192,38 @@ TEST_P(StrangerFloodTest, AtTheTcpListenersDelaysInitByLessThanTwoSeconds) {
     std::unique_ptr<StrangerFlood> flood;
     if (flooded) {
       flood = std::make_unique<StrangerFlood>(kStrangers);
-      flood->aim(localTargets(first, last));
-      std::this_thread::sleep_for(200ms);  // knocking before init begins
+      flood->aimAtListeners(first, last);
     }
     const auto start = Clock::now();
-    EXPECT_TRUE(runRanks(
-        nranks,
-        [&](RankContext& ctx) {
-          setenv("MCL_TRANSPORT", "tcp", 1);
-          setenv("MCL_PORT_RANGE", range.c_str(), 1);
-          initReduceDestroy(ctx);
-        },
-        60s));
+    bool paused = false;
+    {
+      ListenersHeldOpen hold(first, last, flood ? flood->pid() : 0);
+      EXPECT_TRUE(runRanks(
+          nranks,
+          [&](RankContext& ctx) {
+            setenv("MCL_TRANSPORT", "tcp", 1);
+            setenv("MCL_PORT_RANGE", range.c_str(), 1);
+            initReduceDestroy(ctx);
+          },
+          60s));
+      paused = hold.paused();
+    }
     const double seconds = secondsSince(start);
-    printf("# %d ranks over tcp, %s: %.2f s\n", nranks,
-           flood
-               ? (std::to_string(kStrangers) + " strangers on ports " + range +
-                  " (" + std::to_string(flood->opened()) + " connections, " +
-                  std::to_string(flood->answered()) + " challenged)")
-                     .c_str()
-               : "no strangers",
+    EXPECT_TRUE(paused) << "no moment when every rank's listener was open";
+    printf("# %d ranks over tcp, one held up %lld ms, %s: %.2f s\n", nranks,
+           static_cast<long long>(ListenersHeldOpen::kPause.count()),
+           flood ? (std::to_string(kStrangers) +
+                    " strangers at the listeners on " + range + " (" +
+                    std::to_string(flood->opened()) + " connections, " +
+                    std::to_string(flood->answered()) + " challenged)")
+                       .c_str()
+                 : "no strangers",
            seconds);
+    // Else the strangers never met a listener and the test proves nothing.
+    if (flood) {
+      EXPECT_GE(flood->answered(), kStrangers / 4)
+          << "the strangers hardly reached the TCP listeners";
+    }
     return seconds;
   };
   const double quiet = job(false);

@@ -126,8 +126,8 @@ TcpSockets::TcpSockets(int rank, const Secret& secret, uint64_t commId,
     e.allowed = filter.matches(nic.name);
     if (e.allowed) {
       try {
-        platform::Socket s =
-            platform::listenTcpInRange(nic.address, 256, options.ports);
+        platform::Socket s = platform::listenTcpInRange(
+            nic.address, stranger_policy::kListenBacklog, options.ports);
         e.address = platform::localAddress(s.fd());
         listening.push_back(std::move(s));
       } catch (const std::exception& x) {
