@@ -224,10 +224,18 @@ Frame BootstrapClient::expect(FrameType type, const char* during) {
                 "(are all ranks started, with the same nranks?)",
                 rank_, during, rootText_.c_str());
   } catch (const platform::ConnectionClosed&) {
+    // Right after the Hello, with no word why: what a root of bootstrap
+    // protocol 1 does with a sealed Hello it cannot read.
+    const bool afterHello = welcome_.peers.empty();
     throw error(mclRemoteError,
                 "rank %d: the rendezvous root at %s closed the connection "
-                "during %s",
-                rank_, rootText_.c_str(), during);
+                "during %s%s",
+                rank_, rootText_.c_str(), during,
+                afterHello ? " without saying why, after this rank's Hello: "
+                             "a root of an older mcl (bootstrap protocol 1) "
+                             "does so, unable to read a sealed Hello; is the "
+                             "same mcl installed on every host?"
+                           : "");
   }
   if (f.type == FrameType::Failure) throwFailure(f);
   if (f.type != type)

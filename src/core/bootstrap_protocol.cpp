@@ -123,9 +123,12 @@ Frame openSealedFrame(Opener& opener, const Frame& sealed,
                       const std::string& peer) {
   if (sealed.type != FrameType::Sealed)
     throw error(mclRemoteError,
-                "%s sent a %s frame in the clear after the handshake: "
-                "something on the path is injecting frames",
-                peer.c_str(), frameTypeName(sealed.type));
+                "%s sent a %s frame in the clear after the handshake: it "
+                "runs an mcl older than this one (bootstrap protocol 1, "
+                "which seals nothing; this one speaks %u: install the same "
+                "mcl on every host), or something on the path is injecting "
+                "frames",
+                peer.c_str(), frameTypeName(sealed.type), kBootstrapProtocol);
   uint8_t header[kHeaderBytes];
   putHeader(header, FrameType::Sealed, sealed.payload.size());
   std::vector<uint8_t> plain;

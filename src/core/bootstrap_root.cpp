@@ -311,6 +311,11 @@ class Root {
     Frame f;
     try {
       while (c.socket.valid() && !finished_ && takeFrame(c.inbox, &f)) {
+        // A Hello in the clear from a rank that proved the secret: an mcl
+        // of bootstrap protocol 1, which sealed nothing. Its job fails
+        // now, saying so, rather than at the timeout.
+        if (c.state == State::AwaitHello && f.type == FrameType::Hello)
+          return refuseUnsealedHello(c, f);
         if (c.state != State::AwaitProof)
           f = openSealedFrame(*c.opener, f, who(c));
         handle(c, f);
@@ -326,6 +331,35 @@ class Root {
                               ": " + e.what());
       }
     }
+  }
+
+  void refuseUnsealedHello(Client& c, const Frame& f) {
+    std::string rank = "a rank at " + c.address;
+    std::string protocol = "an older bootstrap protocol";
+    try {
+      const Hello h = decodeHello(f.payload);
+      rank = "rank " + std::to_string(h.rank) + " (pid " +
+             std::to_string(h.pid) + ", at " + c.address + ")";
+      protocol = "bootstrap protocol " + std::to_string(h.protocol);
+    } catch (const Error&) {
+      // Said without its rank: the message is still the news.
+    }
+    const std::string message =
+        rank + " speaks " + protocol +
+        " (an mcl from before the "
+        "rendezvous was sealed), this root speaks " +
+        std::to_string(kBootstrapProtocol) +
+        ": mixed mcl versions, install the same one on every host";
+    // That rank reads only frames in the clear: it is told in its own
+    // protocol (the message holds nothing secret).
+    try {
+      sendFrame(c.socket.fd(), FrameType::Failure,
+                encode(Failure{mclInvalidUsage, message}),
+                Clock::now() + kSendWindow);
+    } catch (const std::exception&) {
+    }
+    c.socket.close();
+    failAll(mclInvalidUsage, message);
   }
 
   static std::string who(const Client& c) {
@@ -572,8 +606,10 @@ std::vector<platform::SocketAddress> startRendezvousRoot(
     for (int p : ports) {
       try {
         s = p != 0 || address.port() != 0
-                ? platform::listenTcp(withPort(p), 256)
-                : platform::listenTcpInRange(address, 256, range);
+                ? platform::listenTcp(withPort(p),
+                                      stranger_policy::kListenBacklog)
+                : platform::listenTcpInRange(
+                      address, stranger_policy::kListenBacklog, range);
         break;
       } catch (const std::system_error& e) {
         if (p != ports.back()) continue;
