@@ -13,15 +13,17 @@
 #   python `pip wheel .` with GCC 14 for Python 3.13, installed in a venv
 #          beside Debian 13's NumPy 2 and PyTorch 2, and every Python test
 #          run against it (scripts/check-pip.sh full).
-#   scripts/check-trixie.sh [gcc|libcxx|python|all]   (default all)
+#   prepare only makes the Debian 13 root (CI makes it in the background
+#          while its first stages run: it mostly waits on the network).
+#   scripts/check-trixie.sh [gcc|libcxx|python|all|prepare]   (default all)
 # MCLBUILD_CACHE_DIR: where the trixie root is kept (default /var/cache/mcl).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
 case "$what" in
-  gcc | libcxx | python | all) ;;
+  gcc | libcxx | python | all | prepare) ;;
   *)
-    echo "usage: $0 [gcc|libcxx|python|all]" >&2
+    echo "usage: $0 [gcc|libcxx|python|all|prepare]" >&2
     exit 2
     ;;
 esac
@@ -53,6 +55,10 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "${packages[*]}" ]; then
   chroot "$chroot_dir" env DEBIAN_FRONTEND=noninteractive apt-get install \
     -y -qq --no-install-recommends "${packages[@]}" >/dev/null
   echo "${packages[*]}" >"$stamp"
+fi
+if [ "$what" = prepare ]; then
+  echo "check-trixie: the Debian 13 root is ready in $chroot_dir"
+  exit 0
 fi
 
 # The tree is bound at /mcl; shared memory and /proc as on the host.
