@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <new>
 #include <vector>
 
@@ -189,28 +190,39 @@ std::vector<sockaddr_in> listenersInRange(int first, int last) {
     close(fd);
     return found;
   }
-  alignas(nlmsghdr) char reply[16384];
+  // Read field by field (memcpy): the kernel's NLMSG_* macros cast and
+  // compare in ways clang's warnings refuse.
+  auto aligned = [](size_t bytes) { return (bytes + 3) & ~size_t{3}; };
+  const size_t headerBytes = aligned(sizeof(nlmsghdr));
+  char reply[16384];
   bool done = false;
   while (!done) {
     const ssize_t n = recv(fd, reply, sizeof(reply), 0);
     if (n <= 0) break;
-    auto* h = reinterpret_cast<nlmsghdr*>(reply);
-    for (int left = static_cast<int>(n); NLMSG_OK(h, left);
-         h = NLMSG_NEXT(h, left)) {
-      if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
+    const auto got = static_cast<size_t>(n);
+    for (size_t at = 0; at + sizeof(nlmsghdr) <= got;) {
+      nlmsghdr h;
+      memcpy(&h, reply + at, sizeof(h));
+      if (h.nlmsg_len < sizeof(nlmsghdr) || at + h.nlmsg_len > got) break;
+      if (h.nlmsg_type == NLMSG_DONE || h.nlmsg_type == NLMSG_ERROR) {
         done = true;
         break;
       }
-      const auto* socket = static_cast<const inet_diag_msg*>(NLMSG_DATA(h));
-      const int port = ntohs(socket->id.idiag_sport);
-      if (port < first || port > last) continue;
-      sockaddr_in a{};
-      a.sin_family = AF_INET;
-      a.sin_port = socket->id.idiag_sport;
-      a.sin_addr.s_addr = socket->id.idiag_src[0];
-      if (a.sin_addr.s_addr == htonl(INADDR_ANY))
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-      found.push_back(a);
+      inet_diag_msg entry{};
+      if (h.nlmsg_len >= headerBytes + sizeof(entry)) {
+        memcpy(&entry, reply + at + headerBytes, sizeof(entry));
+        const int port = ntohs(entry.id.idiag_sport);
+        if (port >= first && port <= last) {
+          sockaddr_in a{};
+          a.sin_family = AF_INET;
+          a.sin_port = entry.id.idiag_sport;
+          a.sin_addr.s_addr = entry.id.idiag_src[0];
+          if (a.sin_addr.s_addr == htonl(INADDR_ANY))
+            a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+          found.push_back(a);
+        }
+      }
+      at += aligned(h.nlmsg_len);
     }
   }
   close(fd);
