@@ -90,14 +90,26 @@ expect_configure fail "MCL_RDMA=ON, but the SDK" MCLBUILD_MACOS_SDK_VERBS=0 -- \
   -DMCL_RDMA=ON
 
 # --- mcl ---------------------------------------------------------------------
+# Unity (batches of sources as one file): files with a platform branch
+# compile alone (cmake/unity.cmake), the rest is compiled per file by the
+# Linux builds. ccache: the compiler is a wrapper script around the zig
+# named by MCLBUILD_ZIG, so the cache is keyed by Zig's version and the
+# toolchain's files rather than by the wrapper's time stamp.
+source scripts/lib/ccache.sh
+use_ccache macos
+CCACHE_COMPILERCHECK="string:$( (cat "$toolchain" cmake/toolchains/zig-macos/*;
+  "$MCLBUILD_ZIG" version) | sha256sum | cut -c1-16)"
+export CCACHE_COMPILERCHECK
 out=${MCLBUILD_MACOS_BUILD:-build-macos}
 rm -rf "$out" && mkdir -p "$out"
 command -v ninja >/dev/null && generator=(-G Ninja) || generator=()
 if ! cmake -S . -B "$out" "${generator[@]}" -DCMAKE_TOOLCHAIN_FILE="$toolchain" \
+  -DCMAKE_UNITY_BUILD=ON ${ccache_cmake[@]+"${ccache_cmake[@]}"} \
   -DMCL_MACOS_DEPS="$deps" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMCL_WERROR=ON \
   -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O0 -g0 -DNDEBUG" \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O0 -g0 -DNDEBUG" \
-  -DMCL_BUILD_PYTHON=OFF -DMCL_BUILD_FUZZERS=ON -DMCL_FUZZ_OBJECTS_ONLY=ON \
+  -DMCL_BUILD_PYTHON=OFF -DMCL_BUILD_TESTS=ON -DMCL_BUILD_FUZZERS=ON \
+  -DMCL_FUZZ_OBJECTS_ONLY=ON \
   -DCMAKE_GTEST_DISCOVER_TESTS_DISCOVERY_MODE=PRE_TEST \
   -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >"$out/configure.log" 2>&1; then
   cat "$out/configure.log" >&2
@@ -105,6 +117,7 @@ if ! cmake -S . -B "$out" "${generator[@]}" -DCMAKE_TOOLCHAIN_FILE="$toolchain" 
 fi
 grep -E "^-- (macOS|RDMA)|hwloc|Benchmark" "$out/configure.log" || true
 cmake --build "$out" -j "$jobs"
+ccache_summary macos
 
 # Apple's verbs header is not public: the RDMA sources must also compile
 # against its other plausible forms (the verbs marked as macOS 26.2 API; an
@@ -114,6 +127,8 @@ for variant in MCL_VERBS_SHIM_AVAILABILITY MCL_VERBS_SHIM_PLAIN; do
 import json, shlex, subprocess, sys
 commands, variant = json.load(open(sys.argv[1])), sys.argv[2]
 picked = [c for c in commands if "/ibverbs_" in c["file"]]
+if not picked:
+    sys.exit("check-macos: no RDMA source compiled on its own (cmake/unity.cmake)")
 for c in picked:
     args = shlex.split(c["command"])
     args = [a for a in args if a != "-c"]
@@ -127,23 +142,35 @@ PY
 done
 
 # --- What was built ----------------------------------------------------------
-# Every C++ source outside the bindings must have become an object
+# Every C++ source outside the bindings must have been compiled, on its own
+# or in a unity batch, and every compilation must have made its object
 # (perf/baselines: OpenMPI's and Gloo's programs for perf/compare, Linux).
-nm=llvm-nm
-sources=0 missing=0
-while IFS= read -r f; do
-  sources=$((sources + 1))
-  if ! find "$out" -name "$(basename "$f").o" -print -quit | grep -q .; then
-    echo "check-macos: not compiled for macOS: $f" >&2
-    missing=$((missing + 1))
-  fi
-done < <(find src perf tests -name '*.cpp' -not -path 'perf/baselines/*' | sort)
-echo "check-macos: $sources C++ sources, $((sources - missing)) compiled for arm64-apple-macos$(
-  sed -n 's/^CMAKE_OSX_DEPLOYMENT_TARGET:STRING=//p' "$out/CMakeCache.txt")"
-[ "$missing" -eq 0 ] || exit 1
+find src perf tests -name '*.cpp' -not -path 'perf/baselines/*' | sort |
+  python3 - "$out" "$(pwd)" <<'PY'
+import json, os, re, sys
+out, root = sys.argv[1], sys.argv[2]
+wanted = [os.path.join(root, line.strip()) for line in sys.stdin if line.strip()]
+compiled = set()
+for c in json.load(open(os.path.join(out, "compile_commands.json"))):
+    source = os.path.normpath(os.path.join(c["directory"], c["file"]))
+    obj = os.path.join(c["directory"], c["output"])
+    if not os.path.exists(obj):
+        sys.exit(f"check-macos: no object for {source} ({obj})")
+    if "/Unity/unity_" in source:
+        compiled.update(re.findall(r'#include "([^"]+)"', open(source).read()))
+    else:
+        compiled.add(source)
+missing = [w for w in wanted if w not in compiled]
+for m in missing:
+    print(f"check-macos: not compiled for macOS: {os.path.relpath(m, root)}", file=sys.stderr)
+print(f"check-macos: {len(wanted)} C++ sources, {len(wanted) - len(missing)} compiled for arm64-apple-macos"
+      + open(os.path.join(out, "CMakeCache.txt")).read().split("CMAKE_OSX_DEPLOYMENT_TARGET:STRING=")[1].split()[0])
+sys.exit(1 if missing else 0)
+PY
 
 # The programs and the library are Mach-O arm64, and the library exports
 # mcl's API and nothing else.
+nm=llvm-nm
 for f in src/libmcl.dylib bin/mcl-perf bin/mcl-micro tests/unit/mcl-unit-tests \
   tests/integration/mcl-integration-tests tests/faults/mcl-fault-rank; do
   if ! file -L "$out/$f" | grep -q "Mach-O 64-bit.*arm64"; then

@@ -31,6 +31,10 @@ echo "== pip: $("$venv_python" --version), $("$venv_python" -m pip --version | c
   "NumPy $("$venv_python" -c 'import numpy; print(numpy.__version__)')," \
   "PyTorch $("$venv_python" -c 'import torch; print(torch.__version__)' 2>/dev/null || echo none) =="
 
+# ccache through setup.py's CMAKE_ARGS, a cache for each Python.
+source scripts/lib/ccache.sh
+use_ccache "pip-$("$venv_python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+export CMAKE_ARGS="${CMAKE_ARGS:-} ${ccache_cmake[*]+${ccache_cmake[*]}}"
 start=$SECONDS
 if ! MCL_WERROR=1 "$venv_python" -m pip wheel --no-build-isolation --no-deps \
   -w "$work/wheels" . >"$work/wheel.log" 2>&1; then
@@ -39,7 +43,7 @@ if ! MCL_WERROR=1 "$venv_python" -m pip wheel --no-build-isolation --no-deps \
   exit 1
 fi
 wheel=$(ls "$work"/wheels/mcl-*.whl)
-echo "== pip: $(basename "$wheel") built in $((SECONDS - start)) s =="
+echo "== pip: $(basename "$wheel") built in $((SECONDS - start)) s; $(ccache_summary pip) =="
 
 # What the wheel holds: the package's files, and a native module that is
 # stripped (no symbol table, no debug sections) and small.

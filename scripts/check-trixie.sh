@@ -8,8 +8,12 @@
 #          GoogleTest built with libc++ too (Debian's Google Benchmark is
 #          libstdc++'s: perf/micro is left out); the unit and integration
 #          tests run. Then clang-tidy 19's misc-include-cleaner over the
-#          same sources: every standard header a file uses is included by
-#          that file (.clang-tidy-includes).
+#          same sources, file by file (build-includes/, configured only):
+#          every standard header a file uses is included by that file
+#          (.clang-tidy-includes).
+#   Both compilers build unity (batches of files as one; files with a
+#   platform branch alone, cmake/unity.cmake): README's build and the
+#   include check see every file on its own.
 #   python `pip wheel .` with GCC 14 for Python 3.13, installed in a venv
 #          beside Debian 13's NumPy 2 and PyTorch 2, and every Python test
 #          run against it (scripts/check-pip.sh full).
@@ -17,6 +21,9 @@
 #          while its first stages run: it mostly waits on the network).
 #   scripts/check-trixie.sh [gcc|libcxx|python|all|prepare]   (default all)
 # MCLBUILD_CACHE_DIR: where the trixie root is kept (default /var/cache/mcl).
+# MCLBUILD_CCACHE_DIR (CI sets it): ccache's caches, one per build
+# (scripts/lib/ccache.sh), mounted into the root; the include check keeps
+# what it found clean in MCLBUILD_CACHE_DIR/include-check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -43,7 +50,7 @@ packages=(g++ clang libc++-dev libc++abi-dev cmake ninja-build pkg-config
   nlohmann-json3-dev libcli11-dev libhwloc-dev libibverbs-dev python3
   python3-dev python3-numpy pybind11-dev libdlpack-dev ca-certificates clang-tidy
   python3-torch python3-pytest python3-venv python3-pip python3-setuptools
-  python3-wheel python3-pybind11 binutils)
+  python3-wheel python3-pybind11 binutils ccache)
 stamp="$chroot_dir/.mcl-packages"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "${packages[*]}" ]; then
   if [ ! -x "$chroot_dir/usr/bin/apt-get" ]; then
@@ -75,6 +82,17 @@ mount --bind "$(pwd)" "$chroot_dir/mcl" && mounted+=("$chroot_dir/mcl")
 mount -t proc proc "$chroot_dir/proc" && mounted+=("$chroot_dir/proc")
 mount -t tmpfs -o size=8g tmpfs "$chroot_dir/dev/shm" &&
   mounted+=("$chroot_dir/dev/shm")
+# The caches of ccache and of the include check, outside the root.
+ccache_env=""
+if [ -n "${MCLBUILD_CCACHE_DIR:-}" ] && [ "${MCLBUILD_CCACHE:-1}" != 0 ]; then
+  mkdir -p "$MCLBUILD_CCACHE_DIR" "$chroot_dir/ccache"
+  mount --bind "$MCLBUILD_CCACHE_DIR" "$chroot_dir/ccache" &&
+    mounted+=("$chroot_dir/ccache")
+  ccache_env="MCLBUILD_CCACHE_DIR=/ccache CCACHE_BASEDIR=/mcl"
+fi
+mkdir -p "$cache/include-check" "$chroot_dir/include-check-cache"
+mount --bind "$cache/include-check" "$chroot_dir/include-check-cache" &&
+  mounted+=("$chroot_dir/include-check-cache")
 for dev in null zero urandom random; do
   [ -e "$chroot_dir/dev/$dev" ] || { touch "$chroot_dir/dev/$dev" &&
     mount --bind "/dev/$dev" "$chroot_dir/dev/$dev" &&
@@ -83,7 +101,9 @@ done
 
 in_trixie() {
   chroot "$chroot_dir" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
-    LANG=C.UTF-8 bash -euo pipefail -c "cd /mcl && $1"
+    LANG=C.UTF-8 MCLBUILD_CCACHE="${MCLBUILD_CCACHE:-1}" $ccache_env \
+    MCLBUILD_INCLUDE_CHECK_CACHE=/include-check-cache \
+    bash -euo pipefail -c "cd /mcl && source scripts/lib/ccache.sh && $1"
 }
 jobs=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
 # run_tests BUILD LABELS: CTest's summary, or the failures' output at the end.
@@ -98,7 +118,7 @@ run_tests() {
     exit 1
   fi
 }
-common="-G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMCL_WERROR=ON"
+common="-G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMCL_WERROR=ON -DMCL_BUILD_TESTS=ON"
 
 if [ "$what" = gcc ] || [ "$what" = all ]; then
   start=$SECONDS
@@ -106,11 +126,13 @@ if [ "$what" = gcc ] || [ "$what" = all ]; then
   # The Python module is built by the python stage, as pip builds it.
   # -O2 as users build (GCC's flow warnings depend on it), without debug
   # information: a third of the compile time, and nothing here debugs.
-  in_trixie "cmake -S . -B build-gcc14 $common -DCMAKE_C_COMPILER=gcc \
-    -DCMAKE_CXX_COMPILER=g++ -DMCL_BUILD_PYTHON=OFF \
+  in_trixie "use_ccache trixie-gcc14 &&
+    cmake -S . -B build-gcc14 $common -DCMAKE_C_COMPILER=gcc \
+    -DCMAKE_CXX_COMPILER=g++ -DMCL_BUILD_PYTHON=OFF -DCMAKE_UNITY_BUILD=ON \
+    \${ccache_cmake[@]+\"\${ccache_cmake[@]}\"} \
     -DCMAKE_C_FLAGS_RELWITHDEBINFO='-O2 -g0 -DNDEBUG' \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO='-O2 -g0 -DNDEBUG' >/dev/null &&
-    cmake --build build-gcc14 -j $jobs"
+    cmake --build build-gcc14 -j $jobs && ccache_summary trixie-gcc14"
   echo "== trixie GCC: built in $((SECONDS - start)) s =="
   run_tests build-gcc14 unit
   echo "== trixie GCC: built and unit-tested in $((SECONDS - start)) s =="
@@ -133,13 +155,15 @@ if [ "$what" = libcxx ] || [ "$what" = all ]; then
     cmake --install build-libcxx/gtest >/dev/null &&
     touch $deps/.complete; }"
   # -O1: the tests run in reasonable time, the build takes less.
-  in_trixie "cmake -S . -B build-libcxx $common $libcxx \
-    -DCMAKE_C_FLAGS_RELWITHDEBINFO='-O1 -g0' \
+  libcxx_tree="$common $libcxx -DCMAKE_C_FLAGS_RELWITHDEBINFO='-O1 -g0' \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO='-O1 -g0' \
     -DCMAKE_PREFIX_PATH=$deps -DCMAKE_DISABLE_FIND_PACKAGE_benchmark=ON \
-    -DMCL_BUILD_PYTHON=OFF -DMCL_BUILD_FUZZERS=ON -DMCL_FUZZ_OBJECTS_ONLY=ON \
-    -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null &&
-    cmake --build build-libcxx -j $jobs"
+    -DMCL_BUILD_PYTHON=OFF -DMCL_BUILD_FUZZERS=ON \
+    -DMCL_FUZZ_OBJECTS_ONLY=ON -DCMAKE_EXPORT_COMPILE_COMMANDS=ON"
+  in_trixie "use_ccache trixie-libcxx &&
+    cmake -S . -B build-libcxx $libcxx_tree -DCMAKE_UNITY_BUILD=ON \
+    \${ccache_cmake[@]+\"\${ccache_cmake[@]}\"} >/dev/null &&
+    cmake --build build-libcxx -j $jobs && ccache_summary trixie-libcxx"
   echo "== trixie libc++: built in $((SECONDS - start)) s =="
   in_trixie "ldd build-libcxx/tests/unit/mcl-unit-tests | grep -q 'libc++.so' &&
     ! ldd build-libcxx/tests/unit/mcl-unit-tests | grep -q 'libstdc++'" || {
@@ -152,7 +176,8 @@ fi
 
 if [ "$what" = libcxx ] || [ "$what" = all ]; then
   start=$SECONDS
-  in_trixie "scripts/lib/missing-includes.sh build-libcxx"
+  in_trixie "cmake -S . -B build-includes $libcxx_tree >/dev/null &&
+    scripts/lib/missing-includes.sh build-includes"
   echo "== includes: checked in $((SECONDS - start)) s =="
 fi
 

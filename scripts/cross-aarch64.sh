@@ -53,18 +53,25 @@ jobs=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
 
 # -O2 as in the RelWithDebInfo build (the kernels' loops are shaped for what
 # GCC vectorizes at -O2), without -g: debug info is 40% of the compile time.
-# Its output goes to a log, shown on failure: hwloc's absence is expected.
+# Unity: the files with an arm64 branch (the kernels) compile alone
+# (cmake/unity.cmake). Its output goes to a log, shown on failure: hwloc's
+# absence is expected.
+source scripts/lib/ccache.sh
+use_ccache aarch64
 mkdir -p "$build"
 cmake -S . -B "$build" "${generator[@]}" \
+  -DCMAKE_UNITY_BUILD=ON ${ccache_cmake[@]+"${ccache_cmake[@]}"} \
   -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/$triplet.cmake \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" \
   -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" \
-  -DMCL_BUILD_PERF=OFF -DMCL_BUILD_PYTHON=OFF -DMCL_WERROR="$werror" \
+  -DMCL_BUILD_PERF=OFF -DMCL_BUILD_PYTHON=OFF -DMCL_BUILD_TESTS=ON \
+  -DMCL_WERROR="$werror" \
   >"$build/configure.log" 2>&1 || { cat "$build/configure.log" >&2; exit 1; }
 # Only the unit tests (the kernels' tests among them): the integration tests
 # start real processes talking over sockets and shared memory.
 cmake --build "$build" -j "$jobs" --target mcl-unit-tests
+ccache_summary aarch64
 
 # Excluded under qemu, for qemu's sake (they pass on real arm64):
 #  - RunCommand.MissingProgramIsNotStarted: qemu-user runs the

@@ -1,44 +1,54 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets with clang (in build-fuzz/) and runs each for
-# a bounded time, starting from the committed corpus in tests/fuzz/corpus.
-# New inputs go to a scratch directory, so the committed corpus only grows
-# by hand. Exit status non-zero when a target crashes or fails to build.
+# Runs each libFuzzer target for a bounded time, starting from the committed
+# corpus in tests/fuzz/corpus, as many at once as there are cores. The
+# targets are built in the AddressSanitizer tree (build-asan/, with clang:
+# scripts/lib/sanitized-build.sh), whose objects carry libFuzzer's coverage:
+# a tree scripts/sanitize.sh has built is used as it is. New inputs go to a
+# scratch directory, so the committed corpus only grows by hand. Exit status
+# non-zero when a target crashes or fails to build.
 #   scripts/fuzz.sh [SECONDS_PER_TARGET]   (default 20)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-20}
-# One per parser of outside input; tests/fuzz/CMakeLists.txt builds the same.
-targets=(topology_json system_profiler networksetup thunderbolt_sysfs
-  bootstrap_messages tcp_wire shm_wire rdma_wire unique_id algo_spec
-  socket_ifname init_details device_details macos_tools)
 
 if ! command -v clang++ >/dev/null; then
-  echo "fuzz: clang++ not found (apt-get install clang, or scripts/install-deps.sh)" >&2
+  echo "fuzz: clang++ not found (apt-get install clang, or scripts/install-deps.sh test)" >&2
   # CI must fuzz; by hand, say so and go on.
   if [ "${CI:-}" = true ] || [ "${MCL_WERROR:-}" = 1 ]; then exit 1; fi
   exit 0
 fi
-CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMCL_BUILD_FUZZERS=ON \
-  -DMCL_BUILD_PERF=OFF -DMCL_WERROR="${MCL_WERROR:-OFF}" >/dev/null
-ninja -C build-fuzz "${targets[@]/#/fuzz_}"
+source scripts/lib/sanitized-build.sh
+sanitized_build asan "${fuzz_targets[@]/#/fuzz_}"
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-for t in "${targets[@]}"; do
+# fuzz_one TARGET: runs it, prints its totals; on a failure its log and
+# the input that failed, and exit status 1.
+fuzz_one() {
+  local t=$1 status=0 f
   mkdir -p "$scratch/$t"
-  echo "== fuzz_$t: ${seconds} s =="
   # -rss_limit and -timeout turn runaway memory or time into failures.
-  status=0
-  build-fuzz/fuzz/fuzz_"$t" "$scratch/$t" "tests/fuzz/corpus/$t" \
+  build-asan/fuzz/fuzz_"$t" "$scratch/$t" "tests/fuzz/corpus/$t" \
     -max_total_time="$seconds" -timeout=5 -rss_limit_mb=1024 \
     -artifact_prefix="$scratch/$t-" -print_final_stats=1 \
     >"$scratch/$t.log" 2>&1 || status=$?
-  grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units)" "$scratch/$t.log" || true
+  {
+    echo "== fuzz_$t: ${seconds} s =="
+    grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units)" "$scratch/$t.log" || true
+  } >"$scratch/$t.summary"
   if [ "$status" -ne 0 ]; then
-    cat "$scratch/$t.log" >&2
-    echo "fuzz_$t FAILED (status $status); the input that failed:" >&2
-    for f in "$scratch/$t-"*; do [ -e "$f" ] && od -c "$f" | head -20 >&2; done
-    exit 1
+    {
+      cat "$scratch/$t.log"
+      echo "fuzz_$t FAILED (status $status); the input that failed:"
+      for f in "$scratch/$t-"*; do [ -e "$f" ] && od -c "$f" | head -20; done
+    } >>"$scratch/$t.summary"
+    return 1
   fi
-done
+}
+export -f fuzz_one
+export scratch seconds
+failed=0
+printf '%s\n' "${fuzz_targets[@]}" |
+  xargs -P "$jobs" -I{} bash -c 'fuzz_one {}' || failed=1
+for t in "${fuzz_targets[@]}"; do cat "$scratch/$t.summary"; done
+exit "$failed"

@@ -3,7 +3,9 @@
 #   asan  build-asan/: AddressSanitizer + UndefinedBehaviorSanitizer +
 #         LeakSanitizer on every unit and integration test. Forked ranks
 #         check for leaks before they exit (tests/integration/multiprocess),
-#         and the init/destroy tests run 1000 cycles per transport.
+#         and the init/destroy tests run 1000 cycles per transport. The
+#         same objects carry libFuzzer's coverage, and the fuzz targets
+#         are linked here too: scripts/fuzz.sh runs them from this build.
 #   tsan  build-tsan/: ThreadSanitizer on the tests that run threads (below).
 #   scripts/sanitize.sh [asan|tsan|all]   (default all)
 # Exit status non-zero on any test failure or sanitizer report.
@@ -19,43 +21,13 @@ case "$what" in
     ;;
 esac
 
-generator=()
-if command -v ninja >/dev/null; then generator=(-G Ninja); fi
-werror=OFF
-if [ "${MCL_WERROR:-0}" = 1 ] || [ "${CI:-}" = true ]; then werror=ON; fi
-jobs=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
-# clang when there is one (scripts/install-deps.sh installs it for the
-# fuzzers): it compiles the ASan+UBSan build in about 55% of GCC's time.
-compiler=()
-if command -v clang++ >/dev/null; then
-  compiler=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++)
-fi
+source scripts/lib/sanitized-build.sh
 
 # Reports also go to files (log_path), so that one in a process whose exit
 # status nobody checks still fails the run; each run gets a fresh directory.
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 status=0
-
-# Configures build-<kind> and builds the given test executables. -O1 -g1:
-# fast enough to run, and line tables are all a report's stack needs.
-# Without mcl-perf (it adds a fifth to the build) and the Python bindings
-# (they would not load into an uninstrumented python3): the integration
-# tests that run mcl-perf are left out of the build then.
-build() {
-  local kind=$1 sanitizers=$2
-  shift 2
-  local start=$SECONDS
-  echo "== build-$kind: -fsanitize=$sanitizers =="
-  cmake -S . -B "build-$kind" ${generator[@]+"${generator[@]}"} \
-    ${compiler[@]+"${compiler[@]}"} -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
-    -DMCL_SANITIZE="$sanitizers" -DMCL_BUILD_PERF=OFF \
-    -DMCL_BUILD_PYTHON=OFF -DMCL_WERROR="$werror" >/dev/null
-  cmake --build "build-$kind" -j "$jobs" --target "$@"
-  echo "== build-$kind: built in $((SECONDS - start)) s =="
-}
 
 # Prints the reports of one run and fails the script when there are any.
 check_reports() {
@@ -90,8 +62,8 @@ run_unit_shards() {
 }
 
 run_asan() {
-  build asan address,undefined mcl-unit-tests mcl-integration-tests \
-    mcl-nccl-port-c mcl-nccl-port-cpp
+  sanitized_build asan mcl-unit-tests mcl-integration-tests \
+    mcl-nccl-port-c mcl-nccl-port-cpp "${fuzz_targets[@]/#/fuzz_}"
   local start=$SECONDS
   # detect_leaks: LeakSanitizer at every exit. halt_on_error (and
   # -fno-sanitize-recover=undefined): the first report ends the process,
@@ -128,7 +100,7 @@ tsan_tests+='|Lifecycle\.|Lifecycle/ThousandInitDestroyCycles\.LeakNothing/tcp'
 tsan_tests+='|BadSetupInput\.LastErrorIsPerThread|InitModes\.)'
 
 run_tsan() {
-  build tsan thread mcl-integration-tests
+  sanitized_build tsan mcl-integration-tests
   local start=$SECONDS
   export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:log_path=$logs/tsan"
   ctest --test-dir build-tsan -L '^integration$' -R "$tsan_tests" \

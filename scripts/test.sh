@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
-# Runs the whole test suite of an existing build (scripts/setup.sh makes it):
-# unit tests and multi-process integration tests, through CTest.
+# README's second command, after scripts/setup.sh: installs what the tests
+# need, builds them in build/ (everything scripts/setup.sh did not) and runs
+# the whole test suite through CTest: unit tests, multi-process integration
+# tests, Python tests and, as root, the multi-host and fault tests in
+# network namespaces. Arguments go to ctest (-R NAME, -L LABEL, ...).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-jobs=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
+
+scripts/install-deps.sh test
+source scripts/lib/configure.sh
+configure_build -DMCL_BUILD_TESTS=ON
+cmake --build build -j "$jobs"
 if ctest --test-dir build --output-on-failure --timeout 600 -j "$jobs" "$@"; then
   exit 0
 fi

@@ -4,6 +4,11 @@
 # source of a build's compile_commands.json; exit status 1 when there is any.
 # Only missing includes: clang-tidy 19 cannot be told to skip the unused
 # ones, and an include unused on this platform may serve another's branch.
+# MCLBUILD_INCLUDE_CHECK_CACHE: a directory where each file found clean is
+# remembered under a key of everything its verdict depends on (clang-tidy's
+# version and configuration, the file's command and text, every header of
+# the tree, the system's installed packages): a later run checks only what
+# changed. A missing or unreadable entry only means the file is checked.
 #   scripts/lib/missing-includes.sh BUILD_DIR
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -13,7 +18,7 @@ jobs=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
 # only), each with the flags of a source beside it: a compilation database
 # of its own in BUILD/include-check.
 python3 - "$build" <<'PY'
-import json, os, shlex, sys
+import hashlib, json, os, shlex, sys
 build = sys.argv[1]
 commands = [c for c in json.load(open(os.path.join(build, "compile_commands.json")))
             if "/deps/" not in c["file"]]
@@ -45,14 +50,48 @@ for d in sorted(header_dirs):
             h = os.path.join(d, name)
             headers.append({"directory": c["directory"], "file": h,
                             "arguments": keep + ["-x", "c++-header", h]})
+# The result cache: keys of the files found clean before are skipped.
+cache = os.environ.get("MCLBUILD_INCLUDE_CHECK_CACHE", "")
+def digest(*parts):
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part if isinstance(part, bytes) else str(part).encode())
+        h.update(b"\0")
+    return h.hexdigest()
+keys = {}
+if cache:
+    import subprocess
+    tidy = subprocess.run(["clang-tidy", "--version"], capture_output=True).stdout
+    packages = subprocess.run(["dpkg-query", "-W"], capture_output=True).stdout
+    tree = hashlib.sha256()
+    for d in sorted(header_dirs):
+        for name in sorted(os.listdir(d)):
+            if name.endswith((".h", ".hpp")):
+                tree.update(name.encode() + open(os.path.join(d, name), "rb").read())
+    common = digest(tidy, open(".clang-tidy-includes", "rb").read(), packages,
+                    tree.hexdigest())
+    for c in commands + headers:
+        args = c["arguments"] if "arguments" in c else shlex.split(c["command"])
+        keys[c["file"]] = digest(common, c["file"], " ".join(args),
+                                 open(c["file"], "rb").read())
+def unchecked(files):
+    return [f for f in files
+            if not (cache and os.path.exists(os.path.join(cache, keys[f])))]
 os.makedirs(os.path.join(build, "include-check"), exist_ok=True)
 json.dump(headers, open(os.path.join(build, "include-check", "compile_commands.json"), "w"))
+sources = sorted({c["file"] for c in commands})
 with open(os.path.join(build, "include-check-files.txt"), "w") as f:
-    f.write("\n".join(sorted({c["file"] for c in commands})) + "\n")
+    f.write("".join(n + "\n" for n in unchecked(sources)))
 with open(os.path.join(build, "include-check-headers.txt"), "w") as f:
-    f.write("\n".join(h["file"] for h in headers) + "\n")
+    f.write("".join(n + "\n" for n in unchecked([h["file"] for h in headers])))
+with open(os.path.join(build, "include-check-keys.json"), "w") as f:
+    json.dump(keys, f)
+print(f"missing-includes: {len(sources) + len(headers)} sources and headers,"
+      f" {len(sources) + len(headers) - len(unchecked(sources)) - len(unchecked([h['file'] for h in headers]))}"
+      " known clean from an earlier run")
 PY
 tidy() {  # tidy DATABASE_DIR FILE_LIST
+  [ -s "$2" ] || return 0
   xargs -P "$jobs" -n 8 clang-tidy --quiet --config-file=.clang-tidy-includes \
     -p "$1" <"$2" 2>/dev/null | grep -A2 'no header providing' || true
 }
@@ -60,7 +99,22 @@ tidy() {  # tidy DATABASE_DIR FILE_LIST
   tidy "$build" "$build/include-check-files.txt"
   tidy "$build/include-check" "$build/include-check-headers.txt"
 } >"$build/missing-includes.txt"
-count=$(cat "$build/include-check-files.txt" "$build/include-check-headers.txt" | wc -l)
+count=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))))' \
+  "$build/include-check-keys.json")
+# Remember the files checked now and found clean (none is named in a finding).
+if [ -n "${MCLBUILD_INCLUDE_CHECK_CACHE:-}" ]; then
+  python3 - "$build" "$MCLBUILD_INCLUDE_CHECK_CACHE" <<'PY' || true
+import json, os, sys
+build, cache = sys.argv[1], sys.argv[2]
+keys = json.load(open(os.path.join(build, "include-check-keys.json")))
+findings = open(os.path.join(build, "missing-includes.txt")).read()
+os.makedirs(cache, exist_ok=True)
+for name in ("include-check-files.txt", "include-check-headers.txt"):
+    for f in open(os.path.join(build, name)).read().split():
+        if f + ":" not in findings:
+            open(os.path.join(cache, keys[f]), "w").close()
+PY
+fi
 if [ -s "$build/missing-includes.txt" ]; then
   cat "$build/missing-includes.txt"
   echo "missing-includes: standard headers used but not included (above):" \

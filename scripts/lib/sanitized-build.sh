@@ -1,0 +1,53 @@
+# Sourced by scripts/sanitize.sh and scripts/fuzz.sh: configures and builds
+# the sanitized trees with clang when there is one (scripts/install-deps.sh
+# installs it for the fuzzers; it compiles the ASan+UBSan build in about
+# 55% of GCC's time).
+#   sanitized_build asan|tsan TARGET...
+#     asan  build-asan/: -fsanitize=address,undefined, and libFuzzer's
+#           coverage on every object (with clang): the fuzz targets link here
+#     tsan  build-tsan/: -fsanitize=thread
+# -O1 -g1: fast enough to run, and line tables are all a report's stack
+# needs. Without mcl-perf (it adds a fifth to the build) and the Python
+# bindings (they would not load into an uninstrumented python3): the
+# integration tests that run mcl-perf are left out of the build then.
+# MCL_WERROR=1 (CI sets it) makes warnings errors, as in scripts/setup.sh.
+source "$(dirname "${BASH_SOURCE[0]}")/ccache.sh"
+jobs=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
+# One per parser of outside input; tests/fuzz/CMakeLists.txt builds the same.
+fuzz_targets=(topology_json system_profiler networksetup thunderbolt_sysfs
+  bootstrap_messages tcp_wire shm_wire rdma_wire unique_id algo_spec
+  socket_ifname init_details device_details macos_tools)
+
+sanitized_build() {
+  local kind=$1 start=$SECONDS sanitizers fuzzers=OFF
+  shift
+  local generator=() werror=OFF compiler=()
+  if command -v ninja >/dev/null; then generator=(-G Ninja); fi
+  if [ "${MCL_WERROR:-0}" = 1 ] || [ "${CI:-}" = true ]; then werror=ON; fi
+  if command -v clang++ >/dev/null; then
+    compiler=(-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++)
+  fi
+  case "$kind" in
+    asan)
+      sanitizers=address,undefined
+      [ ${#compiler[@]} -gt 0 ] && fuzzers=ON
+      ;;
+    tsan) sanitizers=thread ;;
+  esac
+  if [ "$fuzzers" = OFF ]; then
+    local wanted=() t
+    for t in "$@"; do [[ "$t" == fuzz_* ]] || wanted+=("$t"); done
+    set -- "${wanted[@]}"
+  fi
+  use_ccache "$kind"
+  echo "== build-$kind: -fsanitize=$sanitizers =="
+  cmake -S . -B "build-$kind" ${generator[@]+"${generator[@]}"} \
+    ${compiler[@]+"${compiler[@]}"} -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
+    -DMCL_SANITIZE="$sanitizers" -DMCL_BUILD_FUZZERS="$fuzzers" \
+    -DMCL_BUILD_PERF=OFF -DMCL_BUILD_PYTHON=OFF -DMCL_BUILD_TESTS=ON \
+    -DMCL_WERROR="$werror" ${ccache_cmake[@]+"${ccache_cmake[@]}"} >/dev/null
+  cmake --build "build-$kind" -j "$jobs" --target "$@"
+  echo "== build-$kind: built in $((SECONDS - start)) s; $(ccache_summary "$kind") =="
+}
