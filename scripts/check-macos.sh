@@ -145,15 +145,25 @@ done
 # Every C++ source outside the bindings must have been compiled, on its own
 # or in a unity batch, and every compilation must have made its object
 # (perf/baselines: OpenMPI's and Gloo's programs for perf/compare, Linux).
-find src perf tests -name '*.cpp' -not -path 'perf/baselines/*' | sort |
-  python3 - "$out" "$(pwd)" <<'PY'
+python3 - "$out" "$(pwd)" <<'PY'
 import json, os, re, sys
 out, root = sys.argv[1], sys.argv[2]
-wanted = [os.path.join(root, line.strip()) for line in sys.stdin if line.strip()]
+wanted = sorted(os.path.join(root, d, f)
+                for top in ("src", "perf", "tests")
+                for d, _, files in os.walk(top)
+                if not d.startswith("perf/baselines")
+                for f in files if f.endswith(".cpp"))
 compiled = set()
 for c in json.load(open(os.path.join(out, "compile_commands.json"))):
     source = os.path.normpath(os.path.join(c["directory"], c["file"]))
-    obj = os.path.join(c["directory"], c["output"])
+    # "output" is there from CMake 3.20 on some generators only: else the
+    # command's -o names the object.
+    if "output" in c:
+        output = c["output"]
+    else:
+        args = c["command"].split()
+        output = args[args.index("-o") + 1]
+    obj = os.path.join(c["directory"], output)
     if not os.path.exists(obj):
         sys.exit(f"check-macos: no object for {source} ({obj})")
     if "/Unity/unity_" in source:

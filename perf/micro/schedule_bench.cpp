@@ -72,17 +72,21 @@ void allReduceSteps(benchmark::State& state, mcl::Algorithm algorithm) {
   state.counters["steps"] = double(stepCount);
 }
 
-void sizes(benchmark::internal::Benchmark* b) {
+void scheduleShapes(benchmark::internal::Benchmark* b) {
   for (int nranks : {2, 4, 8})
     for (int64_t bytes : {8, 64 << 10, 64 << 20}) b->Args({nranks, bytes});
 }
 
-BENCHMARK_CAPTURE(allReduceSteps, auto, mcl::Algorithm::Auto) -> Apply(sizes);
-BENCHMARK_CAPTURE(allReduceSteps, ring, mcl::Algorithm::Ring)->Apply(sizes);
-BENCHMARK_CAPTURE(allReduceSteps, tree, mcl::Algorithm::Tree)->Apply(sizes);
-BENCHMARK_CAPTURE(allReduceSteps, direct, mcl::Algorithm::Direct)->Apply(sizes);
+BENCHMARK_CAPTURE(allReduceSteps, auto, mcl::Algorithm::Auto)
+    -> Apply(scheduleShapes);
+BENCHMARK_CAPTURE(allReduceSteps, ring, mcl::Algorithm::Ring)
+    ->Apply(scheduleShapes);
+BENCHMARK_CAPTURE(allReduceSteps, tree, mcl::Algorithm::Tree)
+    ->Apply(scheduleShapes);
+BENCHMARK_CAPTURE(allReduceSteps, direct, mcl::Algorithm::Direct)
+    ->Apply(scheduleShapes);
 BENCHMARK_CAPTURE(allReduceSteps, halving_doubling,
                   mcl::Algorithm::HalvingDoubling)
-    ->Apply(sizes);
+    ->Apply(scheduleShapes);
 
 }  // namespace

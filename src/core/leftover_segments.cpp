@@ -15,13 +15,12 @@
 namespace mcl {
 
 void removeLeftoverSegments() {
-  using Clock = std::chrono::steady_clock;
   static std::mutex mutex;
-  static Clock::time_point last;
+  static std::chrono::steady_clock::time_point last;
   static int sweptBy = 0;  // the pid: a forked child sweeps afresh
   {
     std::lock_guard<std::mutex> lock(mutex);
-    const Clock::time_point now = Clock::now();
+    const auto now = std::chrono::steady_clock::now();
     if (sweptBy == getpid() && now - last < std::chrono::seconds(10)) return;
     sweptBy = getpid();
     last = now;

@@ -38,7 +38,7 @@ FABRIC = os.path.abspath(os.path.join(os.path.dirname(__file__), "..",
 SECRET = secrets.token_hex(16)  # random: a secret in a script is public
 NRANKS = 3
 TIMEOUT = 3    # MCL_TIMEOUT of the jobs, seconds
-SLACK = 3.0    # what detection may add to it on a busy 2-core machine
+SLACK = 6.0    # what detection may add to it on a 2-core machine under load
 VICTIM = 1
 
 pytestmark = pytest.mark.skipif(not os.path.exists(RANK),
@@ -214,9 +214,10 @@ def check_survivor(job, rank, r, struck, timeout, bound=None, says=None):
     assert r["error_code"] != "no error", f"rank {rank} saw no error:\n{out}"
     assert "wrong_result" not in r, out
     if job.plan == "abort_thread":
-        # The abort ends the waiting call at once, long before MCL_TIMEOUT.
+        # The abort ends the waiting call at once (milliseconds on a quiet
+        # machine), long before MCL_TIMEOUT (60 s).
         assert r["aborted_at"] > 0, out
-        assert r["error_at"] - r["aborted_at"] < 1.0, out
+        assert r["error_at"] - r["aborted_at"] < 10, out
         assert r["error_code"].startswith("remote error"), out
     else:
         waited = r["error_at"] - struck
@@ -315,13 +316,15 @@ def test_fault_between_namespaces_over_tcp(netns_hosts, plan):
 
 # The side channel (MCL_PEER_TIMEOUT) over the emulated fabric, where UC
 # itself says nothing: MCL_TIMEOUT is a minute, so only the side channel can
-# end the survivors' wait in time.
+# end the survivors' wait well before it (a death within about a second, a
+# stopped peer after PEER_TIMEOUT on a quiet machine; the bounds leave room
+# for a loaded one, and `says` names the mechanism).
 PEER_TIMEOUT = 3
 
 
 @pytest.mark.parametrize("plan,bound,says", [
-    ("kill_during", 1.0 + 0.5, "rank 1's process died"),
-    ("stop", PEER_TIMEOUT + 2.0, "rank 1 stopped answering"),
+    ("kill_during", 10.0, "rank 1's process died"),
+    ("stop", PEER_TIMEOUT + 10.0, "rank 1 stopped answering"),
 ])
 def test_silent_peer_over_the_emulated_fabric(plan, bound, says):
     run_case(LocalHosts(), "rdma", plan, timeout=60,

@@ -19,8 +19,8 @@
 namespace mcl::test {
 namespace {
 
-constexpr auto kBound = std::chrono::seconds(30);
-constexpr int kTimeout = 5;
+constexpr auto kSetupBound = std::chrono::seconds(30);
+constexpr int kSetupTimeout = 5;
 const char* const kSecret = "00112233445566778899aabbccddeeff";
 
 std::string idText(const std::string& rest) { return "mcl1:" + rest; }
@@ -170,7 +170,7 @@ TEST(BadSetupInput, BadConfigIsRejectedBeforeJoining) {
     tryInit(c, "transport ''", {"transport ''"});
     // None of that reached the root: a good config still joins.
     c = MCL_CONFIG_INITIALIZER;
-    c.timeoutSeconds = kTimeout;
+    c.timeoutSeconds = kSetupTimeout;
     c.transport = "shm";
     c.commName = "good";
     mclComm_t comm = nullptr;
@@ -180,7 +180,7 @@ TEST(BadSetupInput, BadConfigIsRejectedBeforeJoining) {
     expectAllReduceWorks(ctx, comm, "bad configs");
     ctx.ok(mclCommDestroy(comm), "mclCommDestroy");
   };
-  EXPECT_TRUE(runRanks(1, body, kBound));
+  EXPECT_TRUE(runRanks(1, body, kSetupBound));
 }
 
 TEST(BadSetupInput, InitRankOrSizeOutOfRange) {
@@ -204,22 +204,22 @@ TEST(BadSetupInput, InitRankOrSizeOutOfRange) {
     mclComm_t comm = nullptr;
     expectError(ctx, mclCommInitRank(&comm, 1, zeros, 0), mclInvalidArgument,
                 "all-zero unique id", {"not a unique id"});
-    comm = initComm(ctx, kTimeout);
+    comm = initComm(ctx, kSetupTimeout);
     if (comm == nullptr) return;
     expectAllReduceWorks(ctx, comm, "bad init arguments");
     ctx.ok(mclCommDestroy(comm), "mclCommDestroy");
   };
-  EXPECT_TRUE(runRanks(1, body, kBound));
+  EXPECT_TRUE(runRanks(1, body, kSetupBound));
 }
 
 TEST(BadSetupInput, DestroyedCommunicatorHandle) {
   mclUniqueId second;
   ASSERT_EQ(mclGetUniqueId(&second), mclSuccess);
   auto body = [&](RankContext& ctx) {
-    mclComm_t stale = initComm(ctx, kTimeout);
+    mclComm_t stale = initComm(ctx, kSetupTimeout);
     if (stale == nullptr) return;
     mclConfig_t config = MCL_CONFIG_INITIALIZER;
-    config.timeoutSeconds = kTimeout;
+    config.timeoutSeconds = kSetupTimeout;
     mclComm_t live = nullptr;
     if (!ctx.ok(mclCommInitRankConfig(&live, ctx.nranks(), second, ctx.rank(),
                                       &config),
@@ -249,12 +249,12 @@ TEST(BadSetupInput, DestroyedCommunicatorHandle) {
                    {gone});
     ctx.ok(mclCommDestroy(live), "mclCommDestroy");
   };
-  EXPECT_TRUE(runRanks(2, body, kBound));
+  EXPECT_TRUE(runRanks(2, body, kSetupBound));
 }
 
 TEST(BadSetupInput, GroupEndWithoutGroupStart) {
   auto body = [](RankContext& ctx) {
-    mclComm_t comm = initComm(ctx, kTimeout);
+    mclComm_t comm = initComm(ctx, kSetupTimeout);
     if (comm == nullptr) return;
     expectError(ctx, mclGroupEnd(), mclInvalidUsage, "lone mclGroupEnd",
                 {"mclGroupEnd", "without mclGroupStart"});
@@ -272,12 +272,12 @@ TEST(BadSetupInput, GroupEndWithoutGroupStart) {
     expectAllReduceWorks(ctx, comm, "an unmatched mclGroupEnd");
     ctx.ok(mclCommDestroy(comm), "mclCommDestroy");
   };
-  EXPECT_TRUE(runRanks(1, body, kBound));
+  EXPECT_TRUE(runRanks(1, body, kSetupBound));
 }
 
 TEST(BadSetupInput, StaleStreamHandle) {
   auto body = [](RankContext& ctx) {
-    mclComm_t comm = initComm(ctx, kTimeout);
+    mclComm_t comm = initComm(ctx, kSetupTimeout);
     if (comm == nullptr) return;
     mclStream_t stream = nullptr;
     if (!ctx.ok(mclStreamCreate(&stream), "mclStreamCreate")) return;
@@ -298,7 +298,7 @@ TEST(BadSetupInput, StaleStreamHandle) {
     ctx.ok(mclStreamQuery(nullptr), "mclStreamQuery(NULL)");
     ctx.ok(mclCommDestroy(comm), "mclCommDestroy");
   };
-  EXPECT_TRUE(runRanks(1, body, kBound));
+  EXPECT_TRUE(runRanks(1, body, kSetupBound));
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "baton.h"
 #include "expect_error.h"
 #include "multiprocess.h"
 
@@ -56,7 +57,7 @@ TEST_P(Farewell, AbortedRankEndsItsPeersWaitAtOnce) {
                              mclSum, comm, nullptr),
                 mclRemoteError, "all-reduce with an aborted rank 0",
                 {"peer rank 0", "aborted the communicator (mclCommAbort)"});
-    if (secondsSince(start) > 5)
+    if (secondsSince(start) > 10)
       ctx.fail("took %.1f s (the timeout is 60 s)", secondsSince(start));
     mclCommAbort(comm);
   }));
@@ -64,6 +65,7 @@ TEST_P(Farewell, AbortedRankEndsItsPeersWaitAtOnce) {
 
 TEST_P(Farewell, FailedRankTellsItsPeersTheFirstFailure) {
   const char* transport = GetParam();
+  Baton baton;
   ASSERT_TRUE(runRanks(3, [&](RankContext& ctx) {
     // Rank 0 gives up after 1 s without progress; the others would wait 60.
     mclComm_t comm = initWithTimeout(ctx, transport, ctx.rank() == 0 ? 1 : 60);
@@ -74,19 +76,25 @@ TEST_P(Farewell, FailedRankTellsItsPeersTheFirstFailure) {
                   mclAllReduce(data.data(), data.data(), data.size(),
                                mclFloat32, mclSum, comm, nullptr),
                   mclTimeout, "rank 0's all-reduce", {"MCL_TIMEOUT"});
-      usleep(3000 * 1000);  // alive, its communicator failed, not closed
+      baton.pass("rank 0 gave up");
+      // Alive, its communicator failed, not closed, until the others saw it.
+      for (const char* other : {"rank 1 done", "rank 2 done"})
+        if (!baton.await(other)) ctx.fail("%s: not within 60 s", other);
       mclCommAbort(comm);
       return;
     }
-    usleep(2000 * 1000);  // come after rank 0 gave up
+    if (!baton.await("rank 0 gave up"))  // come after rank 0 gave up
+      ctx.fail("rank 0 did not give up within 60 s");
     const auto start = Clock::now();
     expectError(ctx,
                 mclAllReduce(data.data(), data.data(), data.size(), mclFloat32,
                              mclSum, comm, nullptr),
                 mclRemoteError, "all-reduce after rank 0 gave up",
                 {"peer rank 0", "gave up", "no progress for 1 s"});
-    if (secondsSince(start) > 2)
+    // At once (milliseconds on a quiet machine), not after the timeout.
+    if (secondsSince(start) > 10)
       ctx.fail("took %.1f s (the timeout is 60 s)", secondsSince(start));
+    baton.pass("rank " + std::to_string(ctx.rank()) + " done");
     mclCommAbort(comm);
   }));
 }
@@ -97,12 +105,14 @@ TEST_P(Farewell, FailedRankTellsItsPeersTheFirstFailure) {
 // farewell of the rank it waited on before it blames that one.
 TEST_P(Farewell, StalledRankIsNamedByEveryRankThatWaits) {
   const char* transport = GetParam();
+  Baton baton;
   ASSERT_TRUE(runRanks(3, [&](RankContext& ctx) {
     mclComm_t comm = initWithTimeout(ctx, transport, 1);
     if (comm == nullptr) return;
     std::vector<float> data(1 << 16, 1.0f);
     if (ctx.rank() == 1) {
-      usleep(3000 * 1000);
+      for (const char* other : {"rank 0 done", "rank 2 done"})
+        if (!baton.await(other)) ctx.fail("%s: not within 60 s", other);
       mclCommAbort(comm);
       return;
     }
@@ -117,6 +127,7 @@ TEST_P(Farewell, StalledRankIsNamedByEveryRankThatWaits) {
       ctx.fail("code %d: %s", static_cast<int>(r), message.c_str());
     else if (message.find("rank 1") == std::string::npos)
       ctx.fail("the error does not name rank 1: %s", message.c_str());
+    baton.pass("rank " + std::to_string(ctx.rank()) + " done");
     mclCommAbort(comm);
   }));
 }
@@ -128,12 +139,14 @@ TEST_P(Farewell, StalledRankIsNamedByEveryRankThatWaits) {
 TEST_P(Farewell, EveryRankLeadsToTheStalledOne) {
   const char* transport = GetParam();
   setenv("MCL_ALGO", "allreduce:ring", 1);
+  Baton baton;
   ASSERT_TRUE(runRanks(4, [&](RankContext& ctx) {
     mclComm_t comm = initWithTimeout(ctx, transport, ctx.rank() == 0 ? 1 : 60);
     if (comm == nullptr) return;
     std::vector<float> data(1 << 16, 1.0f);
     if (ctx.rank() == 2) {
-      usleep(4000 * 1000);
+      for (const char* other : {"rank 0 done", "rank 1 done", "rank 3 done"})
+        if (!baton.await(other)) ctx.fail("%s: not within 60 s", other);
       mclCommAbort(comm);
       return;
     }
@@ -144,6 +157,7 @@ TEST_P(Farewell, EveryRankLeadsToTheStalledOne) {
       ctx.fail("code %d: %s", static_cast<int>(r), message.c_str());
     else if (message.find("rank 2") == std::string::npos)
       ctx.fail("the error does not name rank 2: %s", message.c_str());
+    baton.pass("rank " + std::to_string(ctx.rank()) + " done");
     mclCommAbort(comm);
   }));
   unsetenv("MCL_ALGO");

@@ -18,7 +18,7 @@
 namespace mcl::test {
 namespace {
 
-const std::string kPerf = MCL_PERF_PATH;
+const std::string kPerfPath = MCL_PERF_PATH;
 
 std::vector<std::string> split(const std::string& line, char sep) {
   std::vector<std::string> fields;
@@ -46,7 +46,7 @@ std::vector<std::vector<std::string>> tableRows(const std::string& output) {
 
 TEST(PerfReport, CsvHoldsTheTablesRows) {
   const std::string path = ::testing::TempDir() + "mcl_perf_rows.csv";
-  CommandRun run = runShell(kPerf +
+  CommandRun run = runShell(kPerfPath +
                             " allreduce -np 2 -b 8 -e 64K -f 8 -n 3 -w 1 "
                             "-d float -o all --csv " +
                             path);
@@ -89,11 +89,11 @@ TEST(PerfReport, CsvHoldsTheTablesRows) {
 
 TEST(PerfReport, CsvPathThatCannotBeWrittenIsAUsageError) {
   CommandRun run =
-      runShell(kPerf + " allreduce -np 2 --csv /nonexistent-dir/rows.csv");
+      runShell(kPerfPath + " allreduce -np 2 --csv /nonexistent-dir/rows.csv");
   EXPECT_EQ(run.status, 2) << run.output;
   EXPECT_NE(run.output.find("cannot write the CSV report"), std::string::npos)
       << run.output;
-  run = runShell(kPerf + " tune --csv /tmp/unused.csv");
+  run = runShell(kPerfPath + " tune --csv /tmp/unused.csv");
   EXPECT_EQ(run.status, 2) << run.output;
 }
 

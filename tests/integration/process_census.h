@@ -66,19 +66,25 @@ inline int mappedSegments() {
 // A census once the last init's rendezvous root (a detached thread of the
 // rank that made the id, with its listening socket) has wound down: it
 // ends just after the communicator is built, so it may still be there for
-// a moment. Waits until `want` holds (or, without `want`, until two takes
-// agree), at most 2 s, and returns the last take.
+// a moment, longer on a busy machine. Waits until `want` holds (or,
+// without `want`, until the takes agree for 200 ms), at most 10 s, and
+// returns the last take: a leak stays, and is there after the wait.
 inline ProcessCensus settledCensus(const ProcessCensus* want) {
   ProcessCensus now = ProcessCensus::take();
   const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::seconds(2);
+      std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  int agreeing = 0;
   while (std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     ProcessCensus next = ProcessCensus::take();
-    const bool settled = want != nullptr ? want->changeTo(next).empty()
-                                         : now.changeTo(next).empty();
+    if (want != nullptr) {
+      now = next;
+      if (want->changeTo(now).empty()) break;
+      continue;
+    }
+    agreeing = now.changeTo(next).empty() ? agreeing + 1 : 0;
     now = next;
-    if (settled) break;
+    if (agreeing >= 10) break;
   }
   return now;
 }

@@ -124,7 +124,8 @@ TEST(Security, StrangersAtTheRendezvousDoNotStopTheJob) {
         ctx.ok(mclCommDestroy(comm), "mclCommDestroy");
       },
       60s));
-  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  // Far from the 20-s timeout that a rank kept waiting behind them meets.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 15s);
   for (int fd : strangers) close(fd);
   EXPECT_TRUE(stopsListening());
 }
@@ -202,7 +203,8 @@ TEST(Security, ARankTakesNothingButTheChallengeFromAnUnprovenRoot) {
     EXPECT_EQ(mclCommInitRankConfig(&comm, 2, impostor.id(), 1, &config),
               mclRemoteError);
     const std::string error = mclGetLastError(nullptr);
-    EXPECT_LT(std::chrono::steady_clock::now() - start, 3s) << error;
+    // At once, not at the 10-s timeout.
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 8s) << error;
     EXPECT_NE(error.find("not an mcl rendezvous root"), std::string::npos)
         << error;
     EXPECT_EQ(error.find("evil"), std::string::npos) << error;

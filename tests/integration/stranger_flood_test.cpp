@@ -4,7 +4,11 @@
 // 4-rank job complete within 1 s of their time without them (the root and the
 // listeners accept every connection, drop strangers after a short window, and
 // never drop a rank in its handshake in their favour; ranks connect again when
-// an attempt stalls).
+// an attempt stalls). What is compared is two timings, so each comparison
+// gets kTries: a busy machine may slow one flooded run by a second (the
+// flood itself takes CPU from the ranks), but the fault this catches, a
+// rank's connection lost behind strangers, costs the kernel's SYN retry in
+// every run.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <mcl/mcl.h>
@@ -44,6 +48,7 @@ constexpr size_t kStrangers = 400;
 // refuses in front of strangers waits for the kernel's SYN retry, a whole
 // second: under 1 s, none was.
 constexpr auto kMargin = 1s;
+constexpr int kTries = 3;
 
 double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -104,12 +109,48 @@ double rendezvousJobSeconds(int nranks, bool flooded) {
 
 class StrangerFloodTest : public ::testing::TestWithParam<int> {};
 
+// One try of a comparison: a job without strangers and one among them;
+// valid is false when the flood never met what it was aimed at (the try
+// proves nothing then, and another is made).
+struct Try {
+  double quiet = 0;
+  double flooded = 0;
+  bool valid = true;
+  bool within() const {
+    return valid &&
+           flooded < quiet + std::chrono::duration<double>(kMargin).count();
+  }
+};
+
+// Runs `once` up to kTries times, until one try is valid and within the
+// margin; fails naming every try's figures when none was.
+template <typename Once>
+void expectWithinMarginOnSomeTry(const char* where, int nranks, Once once) {
+  std::string tries;
+  for (int i = 0; i < kTries; ++i) {
+    const Try t = once();
+    if (::testing::Test::HasFailure()) return;  // a job failed: said already
+    if (t.within()) return;
+    char line[160];
+    std::snprintf(line, sizeof(line), "\n  try %d: %.2f s quiet, %.2f s %s",
+                  i + 1, t.quiet, t.flooded,
+                  t.valid ? "flooded" : "flooded, but the flood met nothing");
+    tries += line;
+  }
+  ADD_FAILURE() << "strangers " << where << " delayed a " << nranks
+                << "-rank init by " << std::chrono::seconds(kMargin).count()
+                << " s or more (or never met it) in each of " << kTries
+                << " tries:" << tries;
+}
+
 TEST_P(StrangerFloodTest, AtTheRendezvousDelaysInitByLessThanTwoSeconds) {
   const int nranks = GetParam();
-  const double quiet = rendezvousJobSeconds(nranks, false);
-  const double flooded = rendezvousJobSeconds(nranks, true);
-  EXPECT_LT(flooded, quiet + std::chrono::duration<double>(kMargin).count())
-      << "strangers at the rendezvous delayed a " << nranks << "-rank init";
+  expectWithinMarginOnSomeTry("at the rendezvous", nranks, [&] {
+    Try t;
+    t.quiet = rendezvousJobSeconds(nranks, false);
+    t.flooded = rendezvousJobSeconds(nranks, true);
+    return t;
+  });
 }
 
 // The child processes of this one (the ranks, and a flood) by pid.
@@ -188,7 +229,9 @@ TEST_P(StrangerFloodTest, AtTheTcpListenersDelaysInitByLessThanTwoSeconds) {
   const int first = 41000 + 64 * (nranks % 8) + (getpid() % 16) * 512;
   const int last = first + 47;
   const std::string range = std::to_string(first) + "-" + std::to_string(last);
-  auto job = [&](bool flooded) {
+  // A job's time, and whether the flood met a TCP listener (always true
+  // for a job without one).
+  auto job = [&](bool flooded, bool* met) {
     std::unique_ptr<StrangerFlood> flood;
     if (flooded) {
       flood = std::make_unique<StrangerFlood>(kStrangers);
@@ -209,7 +252,6 @@ TEST_P(StrangerFloodTest, AtTheTcpListenersDelaysInitByLessThanTwoSeconds) {
       paused = hold.paused();
     }
     const double seconds = secondsSince(start);
-    EXPECT_TRUE(paused) << "no moment when every rank's listener was open";
     printf("# %d ranks over tcp, one held up %lld ms, %s: %.2f s\n", nranks,
            static_cast<long long>(ListenersHeldOpen::kPause.count()),
            flood ? (std::to_string(kStrangers) +
@@ -219,20 +261,24 @@ TEST_P(StrangerFloodTest, AtTheTcpListenersDelaysInitByLessThanTwoSeconds) {
                        .c_str()
                  : "no strangers",
            seconds);
-    // Else the strangers never met a listener and the test proves nothing.
-    // How many a TCP listener challenges varies (those at the side
-    // channel's listener are dropped unchallenged: there the rank speaks
-    // first); 129-631 here, 35 under AddressSanitizer.
-    if (flood) {
-      EXPECT_GT(flood->answered(), size_t{0})
-          << "the strangers never reached a TCP listener";
-    }
+    // Else the strangers never met a listener and the try proves nothing:
+    // no moment when every rank's listener was open, or no stranger
+    // reached a TCP listener. How many a TCP listener challenges varies
+    // (those at the side channel's listener are dropped unchallenged:
+    // there the rank speaks first); 129-631 here, 35 under
+    // AddressSanitizer.
+    *met = paused && (!flood || flood->answered() > 0);
     return seconds;
   };
-  const double quiet = job(false);
-  const double flooded = job(true);
-  EXPECT_LT(flooded, quiet + std::chrono::duration<double>(kMargin).count())
-      << "strangers at the TCP listeners delayed a " << nranks << "-rank init";
+  expectWithinMarginOnSomeTry("at the TCP listeners", nranks, [&] {
+    Try t;
+    bool quietMet = false;
+    bool floodedMet = false;
+    t.quiet = job(false, &quietMet);
+    t.flooded = job(true, &floodedMet);
+    t.valid = quietMet && floodedMet;
+    return t;
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, StrangerFloodTest, ::testing::Values(2, 4));

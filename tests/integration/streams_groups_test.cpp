@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "baton.h"
 #include "expect_error.h"
 #include "multiprocess.h"
 
@@ -45,22 +46,24 @@ std::vector<int32_t> patternBuffer(int rank, size_t count) {
   return b;
 }
 
-// Rank 1 joins late, so rank 0's queued all-reduce cannot have finished
-// when its call returns: the stream must say mclInProgress.
+// Rank 1 joins only once rank 0 has queued its all-reduce and asked, so
+// that all-reduce cannot have finished: the stream must say mclInProgress.
 TEST(StreamsGroups, StreamOperationReturnsBeforeItCompletes) {
-  auto body = [](RankContext& ctx) {
+  Baton baton;
+  auto body = [&](RankContext& ctx) {
     mclComm_t comm = initComm(ctx, kTimeout);
     if (comm == nullptr) return;
     mclStream_t stream = nullptr;
     if (!ctx.ok(mclStreamCreate(&stream), "mclStreamCreate")) return;
     ctx.ok(mclBarrier(comm, nullptr), "aligning barrier");
-    if (ctx.rank() == 1)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    if (ctx.rank() == 1 && !baton.await("rank 0 asked"))
+      ctx.fail("rank 0 did not queue its all-reduce within 60 s");
     std::vector<int32_t> in(1000, ctx.rank() + 1), out(1000, 0);
     ctx.ok(mclAllReduce(in.data(), out.data(), in.size(), mclInt32, mclSum,
                         comm, stream),
            "all-reduce on a stream");
     mclResult_t state = mclStreamQuery(stream);
+    if (ctx.rank() == 0) baton.pass("rank 0 asked");
     if (ctx.rank() == 0 && state != mclInProgress)
       ctx.fail(
           "mclStreamQuery right after queueing said %s, expected "

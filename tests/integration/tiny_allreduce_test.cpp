@@ -16,7 +16,7 @@
 namespace mcl::test {
 namespace {
 
-void runLateRankCases(RankContext& ctx) {
+void runLateRankAllReduces(RankContext& ctx) {
   mclComm_t comm = initComm(ctx, 30);
   if (comm == nullptr) return;
   const int n = ctx.nranks();
@@ -54,7 +54,7 @@ void runLateRankCases(RankContext& ctx) {
 
 TEST(TinyAllReduce, LateRanksAtEveryPosition) {
   for (int n : {2, 3, 4})
-    EXPECT_TRUE(runRanks(n, runLateRankCases)) << n << " ranks";
+    EXPECT_TRUE(runRanks(n, runLateRankAllReduces)) << n << " ranks";
 }
 
 }  // namespace

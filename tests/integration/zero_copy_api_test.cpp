@@ -170,7 +170,7 @@ TEST(ZeroCopy, ExitedPeerIsReported) {
     expectError(ctx,
                 mclAllReduce(p, p, kCount, mclFloat32, mclSum, comm, nullptr),
                 mclRemoteError, "all-reduce with rank 1 gone", {"rank 1"});
-    if (secondsSince(start) > 5)
+    if (secondsSince(start) > 15)
       ctx.fail("the exited peer was noticed after %.1f s", secondsSince(start));
     mclCommDestroy(comm);
     mclMemFree(p);

@@ -96,16 +96,22 @@ def abort_from_thread(ctx):
     comm = ctx.init(timeout=60)
     if ctx.rank != 0:
         return _stand_by(ctx, comm)
-    aborter = threading.Timer(1.0, comm.abort)
-    aborter.start()
+    # The abort's moment is taken in its own thread: the wait it ends is
+    # measured from there, however late either thread runs.
+    aborted = []
+    aborter = threading.Timer(
+        1.0, lambda: (aborted.append(time.monotonic()), comm.abort()))
     start = time.monotonic()
+    aborter.start()
     try:
         _all_reduce_waiting(comm, ctx.args["wait"])
         report = {"error": None}
     except Exception as exc:  # noqa: BLE001 (the test judges it)
         report = {"error": describe_error(exc)}
-    report["elapsed"] = time.monotonic() - start
+    ended = time.monotonic()
+    report["elapsed"] = ended - start
     aborter.join()
+    report["after_abort"] = ended - aborted[0] if aborted else None
     report["closed"] = comm.closed
     report["next_call"] = outcome_of(lambda: comm.all_reduce(np.ones(4)))
     touch(ctx.path("done"))

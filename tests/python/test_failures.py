@@ -73,8 +73,10 @@ def test_abort_from_another_thread_ends_a_wait(ranks, wait):
     report = ranks.run("abort_from_thread", 2, args={"wait": wait})[0]
     error = report["error"]
     assert error is not None and error["is_mcl_error"], report
-    # Aborted after 1 s; the communicator's timeout is 60 s.
-    assert 0.9 <= report["elapsed"] < 1 + SLACK, report
+    # Aborted after 1 s, and the wait ended then, not at the communicator's
+    # timeout (60 s).
+    assert 0.9 <= report["elapsed"], report
+    assert 0 <= report["after_abort"] < SLACK, report
     assert report["closed"] is True
     assert not report["next_call"]["ok"]
     assert report["next_call"]["error"]["is_mcl_error"], report
@@ -96,7 +98,7 @@ def test_ctrl_c_interrupts_a_blocking_call(ranks, wait):
         outcomes = group.collect(timeout=90)
     rank0 = outcomes[0]
     assert code is not None, rank0.describe()
-    assert took < 5, f"exited {took:.1f} s after SIGINT"
+    assert took < 15, f"exited {took:.1f} s after SIGINT"  # timeout: 60
     # An uncaught KeyboardInterrupt: the traceback, and death by SIGINT.
     assert code == -signal.SIGINT, rank0.describe()
     assert "KeyboardInterrupt" in rank0.stderr, rank0.describe()
@@ -130,7 +132,7 @@ def _interrupt_lone_rank(ranks, scenario, settle, **kwargs):
     finally:
         outcome, = group.collect(timeout=90)
     assert code == -signal.SIGINT, outcome.describe()
-    assert took < 5, f"exited {took:.1f} s after SIGINT"
+    assert took < 15, f"exited {took:.1f} s after SIGINT"  # timeout: 60
     assert "KeyboardInterrupt" in outcome.stderr, outcome.describe()
     return outcome
 

@@ -63,7 +63,8 @@ def test_a_stalled_peer_fails_the_call_naming_it(ranks, async_op):
                        args={"async_op": async_op})[0]
     assert report["error"] is not None, report
     assert "rank 1" in report["error"], report
-    assert report["seconds"] < 3 + 2, report
+    # The 3-s timeout, and what a busy machine adds to it.
+    assert report["seconds"] < 3 + 7, report
     # As torch's own backends fail: DistBackendError on 2.x (a
     # RuntimeError), saying "Timed out" and the timeout.
     assert report["is_runtime_error"], report

@@ -35,7 +35,7 @@ def test_a_tag_that_never_comes_and_a_size_that_differs(ranks):
     assert "Timed out after 2 s" in never and "tag 9" in never, never
     # What did come is named: the receiver can see the tags disagree.
     assert "tag 8 from rank 0" in never, never
-    assert 2 <= report["never_seconds"] < 2 + 3, report
+    assert 2 <= report["never_seconds"] < 2 + 7, report
     assert report["never_is_dist_error"], report
     assert "sent 24 bytes with tag 3" in report["size"], report
     assert "takes 20 bytes" in report["size"], report
@@ -51,5 +51,5 @@ def test_a_dead_peer_fails_its_receives_and_spares_the_others(ranks):
     assert report["first"] == [1.0, 1.0], report
     assert report["second"] is not None and "rank 1" in report["second"], \
         report
-    assert report["seconds"] < 5, report  # noticed, not timed out (30 s)
+    assert report["seconds"] < 15, report  # noticed, not timed out (30 s)
     assert report["any"] == [2, [2.0, 2.0]], report

@@ -101,8 +101,9 @@ TEST(MixedVersions, ARankOfProtocol1FailsTheJobNamingBothProtocols) {
   const auto start = Clock::now();
   ThisRelease rank0(id, 0, 2);
   // Rank 0 first: a root that has failed is gone, and a rank that comes
-  // after that waits for its timeout (no new rank is told why).
-  std::this_thread::sleep_for(500ms);
+  // after that waits for its timeout (no new rank is told why). Rank 0
+  // says hello within milliseconds; 2 s leaves room for a busy machine.
+  std::this_thread::sleep_for(2s);
   // The older rank 1: the same handshake, then its Hello in the clear.
   platform::Socket older = platform::connectTcp(id.root, soon());
   proveAsRank(older.fd(), id.secret);
@@ -119,8 +120,9 @@ TEST(MixedVersions, ARankOfProtocol1FailsTheJobNamingBothProtocols) {
         << "missing \"" << says << "\": " << failure.message;
 
   // And so is the rank of this release, at once.
+  // (not after its 10-s timeout).
   rank0.join();
-  EXPECT_LT(Clock::now() - start, 4s);
+  EXPECT_LT(Clock::now() - start, 8s);
   printf("# rank of this release beside one of protocol 1: %s\n",
          rank0.error().c_str());
   EXPECT_EQ(rank0.code(), mclInvalidUsage) << rank0.error();
@@ -213,7 +215,7 @@ TEST(MixedVersions, ARankMeetingARootOfProtocol1SaysItMayBeOlder) {
       sawSealed = root.sawSealed();
     }
     printf("# rank of this release, root of protocol 1: %s\n", error.c_str());
-    EXPECT_LT(Clock::now() - start, 3s) << error;
+    EXPECT_LT(Clock::now() - start, 8s) << error;  // not its 10-s timeout
     EXPECT_EQ(code, mclRemoteError) << error;
     EXPECT_TRUE(sawSealed) << "this release's Hello went unsealed";
     if (then == OlderRoot::Then::FailInTheClear) {

@@ -22,7 +22,10 @@ using Clock = std::chrono::steady_clock;
 
 // Bounds far from the timeouts used, so a slow machine cannot fail them.
 constexpr auto kLongSleep = "30";
-constexpr auto kBound = std::chrono::seconds(10);
+// Far below the sleeps the tests start: a call that waited for them would
+// take kLongSleep, one that did not takes a few milliseconds (seconds on a
+// very busy machine).
+constexpr auto kBound = std::chrono::seconds(20);
 
 TEST(RunCommand, ReturnsOutputAndExitStatus) {
   CommandResult r = runCommand({"sh", "-c", "echo hello; echo world; exit 3"},
@@ -68,7 +71,7 @@ TEST(RunCommand, ProgramThatClosesItsOutputAndKeepsRunningIsKilled) {
   auto start = Clock::now();
   CommandResult r = runCommand(
       {"sh", "-c", std::string("echo hi; exec >&-; sleep ") + kLongSleep},
-      milliseconds(300));
+      milliseconds(5000));
   EXPECT_LT(Clock::now() - start, kBound);
   EXPECT_TRUE(r.timedOut);
   EXPECT_EQ(r.output, "hi\n");
@@ -78,7 +81,7 @@ TEST(RunCommand, ChildLeftHoldingTheOutputDoesNotOutliveTheCall) {
   auto start = Clock::now();
   CommandResult r = runCommand(
       {"sh", "-c", std::string("sleep ") + kLongSleep + " & echo $!; exit 0"},
-      milliseconds(300));
+      milliseconds(5000));
   EXPECT_LT(Clock::now() - start, kBound);
   // The tool itself finished well: its output and status count.
   EXPECT_FALSE(r.timedOut);

@@ -63,7 +63,7 @@ std::string refusalOf(const std::string& name) {
   return "";
 }
 
-transport::shm::ShmOptions smallRings() {
+transport::shm::ShmOptions smallRingOptions() {
   transport::shm::ShmOptions o;
   o.slots = 2;
   o.slotBytes = 1024;
@@ -100,7 +100,7 @@ TEST(SharedMemoryOwner, AnotherUsersSegmentIsRefused) {
 
 TEST(SharedMemoryOwner, ARankNamesThePeerWhoseRingsItRefuses) {
   transport::shm::ShmSegments mine(
-      0, {0, 1}, transport::shm::RingMemory::Shared, smallRings());
+      0, {0, 1}, transport::shm::RingMemory::Shared, smallRingOptions());
   const HandMadeSegment peers(SegmentKind::Rings, 0644);
   ASSERT_TRUE(peers.made());
   try {

@@ -409,7 +409,7 @@ TEST(RunLanesFailureTest, WaitingForDataTimesOutNamingThePeer) {
   EXPECT_NE(msg.find("from rank 2"), std::string::npos) << msg;
   EXPECT_NE(msg.find("rank 0"), std::string::npos) << msg;
   EXPECT_GE(seconds, 0.19);
-  EXPECT_LT(seconds, 2.0);
+  EXPECT_LT(seconds, 10.0);  // not a hang; milliseconds when quiet
   EXPECT_GT(c.waker().sleeps, 0) << "a long wait should sleep on the waker";
   // The message states how long it waited; 200 ms is not "0 s".
   EXPECT_EQ(msg.find("for 0 s"), std::string::npos) << msg;
@@ -424,7 +424,7 @@ TEST(RunLanesFailureTest, WaitingForRoomTimesOutNamingThePeer) {
   EXPECT_EQ(e.code(), mclTimeout) << e.what();
   EXPECT_NE(std::string(e.what()).find("send to rank 1"), std::string::npos)
       << e.what();
-  EXPECT_LT(seconds, 2.0);
+  EXPECT_LT(seconds, 10.0);  // not a hang; milliseconds when quiet
 }
 
 TEST(RunLanesFailureTest, AbortEndsTheWaitWithRemoteError) {
@@ -437,7 +437,7 @@ TEST(RunLanesFailureTest, AbortEndsTheWaitWithRemoteError) {
   Error e = runAlone(c, pointToPoint(Collective::Recv, 1, buf), &seconds);
   EXPECT_EQ(e.code(), mclRemoteError) << e.what();
   EXPECT_NE(std::string(e.what()).find("abort"), std::string::npos) << e.what();
-  EXPECT_LT(seconds, 2.0);
+  EXPECT_LT(seconds, 10.0);  // not a hang; milliseconds when quiet
 }
 
 TEST(RunLanesFailureTest, PeerGoneIsRemoteErrorNamingThePeer) {
@@ -450,7 +450,7 @@ TEST(RunLanesFailureTest, PeerGoneIsRemoteErrorNamingThePeer) {
   EXPECT_EQ(e.code(), mclRemoteError) << e.what();
   EXPECT_NE(std::string(e.what()).find("peer rank 1"), std::string::npos)
       << e.what();
-  EXPECT_LT(seconds, 2.0);
+  EXPECT_LT(seconds, 10.0);  // not a hang; milliseconds when quiet
 }
 
 TEST(RunLanesFailureTest, PeerGoneAfterSendingEverythingIsNoFailure) {

@@ -165,11 +165,11 @@ TEST(SystemProfilerTest, AbsurdNestingIsRejected) {
   std::string items = "[]";
   for (int i = 0; i < 40; ++i)
     items = R"([{"_name": "hub", "_items": )" + items + "}]";
-  std::string json =
+  std::string text =
       R"({"SPThunderboltDataType": [{"domain_uuid_key": "U",
           "receptacle_1_tag": {"receptacle_id_key": "1"}, "_items": )" +
       items + "}]}";
-  expectInvalid([&] { parseSystemProfilerThunderbolt(json); }, "deep",
+  expectInvalid([&] { parseSystemProfilerThunderbolt(text); }, "deep",
                 {"system_profiler JSON", "nests deeper"});
 }
 
