@@ -19,6 +19,7 @@ Needs FAULT_RANK, the path of mcl-fault-rank (CTest sets it)."""
 import itertools
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -244,18 +245,22 @@ def check_survivor(job, rank, r, struck, timeout, bound=None, says=None):
         assert r["calls_done"] >= 3, out
 
 
-def shm_segments():
+def shm_segments(pids):
+    """mcl's segments in /dev/shm made by the processes pids: a segment's
+    name says which process made it (mcl-<kind><pid>-...). Other tests run
+    beside this one, and their segments come and go meanwhile."""
     try:
-        return {n for n in os.listdir("/dev/shm") if n.startswith("mcl-")}
+        names = os.listdir("/dev/shm")
     except FileNotFoundError:  # macOS: POSIX segments have no directory
         return set()
+    made_by = (re.match(r"mcl-[a-z](\d+)-", n) for n in names)
+    return {m.string for m in made_by if m and int(m.group(1)) in pids}
 
 
 def run_case(hosts, transport, plan, timeout=None, extra_env=None, bound=None,
              says=None):
     """bound: the seconds within which every survivor must fail (default
     MCL_TIMEOUT + SLACK); says: what its error must say."""
-    segments_before = shm_segments()
     if timeout is None:
         timeout = 60 if plan == "abort_thread" else TIMEOUT
     extra = {"FAULT_CALLS": "3", **(extra_env or {})}
@@ -294,7 +299,7 @@ def run_case(hosts, transport, plan, timeout=None, extra_env=None, bound=None,
         if plan == "cable" and isinstance(hosts, NamespaceHosts):
             hosts.cut(up=True)
     # Not even the victim's segments stay: they are unlinked once mapped.
-    assert shm_segments() <= segments_before
+    assert shm_segments({p.pid for p in job.procs.values()}) == set()
 
 
 PLANS = ["kill_before", "kill_during", "kill_after", "stop", "root_init",
