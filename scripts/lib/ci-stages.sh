@@ -30,18 +30,29 @@ stage_start() {
   ci_title[$name]=$title
   ci_since[$name]=$SECONDS
   echo "== started in the background: $title =="
-  "$@" >"${ci_log[$name]}" 2>&1 &
+  # The subshell's SECONDS goes on from this shell's: at its end it says
+  # when it finished, so its own time is told apart from the wait for it.
+  {
+    local status=0
+    "$@" || status=$?
+    echo "$SECONDS" >"${ci_log[$name]}.end"
+    exit "$status"
+  } >"${ci_log[$name]}" 2>&1 &
   ci_pid[$name]=$!
 }
 
 stage_wait() {
-  local name=$1 status=0
+  local name=$1 status=0 waited=$SECONDS ended took
   wait "${ci_pid[$name]}" || status=$?
+  waited=$((SECONDS - waited))
   echo "== ${ci_title[$name]} (in the background) =="
   cat "${ci_log[$name]}"
-  ci_titles+=("${ci_title[$name]} (background)")
-  ci_seconds+=($((SECONDS - ci_since[$name])))
-  echo "== took $((SECONDS - ci_since[$name])) s, in the background: ${ci_title[$name]} =="
+  ended=$(cat "${ci_log[$name]}.end" 2>/dev/null || echo "$SECONDS")
+  took=$((ended - ci_since[$name]))
+  # The total counts only the wait (waited); the stage's own time is shown.
+  ci_titles+=("${ci_title[$name]} (in the background: $took s of its own)")
+  ci_seconds+=("$waited")
+  echo "== took $took s, in the background; waited for: $waited s: ${ci_title[$name]} =="
   if [ "$status" -ne 0 ]; then
     echo "CI: failed (exit status $status): ${ci_title[$name]}" >&2
     exit "$status"
