@@ -183,7 +183,8 @@ PY
 nm=llvm-nm
 for f in src/libmcl.dylib bin/mcl-perf bin/mcl-micro tests/unit/mcl-unit-tests \
   tests/integration/mcl-integration-tests tests/faults/mcl-fault-rank; do
-  if ! file -L "$out/$f" | grep -q "Mach-O 64-bit.*arm64"; then
+  kind=$(file -L "$out/$f")
+  if ! grep -q "Mach-O 64-bit.*arm64" <<<"$kind"; then
     echo "check-macos: $f was not linked as a Mach-O arm64 file" >&2
     exit 1
   fi

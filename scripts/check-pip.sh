@@ -62,7 +62,8 @@ if info.file_size > 8e6:
 PY
 unpacked=$work/unpacked
 mkdir -p "$unpacked" && (cd "$unpacked" && "$venv_python" -m zipfile -e "$wheel" .)
-if readelf -S "$unpacked"/mcl/_mcl.* 2>/dev/null | grep -qE '\.symtab|\.debug_'; then
+sections=$(readelf -S "$unpacked"/mcl/_mcl.* 2>/dev/null || true)
+if grep -qE '\.symtab|\.debug_' <<<"$sections"; then
   echo "check-pip: the native module keeps a symbol table or debug sections" >&2
   exit 1
 fi

@@ -165,8 +165,10 @@ if [ "$what" = libcxx ] || [ "$what" = all ]; then
     \${ccache_cmake[@]+\"\${ccache_cmake[@]}\"} >/dev/null &&
     cmake --build build-libcxx -j $jobs && ccache_summary trixie-libcxx"
   echo "== trixie libc++: built in $((SECONDS - start)) s =="
-  in_trixie "ldd build-libcxx/tests/unit/mcl-unit-tests | grep -q 'libc++.so' &&
-    ! ldd build-libcxx/tests/unit/mcl-unit-tests | grep -q 'libstdc++'" || {
+  # ldd's output is taken whole first: with pipefail, grep -q leaving at the
+  # first match can kill ldd with SIGPIPE and fail the pipeline at random.
+  in_trixie "libs=\$(ldd build-libcxx/tests/unit/mcl-unit-tests) &&
+    grep -q 'libc++.so' <<<\"\$libs\" && ! grep -q 'libstdc++' <<<\"\$libs\"" || {
     echo "check-trixie: the libc++ build is not linked with libc++ alone" >&2
     exit 1
   }
