@@ -1,8 +1,8 @@
-# Unity builds (CMAKE_UNITY_BUILD=ON: CI's compile-only and second-compiler
-# builds, and pip's) compile batches of sources as one file, about half the
-# time. A batch hides what one file forgot to include when another file of
-# the batch included it; the per-file builds (README's, the sanitizers',
-# clang-tidy's include check) catch that for code every platform compiles.
+# Unity builds (CMAKE_UNITY_BUILD=ON: CI's compile-only, second-compiler and
+# sanitizer builds, and pip's) compile batches of sources as one file, about
+# half the time. A batch hides what one file forgot to include when another
+# file of the batch included it; the per-file builds (README's, clang-tidy's
+# include check) catch that for code every platform compiles.
 # Code one platform alone compiles (under __APPLE__, __aarch64__, ...) has
 # no such second build: each file with such a branch is compiled on its own.
 # The same holds for a file that includes the verbs header (its forms differ

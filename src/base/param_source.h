@@ -1,7 +1,7 @@
 // Tunables as the layers below core see them: a row of the parameter
 // registry (name, default, documentation), and the source values are read
-// from. Core owns the registry (core/params.h) and hands each transport a
-// ParamSource, so a transport declares and reads its own MCL_* variables
+// from. Core owns the registry (core/params/params.h) and hands each transport
+// a ParamSource, so a transport declares and reads its own MCL_* variables
 // without knowing where core keeps them.
 #pragma once
 

@@ -4,7 +4,7 @@
 // only once it is taken. Creation is exclusive and 0600, so a name that
 // exists anyway is a collision to retry under another name, never a
 // segment to share. The name still says whose it is, for the sweep of
-// leftovers of killed processes (core/leftover_segments.h):
+// leftovers of killed processes (core/init/leftover_segments.h):
 //
 //   "/mcl-<kind><pid>-<16 base-32 digits>"
 //

@@ -1,8 +1,8 @@
 // What core sees of a transport: a Device, one per transport per rank and
 // communicator. Core keeps them in one registry in priority order
-// (core/transport_registry.cpp) and one function asks them, pair by pair,
-// which one joins two ranks (core/transport_choice.cpp). A Device goes
-// through init in phases that every rank runs alike:
+// (core/registry/transport_registry.cpp) and one function asks them, pair by
+// pair, which one joins two ranks (core/comm/transport_choice.cpp). A Device
+// goes through init in phases that every rank runs alike:
 //
 //   reaches(a, b)      from where the ranks run, before anything is opened:
 //                      could this transport join them? (Yes, Maybe, No)

@@ -15,8 +15,8 @@
 namespace mcl::transport {
 
 // What a communicator knows of its peers' processes beyond their links
-// (core's side channel, core/peer_watch.h): UC RDMA says nothing when a
-// peer dies, and no link says anything when a process stops.
+// (core's side channel, core/liveness/peer_watch.h): UC RDMA says nothing when
+// a peer dies, and no link says anything when a process stops.
 class PeerHealth {
  public:
   virtual ~PeerHealth() = default;

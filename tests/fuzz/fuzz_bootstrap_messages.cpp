@@ -10,7 +10,7 @@
 
 #include "base/sealed_channel.h"
 #include "base/session_keys.h"
-#include "core/bootstrap_protocol.h"
+#include "core/bootstrap/bootstrap_protocol.h"
 #include "fuzz_check.h"
 
 namespace {

@@ -1,4 +1,4 @@
-// What a peer sends in init's first all-gather (core/init_details.h): its
+// What a peer sends in init's first all-gather (core/init/init_details.h): its
 // transports' details, host inventory and shared settings. Every input is
 // decoded or refused with mclRemoteError; what decodes encodes back to the
 // very same bytes (the encoding has one form), and no field passes its
@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/init_details.h"
+#include "core/init/init_details.h"
 #include "fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -12,7 +12,7 @@
 #include <cstring>
 #include <string>
 
-#include "core/unique_id.h"
+#include "core/bootstrap/unique_id.h"
 #include "fuzz_check.h"
 
 namespace {

@@ -24,7 +24,7 @@ def write(target, name, data):
         f.write(data)
 
 
-# ---- bootstrap frames (core/bootstrap_protocol.h): big-endian ----
+# ---- bootstrap frames (core/bootstrap/bootstrap_protocol.h): big-endian ----
 
 
 def u32(v):
@@ -396,7 +396,7 @@ def env_specs():
         write(t, name + ".txt", spec)
 
 
-# ---- init's first all-gather (core/init_details.h): big-endian ----
+# ---- init's first all-gather (core/init/init_details.h): big-endian ----
 
 
 def shm_details(segment="mcl-123-4"):

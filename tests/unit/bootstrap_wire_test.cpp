@@ -1,7 +1,7 @@
 // Tests for the bootstrap wire format (core/wire.h) and its messages and
-// framing (core/bootstrap_protocol.h). These bytes come from the network,
-// possibly from a stranger: whatever arrives, decoding either succeeds or
-// throws mcl::Error with mclRemoteError, and never reads out of bounds.
+// framing (core/bootstrap/bootstrap_protocol.h). These bytes come from the
+// network, possibly from a stranger: whatever arrives, decoding either succeeds
+// or throws mcl::Error with mclRemoteError, and never reads out of bounds.
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -21,7 +21,7 @@
 #include "base/sealed_channel.h"
 #include "base/session_keys.h"
 #include "base/wire.h"
-#include "core/bootstrap_protocol.h"
+#include "core/bootstrap/bootstrap_protocol.h"
 
 namespace mcl {
 namespace {

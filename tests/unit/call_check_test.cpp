@@ -1,7 +1,7 @@
 // MCL_CHECK's fingerprints: fields a collective does not use never make two
 // calls differ, and a mismatch names the first rank that differs from
 // rank 0 with both calls.
-#include "core/call_check.h"
+#include "core/run/call_check.h"
 
 #include <gtest/gtest.h>
 

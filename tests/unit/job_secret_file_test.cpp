@@ -12,7 +12,7 @@
 
 #include "base/auth.h"
 #include "base/error.h"
-#include "core/job_secret_file.h"
+#include "core/bootstrap/job_secret_file.h"
 #include "platform/socket.h"
 
 namespace mcl {

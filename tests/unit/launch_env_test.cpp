@@ -15,7 +15,7 @@
 
 #include "base/auth.h"
 #include "base/error.h"
-#include "core/launch_env.h"
+#include "core/bootstrap/launch_env.h"
 
 namespace mcl {
 namespace {

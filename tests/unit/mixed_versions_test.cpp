@@ -22,10 +22,10 @@
 
 #include "base/auth.h"
 #include "base/error.h"
-#include "core/bootstrap_client.h"
-#include "core/bootstrap_protocol.h"
-#include "core/bootstrap_root.h"
-#include "core/unique_id.h"
+#include "core/bootstrap/bootstrap_client.h"
+#include "core/bootstrap/bootstrap_protocol.h"
+#include "core/bootstrap/bootstrap_root.h"
+#include "core/bootstrap/unique_id.h"
 #include "platform/socket.h"
 
 namespace mcl {

@@ -1,5 +1,5 @@
-// Tests for the parameter registry (core/params.h) and the communicator
-// settings built from mclConfig_t and the environment (core/settings.h).
+// Tests for the parameter registry (core/params/params.h) and the communicator
+// settings built from mclConfig_t and the environment (core/params/settings.h).
 // Every test starts with the registered MCL_* variables unset and puts the
 // caller's environment back afterwards.
 #include <gtest/gtest.h>
@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "base/error.h"
-#include "core/params.h"
-#include "core/settings.h"
+#include "core/params/params.h"
+#include "core/params/settings.h"
 #include "transports/rdma/rdma_options.h"
 #include "transports/shm/shm_options.h"
 

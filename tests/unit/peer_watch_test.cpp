@@ -1,9 +1,9 @@
-// The side channel (core/peer_watch.h) between two ranks of one process:
-// strangers on its port change nothing, a wrong secret is refused, a
+// The side channel (core/liveness/peer_watch.h) between two ranks of one
+// process: strangers on its port change nothing, a wrong secret is refused, a
 // communicator destroyed with a farewell is not reported dead, one that
 // gave up tells why, and a goodbye waits for what may still be on a link. (A
 // killed or stopped process is the fault matrix's: tests/faults.)
-#include "core/peer_watch.h"
+#include "core/liveness/peer_watch.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

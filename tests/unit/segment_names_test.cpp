@@ -16,8 +16,8 @@
 
 #include "algorithms/shared_buffers.h"
 #include "base/segment_names.h"
-#include "core/leftover_segments.h"
-#include "core/shared_allocations.h"
+#include "core/comm/shared_allocations.h"
+#include "core/init/leftover_segments.h"
 #include "platform/shared_memory.h"
 #include "transports/shm/shm_options.h"
 #include "transports/shm/shm_segments.h"

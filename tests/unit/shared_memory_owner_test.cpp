@@ -15,7 +15,7 @@
 #include "algorithms/shared_buffers.h"
 #include "base/error.h"
 #include "base/segment_names.h"
-#include "core/peer_segments.h"
+#include "core/comm/peer_segments.h"
 #include "platform/shared_memory.h"
 #include "transports/shm/shm_options.h"
 #include "transports/shm/shm_segments.h"

@@ -17,8 +17,8 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
-#include "core/transport_choice.h"
-#include "core/transport_registry.h"
+#include "core/comm/transport_choice.h"
+#include "core/registry/transport_registry.h"
 #include "loopback_device.h"
 
 namespace mcl {

@@ -1,5 +1,5 @@
-// Tests for the unique id (core/unique_id.h: its 128-byte layout and string
-// form) and the challenge-response MAC behind it (core/auth.h).
+// Tests for the unique id (core/bootstrap/unique_id.h: its 128-byte layout and
+// string form) and the challenge-response MAC behind it (core/auth.h).
 #include <gtest/gtest.h>
 #include <mcl/mcl.h>
 #include <netinet/in.h>
@@ -13,7 +13,7 @@
 
 #include "base/auth.h"
 #include "base/error.h"
-#include "core/unique_id.h"
+#include "core/bootstrap/unique_id.h"
 
 namespace mcl {
 namespace {

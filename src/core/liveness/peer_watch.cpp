@@ -1,0 +1,304 @@
+#include "core/liveness/peer_watch.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "base/error.h"
+#include "base/log.h"
+#include "base/port_range.h"
+#include "base/stranger_policy.h"
+#include "core/liveness/watch_wire.h"
+#include "core/params/params.h"
+
+// What the peer watch decides on what it hears: beats, farewells, deaths
+// and silences, and what it tells an operation that asks about a peer. Its
+// connections are made in peer_watch_links.cpp, its bytes in watch_wire.
+
+namespace mcl {
+
+namespace {
+
+// A peer whose socket closed without a farewell is reported dead this
+// long after, and one that said goodbye gone: frames it sent just before
+// may still be on a link.
+constexpr int64_t kDeathGraceNs = 100'000'000;
+
+}  // namespace
+
+int64_t PeerWatch::watchNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             platform::Clock::now().time_since_epoch())
+      .count();
+}
+
+PeerWatch::PeerWatch(int rank, int nranks, uint64_t commId,
+                     const Secret& secret, const platform::SocketAddress& local,
+                     std::chrono::milliseconds peerTimeout, std::string label)
+    : rank_(rank),
+      nranks_(nranks),
+      commId_(commId),
+      secret_(secret),
+      peerTimeout_(peerTimeout),
+      label_(std::move(label)),
+      peers_(size_t(nranks)) {
+  try {
+    listener_ =
+        platform::listenTcpInRange(local, stranger_policy::kListenBacklog,
+                                   portRangeSetting(environmentParams()));
+    platform::openWakePipe(&wakeRead_, &wakeWrite_);
+    platform::openWakePipe(&acceptedRead_, &acceptedWrite_);
+  } catch (const std::exception& e) {
+    closePipes();
+    throw error(mclSystemError, "%s: cannot open the side channel on %s: %s",
+                label_.c_str(), local.host().c_str(), e.what());
+  }
+  // Served from the moment it listens: strangers that find the port
+  // while this rank is still busy elsewhere in init are accepted and
+  // dropped, not left to fill the kernel's queue in front of a peer.
+  lowerRanksWaiting_.store(rank_);
+  acceptor_ = std::thread([this] { acceptFromLowerRanks(); });
+}
+
+void PeerWatch::closePipes() {
+  for (int* fd : {&wakeRead_, &wakeWrite_, &acceptedRead_, &acceptedWrite_})
+    if (*fd >= 0) {
+      close(*fd);
+      *fd = -1;
+    }
+}
+
+PeerWatch::~PeerWatch() {
+  stopping_.store(true);
+  if (wakeWrite_ >= 0) {
+    char b = 1;
+    (void)!write(wakeWrite_, &b, 1);
+  }
+  if (acceptor_.joinable()) acceptor_.join();
+  if (thread_.joinable()) thread_.join();
+  // The farewell: the peers' links decide about this rank from now on.
+  sendToAll(std::string(1, watch_wire::kFarewell));
+  closePipes();
+}
+
+void PeerWatch::sendToAll(const std::string& message) {
+  std::lock_guard<std::mutex> lock(sendMutex_);
+  for (int peer = 0; peer < nranks_; ++peer) {
+    Peer& p = peers_[size_t(peer)];
+    if (!p.socket.valid() || p.muted) continue;
+    const std::vector<uint8_t> frame =
+        watch_wire::sealFrame(p.keys.send, ++p.sent, message);
+    // Never blocks: a full buffer is a peer that does not read, which its
+    // own silence will show (a message not sent at all is a gap in the
+    // numbers, which the peer allows). A message cut short would garble
+    // the rest of the stream: that peer hears nothing more.
+    const ssize_t n = send(p.socket.fd(), frame.data(), frame.size(),
+                           MSG_DONTWAIT | watch_wire::kSendFlags);
+    if (n >= 0 && size_t(n) < frame.size()) p.muted = true;
+  }
+}
+
+void PeerWatch::sayFarewell(const std::string& reason) {
+  sendReason(watch_wire::kGaveUp, reason);
+}
+
+void PeerWatch::sayGoodbye(const std::string& reason) {
+  sendReason(watch_wire::kGoodbye, reason);
+}
+
+void PeerWatch::sendReason(char kind, const std::string& reason) {
+  if (saidFarewell_.exchange(true)) return;
+  sendToAll(watch_wire::reasonMessage(kind, reason));
+}
+
+void PeerWatch::take(int peer, int64_t now) {
+  Peer& p = peers_[size_t(peer)];
+  size_t at = 0;
+  std::string message;
+  size_t used = 0;
+  for (;;) {
+    switch (watch_wire::openFrame(p.inbox, at, p.keys.receive, &p.lastReceived,
+                                  &message, &used)) {
+      case watch_wire::FrameRead::Incomplete:
+        p.inbox.erase(0, at);
+        return;
+      case watch_wire::FrameRead::NotOurs:
+        distrust(p, "sent bytes that are not the side channel's");
+        return;
+      case watch_wire::FrameRead::Forged:
+        distrust(p,
+                 "sent a side-channel message that failed its integrity check "
+                 "(altered, replayed or forged on the way)");
+        return;
+      case watch_wire::FrameRead::Message:
+        break;
+    }
+    at += used;
+    if (!handle(p, message, now)) {
+      distrust(p, "sent bytes that are not the side channel's");
+      return;
+    }
+  }
+}
+
+bool PeerWatch::handle(Peer& p, const std::string& bytes, int64_t now) {
+  watch_wire::Message message;
+  if (!watch_wire::parseMessage(bytes, &message)) return false;
+  if (message.kind == watch_wire::kBeat) return true;
+  if (message.kind == watch_wire::kFarewell) {
+    p.saidFarewell = true;
+    return true;
+  }
+  {
+    std::lock_guard<std::mutex> lock(reasonMutex_);
+    p.reason = message.reason;
+  }
+  p.changedNs.store(now);
+  p.finished.store(message.kind == watch_wire::kGoodbye);
+  p.state.store(int(State::GaveUp));
+  return true;
+}
+
+void PeerWatch::distrust(Peer& p, const char* why) {
+  // Not a message of this peer: the peer (or the path to it) is not one
+  // to trust.
+  {
+    std::lock_guard<std::mutex> lock(reasonMutex_);
+    p.reason = why;
+  }
+  p.state.store(int(State::GaveUp));
+  p.inbox.clear();
+}
+
+void PeerWatch::readFrom(int peer, int64_t now) {
+  Peer& p = peers_[size_t(peer)];
+  char buf[256];
+  for (;;) {
+    const ssize_t n = recv(p.socket.fd(), buf, sizeof(buf), MSG_DONTWAIT);
+    if (n > 0) {
+      p.lastHeardNs.store(now);
+      // Beats again (a debugger let it go, a cable came back): it answers.
+      int stopped = int(State::Stopped);
+      p.state.compare_exchange_strong(stopped, int(State::Alive));
+      p.inbox.append(buf, size_t(n));
+      if (p.inbox.size() >
+          watch_wire::kFrameHeaderBytes + watch_wire::kMaxSealedBytes + 4096)
+        p.inbox.clear();
+      take(peer, now);
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+      return;
+    // Closed (or reset): a farewell before it is a communicator destroyed,
+    // none a process that died.
+    const State s = p.saidFarewell ? State::Left : State::Died;
+    p.changedNs.store(now);
+    // Gave up, then died or left: why it gave up is still the news.
+    if (State(p.state.load()) != State::GaveUp) p.state.store(int(s));
+    // Info only: whether it matters is for an operation that waits on the
+    // peer to say (a script may end without destroying its communicator).
+    if (s == State::Died)
+      MCL_LOG(Info, kLogInit,
+              "%s: rank %d's process died (its side channel closed without "
+              "a farewell)",
+              label_.c_str(), peer);
+    std::lock_guard<std::mutex> lock(sendMutex_);
+    p.socket.close();
+    return;
+  }
+}
+
+void PeerWatch::run() {
+  const int64_t timeoutNs =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(peerTimeout_)
+          .count();
+  const int64_t beatNs = std::min<int64_t>(1'000'000'000, timeoutNs / 8);
+  int64_t nextBeat = 0;
+  std::vector<pollfd> fds;
+  std::vector<int> who;
+  while (!stopping_.load()) {
+    int64_t now = watchNowNs();
+    if (now >= nextBeat) {
+      sendToAll(std::string(1, watch_wire::kBeat));
+      nextBeat = now + beatNs;
+    }
+    fds.assign(1, pollfd{wakeRead_, POLLIN, 0});
+    who.assign(1, -1);
+    for (int peer = 0; peer < nranks_; ++peer)
+      if (peers_[size_t(peer)].socket.valid()) {
+        fds.push_back(pollfd{peers_[size_t(peer)].socket.fd(), POLLIN, 0});
+        who.push_back(peer);
+      }
+    const int ms = int(std::max<int64_t>(1, (nextBeat - now) / 1'000'000));
+    if (poll(fds.data(), fds.size(), ms) < 0 && errno != EINTR) return;
+    now = watchNowNs();
+    for (size_t i = 1; i < fds.size(); ++i)
+      if (fds[i].revents != 0) readFrom(who[i], now);
+    for (int peer = 0; peer < nranks_; ++peer) {
+      Peer& p = peers_[size_t(peer)];
+      if (peer == rank_ || p.state.load() != int(State::Alive)) continue;
+      if (now - p.lastHeardNs.load() > timeoutNs) {
+        p.changedNs.store(now);
+        p.state.store(int(State::Stopped));
+        MCL_LOG(Info, kLogInit,
+                "%s: rank %d stopped answering: no heartbeat for %.3g s "
+                "(MCL_PEER_TIMEOUT)",
+                label_.c_str(), peer, double(timeoutNs) / 1e9);
+      }
+    }
+  }
+}
+
+std::string PeerWatch::problemWith(int peer) const {
+  if (peer < 0 || peer >= nranks_ || peer == rank_) return "";
+  const Peer& p = peers_[size_t(peer)];
+  const auto state = State(p.state.load());
+  if (state == State::Died &&
+      watchNowNs() - p.changedNs.load() >= kDeathGraceNs)
+    return "rank " + std::to_string(peer) +
+           "'s process died (its side channel closed without a farewell)";
+  // A peer that destroyed its communicator told the side channel after
+  // its last sends, which may still be on the way (a 2-rank all-reduce
+  // whose last piece trails the goodbye): the news counts after the same
+  // grace as a death. A peer that gave up is news at once.
+  if (state == State::GaveUp &&
+      (!p.finished.load() ||
+       watchNowNs() - p.changedNs.load() >= kDeathGraceNs)) {
+    std::lock_guard<std::mutex> lock(reasonMutex_);
+    return "peer rank " + std::to_string(peer) + " is gone (" + p.reason + ")";
+  }
+  if (state == State::Stopped) {
+    char text[256];
+    snprintf(text, sizeof(text),
+             "rank %d stopped answering: no heartbeat for %.3g s "
+             "(MCL_PEER_TIMEOUT; its host is down, every link to it is gone, "
+             "or its process is stopped)",
+             peer, double(peerTimeout_.count()) / 1000.0);
+    return text;
+  }
+  return "";
+}
+
+std::string PeerWatch::farewellOf(int peer) const {
+  if (peer < 0 || peer >= nranks_ || peer == rank_) return "";
+  const Peer& p = peers_[size_t(peer)];
+  if (State(p.state.load()) != State::GaveUp) return "";
+  std::lock_guard<std::mutex> lock(reasonMutex_);
+  return p.reason;
+}
+
+}  // namespace mcl
