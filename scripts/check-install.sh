@@ -86,6 +86,22 @@ if [ -n "$others" ]; then
   echo "$others" >&2
   exit 1
 fi
+# MLX's library: installed beside libmcl, which it finds there by itself
+# (no LD_LIBRARY_PATH: MLX's users set MLX_MPI_LIBNAME alone), exporting
+# Open MPI's names that MLX loads and nothing else.
+mlx=$(ls "$prefix"/lib*/libmcl_mpi.so)
+if ldd "$mlx" | grep -q 'libmcl.so.* => not found'; then
+  echo "libmcl_mpi does not find libmcl beside it" >&2
+  exit 1
+fi
+foreign=$(nm -D --defined-only "$mlx" | awk '{print $3}' |
+  grep -Ev '^(MPI_|ompi_mpi_)' || true)
+if [ -n "$foreign" ]; then
+  echo "libmcl_mpi exports symbols MLX does not load:" >&2
+  echo "$foreign" >&2
+  exit 1
+fi
+echo "libmcl_mpi: $(nm -D --defined-only "$mlx" | wc -l) symbols, libmcl found beside it"
 # The Python package, where the install put it, imports and runs a
 # one-rank all-reduce (when the build has the bindings).
 python=$(sed -n 's/^MCL_PYTHON:FILEPATH=//p' build/CMakeCache.txt)

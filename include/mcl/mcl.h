@@ -241,7 +241,8 @@ MCL_API mclResult_t mclCommInitAll(mclComm_t* comms, int ndev,
 /* Joins a job started by a launcher, from the environment: rank and size
  * from MCL_RANK and MCL_WORLD_SIZE, else Open MPI (OMPI_COMM_WORLD_RANK/SIZE),
  * PMI (PMI_RANK/SIZE), SLURM (SLURM_PROCID/NTASKS), torchrun (RANK,
- * WORLD_SIZE) or mlx.launch (MLX_RANK, MLX_HOSTFILE); the rendezvous from
+ * WORLD_SIZE) or mlx.launch (MLX_RANK with MLX_HOSTFILE, MLX_IBV_DEVICES or
+ * MLX_WORLD_SIZE); the rendezvous from
  * MCL_UNIQUE_ID, else an address rank 0 listens on: MCL_ROOT=host:port (with
  * MCL_SECRET, 32 hex digits, shared by the ranks), torchrun's MASTER_ADDR
  * and MASTER_PORT+1, MLX_JACCL_COORDINATOR's host and port+1, or, for an

@@ -39,6 +39,8 @@ const char* const kAll[] = {"MCL_RANK",
                             "MASTER_PORT",
                             "MLX_RANK",
                             "MLX_HOSTFILE",
+                            "MLX_IBV_DEVICES",
+                            "MLX_WORLD_SIZE",
                             "MLX_JACCL_COORDINATOR",
                             "TORCHELASTIC_RUN_ID",
                             "PMIX_NAMESPACE",
@@ -209,6 +211,29 @@ TEST_F(LaunchEnvTest, MlxLaunchCountsTheHostfile) {
   EXPECT_EQ(e.nranks, 3);
   EXPECT_EQ(e.rank, 2);
   EXPECT_EQ(e.id.root.toString(), "10.0.0.1:32324");
+  std::remove(path.c_str());
+}
+
+// mlx.launch --backend jaccl sets no hostfile: its device matrix (one row
+// per rank) gives the size, its coordinator the rendezvous.
+TEST_F(LaunchEnvTest, MlxJacclLaunchCountsTheDeviceMatrix) {
+  std::string path = ::testing::TempDir() + "mcl_ibv_devices.json";
+  {
+    std::ofstream f(path);
+    f << R"([[null, "rdma_en3", ["rdma_en4", "rdma_en5"]],
+            ["rdma_en3", null, "rdma_en4"],
+            [["rdma_en4", "rdma_en5"], "rdma_en3", null]])";
+  }
+  set("MLX_RANK", "1");
+  set("MLX_IBV_DEVICES", path);
+  set("MLX_JACCL_COORDINATOR", "10.0.0.1:32323");
+  set("MCL_SECRET", kSecret);
+  LaunchEnv e = readLaunchEnv();
+  EXPECT_EQ(e.nranks, 3);
+  EXPECT_EQ(e.rank, 1);
+  EXPECT_EQ(e.id.root.toString(), "10.0.0.1:32324");
+  set("MLX_IBV_DEVICES", path + ".missing");
+  expectInvalid("MLX_IBV_DEVICES");
   std::remove(path.c_str());
 }
 

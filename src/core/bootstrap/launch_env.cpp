@@ -32,11 +32,12 @@ int intVar(const char* name, int lo, int hi) {
   return static_cast<int>(v);
 }
 
-// Entries of the top-level JSON array in MLX's hostfile: one per rank.
-int countHostfileEntries(const char* path) {
+// Entries of the top-level JSON array of an mlx.launch file (variable
+// names it): its hostfile or device matrix, one entry per rank.
+int countHostfileEntries(const char* variable, const char* path) {
   std::ifstream in(path);
   if (!in)
-    throw error(mclInvalidArgument, "MLX_HOSTFILE '%s' cannot be read", path);
+    throw error(mclInvalidArgument, "%s '%s' cannot be read", variable, path);
   std::stringstream text;
   text << in.rdbuf();
   int depth = 0, entries = 0;
@@ -68,6 +69,7 @@ void readRankAndSize(LaunchEnv& e) {
       {"PMI_RANK", "PMI_SIZE", "PMI"},
       {"SLURM_PROCID", "SLURM_NTASKS", "SLURM"},
       {"RANK", "WORLD_SIZE", "torchrun"},
+      {"MLX_RANK", "MLX_WORLD_SIZE", "mlx.launch"},
   };
   for (const Pair& p : kPairs) {
     if (env(p.rank) == nullptr || env(p.size) == nullptr) continue;
@@ -76,11 +78,14 @@ void readRankAndSize(LaunchEnv& e) {
     e.rankSource = p.source;
     return;
   }
-  if (env("MLX_RANK") != nullptr && env("MLX_HOSTFILE") != nullptr) {
-    e.nranks = countHostfileEntries(env("MLX_HOSTFILE"));
+  // mlx.launch: its ring backend's hostfile, or its JACCL backend's device
+  // matrix, has one top-level entry per rank.
+  for (const char* list : {"MLX_HOSTFILE", "MLX_IBV_DEVICES"}) {
+    if (env("MLX_RANK") == nullptr || env(list) == nullptr) continue;
+    e.nranks = countHostfileEntries(list, env(list));
     if (e.nranks < 1)
-      throw error(mclInvalidArgument, "MLX_HOSTFILE '%s' lists no hosts",
-                  env("MLX_HOSTFILE"));
+      throw error(mclInvalidArgument, "%s '%s' lists no ranks", list,
+                  env(list));
     e.rank = intVar("MLX_RANK", 0, e.nranks - 1);
     e.rankSource = "mlx.launch";
     return;
