@@ -13,9 +13,9 @@ namespace mcl::mpi {
 
 namespace {
 
-const Op kSum{Builtin::Sum, nullptr, true, "MPI_SUM"};
-const Op kMax{Builtin::Max, nullptr, true, "MPI_MAX"};
-const Op kMin{Builtin::Min, nullptr, true, "MPI_MIN"};
+const Op kSum{Builtin::Sum, "MPI_SUM"};
+const Op kMax{Builtin::Max, "MPI_MAX"};
+const Op kMin{Builtin::Min, "MPI_MIN"};
 
 std::mutex& madeMutex() {
   static auto* m = new std::mutex;

@@ -16,7 +16,9 @@ enum class Builtin { Sum, Max, Min, None };
 enum class HalfKind { None, Float16, Bfloat16 };
 
 struct Op {
-  Builtin builtin;  // MPI's own op; None for a user function
+  Op() = default;
+  Op(Builtin b, const char* n) : builtin(b), name(n) {}
+  Builtin builtin = Builtin::None;  // MPI's own op; None for a user function
   MPI_User_function* function = nullptr;  // a user op's
   bool commute = true;
   const char* name = "";
