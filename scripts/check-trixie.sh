@@ -17,9 +17,12 @@
 #   python `pip wheel .` with GCC 14 for Python 3.13, installed in a venv
 #          beside Debian 13's NumPy 2 and PyTorch 2, and every Python test
 #          run against it (scripts/check-pip.sh full).
+#   includes only the include check (MCLBUILD_INCLUDE_CHECK_ONLY=REGEX: only
+#          the files whose path matches, scripts/lib/missing-includes.sh).
 #   prepare only makes the Debian 13 root (CI makes it in the background
 #          while its first stages run: it mostly waits on the network).
-#   scripts/check-trixie.sh [gcc|libcxx|python|all|prepare]   (default all)
+#   scripts/check-trixie.sh [gcc|libcxx|includes|python|all|prepare]
+#   (default all)
 # MCLBUILD_CACHE_DIR: where the trixie root is kept (default /var/cache/mcl).
 # MCLBUILD_CCACHE_DIR (CI sets it): ccache's caches, one per build
 # (scripts/lib/ccache.sh), mounted into the root; the include check keeps
@@ -28,9 +31,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
 case "$what" in
-  gcc | libcxx | python | all | prepare) ;;
+  gcc | libcxx | includes | python | all | prepare) ;;
   *)
-    echo "usage: $0 [gcc|libcxx|python|all|prepare]" >&2
+    echo "usage: $0 [gcc|libcxx|includes|python|all|prepare]" >&2
     exit 2
     ;;
 esac
@@ -138,28 +141,33 @@ if [ "$what" = gcc ] || [ "$what" = all ]; then
   echo "== trixie GCC: built and unit-tested in $((SECONDS - start)) s =="
 fi
 
-if [ "$what" = libcxx ] || [ "$what" = all ]; then
-  start=$SECONDS
-  echo "== trixie: $(in_trixie 'clang --version | head -1') with libc++ =="
-  # C++ libraries must share the standard library of the code they link
-  # with: GoogleTest (its source ships in Debian) is built with libc++ into
-  # the build tree.
-  deps=/mcl/build-libcxx/deps
-  libcxx="-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-    -DCMAKE_CXX_FLAGS=-stdlib=libc++ -DCMAKE_EXE_LINKER_FLAGS=-stdlib=libc++ \
-    -DCMAKE_SHARED_LINKER_FLAGS=-stdlib=libc++"
+# clang 19 with libc++: the libc++ build and the include check's tree. C++
+# libraries must share the standard library of the code they link with:
+# GoogleTest (its source ships in Debian) is built with libc++ into the
+# build tree, once.
+deps=/mcl/build-libcxx/deps
+libcxx="-DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+  -DCMAKE_CXX_FLAGS=-stdlib=libc++ -DCMAKE_EXE_LINKER_FLAGS=-stdlib=libc++ \
+  -DCMAKE_SHARED_LINKER_FLAGS=-stdlib=libc++"
+# -O1: the tests run in reasonable time, the build takes less.
+libcxx_tree="$common $libcxx -DCMAKE_C_FLAGS_RELWITHDEBINFO='-O1 -g0' \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO='-O1 -g0' \
+  -DCMAKE_PREFIX_PATH=$deps -DCMAKE_DISABLE_FIND_PACKAGE_benchmark=ON \
+  -DMCL_BUILD_PYTHON=OFF -DMCL_BUILD_FUZZERS=ON \
+  -DMCL_FUZZ_OBJECTS_ONLY=ON -DCMAKE_EXPORT_COMPILE_COMMANDS=ON"
+libcxx_deps() {
   in_trixie "[ -f $deps/.complete ] || {
     cmake -S /usr/src/googletest -B build-libcxx/gtest -G Ninja $libcxx \
       -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=$deps >/dev/null &&
     cmake --build build-libcxx/gtest -j $jobs >/dev/null &&
     cmake --install build-libcxx/gtest >/dev/null &&
     touch $deps/.complete; }"
-  # -O1: the tests run in reasonable time, the build takes less.
-  libcxx_tree="$common $libcxx -DCMAKE_C_FLAGS_RELWITHDEBINFO='-O1 -g0' \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO='-O1 -g0' \
-    -DCMAKE_PREFIX_PATH=$deps -DCMAKE_DISABLE_FIND_PACKAGE_benchmark=ON \
-    -DMCL_BUILD_PYTHON=OFF -DMCL_BUILD_FUZZERS=ON \
-    -DMCL_FUZZ_OBJECTS_ONLY=ON -DCMAKE_EXPORT_COMPILE_COMMANDS=ON"
+}
+
+if [ "$what" = libcxx ] || [ "$what" = all ]; then
+  start=$SECONDS
+  echo "== trixie: $(in_trixie 'clang --version | head -1') with libc++ =="
+  libcxx_deps
   in_trixie "use_ccache trixie-libcxx &&
     cmake -S . -B build-libcxx $libcxx_tree -DCMAKE_UNITY_BUILD=ON \
     \${ccache_cmake[@]+\"\${ccache_cmake[@]}\"} >/dev/null &&
@@ -176,9 +184,12 @@ if [ "$what" = libcxx ] || [ "$what" = all ]; then
   echo "== trixie libc++: built and tested in $((SECONDS - start)) s =="
 fi
 
-if [ "$what" = libcxx ] || [ "$what" = all ]; then
+if [ "$what" = libcxx ] || [ "$what" = all ] || [ "$what" = includes ]; then
   start=$SECONDS
-  in_trixie "cmake -S . -B build-includes $libcxx_tree >/dev/null &&
+  libcxx_deps
+  in_trixie "MCLBUILD_INCLUDE_CHECK_ONLY='${MCLBUILD_INCLUDE_CHECK_ONLY:-}' \
+    cmake -S . -B build-includes $libcxx_tree >/dev/null &&
+    MCLBUILD_INCLUDE_CHECK_ONLY='${MCLBUILD_INCLUDE_CHECK_ONLY:-}' \
     scripts/lib/missing-includes.sh build-includes"
   echo "== includes: checked in $((SECONDS - start)) s =="
 fi

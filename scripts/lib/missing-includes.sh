@@ -4,6 +4,9 @@
 # source of a build's compile_commands.json; exit status 1 when there is any.
 # Only missing includes: clang-tidy 19 cannot be told to skip the unused
 # ones, and an include unused on this platform may serve another's branch.
+# MCLBUILD_INCLUDE_CHECK_ONLY: a regular expression: only the sources and
+# headers whose path matches it are checked (a developer's quick look at the
+# files of a change; CI checks them all).
 # MCLBUILD_INCLUDE_CHECK_CACHE: a directory where each file found clean is
 # remembered under a key of everything its verdict depends on (clang-tidy's
 # version and configuration, the file's command and text, every header of
@@ -74,9 +77,11 @@ if cache:
         args = c["arguments"] if "arguments" in c else shlex.split(c["command"])
         keys[c["file"]] = digest(common, c["file"], " ".join(args),
                                  open(c["file"], "rb").read())
+only = os.environ.get("MCLBUILD_INCLUDE_CHECK_ONLY", "")
 def unchecked(files):
     return [f for f in files
-            if not (cache and os.path.exists(os.path.join(cache, keys[f])))]
+            if not (cache and os.path.exists(os.path.join(cache, keys[f])))
+            and (not only or __import__("re").search(only, f))]
 os.makedirs(os.path.join(build, "include-check"), exist_ok=True)
 json.dump(headers, open(os.path.join(build, "include-check", "compile_commands.json"), "w"))
 sources = sorted({c["file"] for c in commands})

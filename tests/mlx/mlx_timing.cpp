@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <ratio>
 #include <string>
 #include <vector>
 

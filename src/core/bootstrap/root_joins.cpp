@@ -3,6 +3,7 @@
 // and on the protocol), the welcome, and the all-gathers of init.
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <memory>
