@@ -35,11 +35,11 @@ const Named kPredefined[] = {
 };
 
 // Made types live until the process ends: MLX makes two, once.
-std::mutex& madeMutex() {
+std::mutex& madeTypesMutex() {
   static auto* m = new std::mutex;
   return *m;
 }
-std::map<const void*, std::unique_ptr<Datatype>>& made() {
+std::map<const void*, std::unique_ptr<Datatype>>& madeTypes() {
   static auto* m = new std::map<const void*, std::unique_ptr<Datatype>>;
   return *m;
 }
@@ -49,17 +49,17 @@ std::map<const void*, std::unique_ptr<Datatype>>& made() {
 const Datatype* findDatatype(MPI_Datatype handle) {
   for (const Named& n : kPredefined)
     if (handle == n.handle) return &n.type;
-  std::lock_guard<std::mutex> lock(madeMutex());
-  auto it = made().find(handle);
-  return it == made().end() ? nullptr : it->second.get();
+  std::lock_guard<std::mutex> lock(madeTypesMutex());
+  auto it = madeTypes().find(handle);
+  return it == madeTypes().end() ? nullptr : it->second.get();
 }
 
 MPI_Datatype makeContiguous(int count, const Datatype& base) {
   auto type = std::make_unique<Datatype>(Datatype{
       Kind::Contiguous, base.bytes * size_t(count), "", count, &base, false});
   void* handle = type.get();
-  std::lock_guard<std::mutex> lock(madeMutex());
-  made()[handle] = std::move(type);
+  std::lock_guard<std::mutex> lock(madeTypesMutex());
+  madeTypes()[handle] = std::move(type);
   return handle;
 }
 

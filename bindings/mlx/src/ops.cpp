@@ -18,11 +18,11 @@ const Op kSum{Builtin::Sum, "MPI_SUM"};
 const Op kMax{Builtin::Max, "MPI_MAX"};
 const Op kMin{Builtin::Min, "MPI_MIN"};
 
-std::mutex& madeMutex() {
+std::mutex& madeOpsMutex() {
   static auto* m = new std::mutex;
   return *m;
 }
-std::map<const void*, std::unique_ptr<Op>>& made() {
+std::map<const void*, std::unique_ptr<Op>>& madeOps() {
   static auto* m = new std::map<const void*, std::unique_ptr<Op>>;
   return *m;
 }
@@ -72,9 +72,9 @@ const Op* findOp(MPI_Op handle) {
   if (handle == &ompi_mpi_op_sum) return &kSum;
   if (handle == &ompi_mpi_op_max) return &kMax;
   if (handle == &ompi_mpi_op_min) return &kMin;
-  std::lock_guard<std::mutex> lock(madeMutex());
-  auto it = made().find(handle);
-  return it == made().end() ? nullptr : it->second.get();
+  std::lock_guard<std::mutex> lock(madeOpsMutex());
+  auto it = madeOps().find(handle);
+  return it == madeOps().end() ? nullptr : it->second.get();
 }
 
 MPI_Op createOp(MPI_User_function* function, bool commute) {
@@ -84,8 +84,8 @@ MPI_Op createOp(MPI_User_function* function, bool commute) {
   op->commute = commute;
   op->name = "a user function";
   void* handle = op.get();
-  std::lock_guard<std::mutex> lock(madeMutex());
-  made()[handle] = std::move(op);
+  std::lock_guard<std::mutex> lock(madeOpsMutex());
+  madeOps()[handle] = std::move(op);
   return handle;
 }
 
