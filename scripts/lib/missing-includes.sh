@@ -66,11 +66,15 @@ if cache:
     import subprocess
     tidy = subprocess.run(["clang-tidy", "--version"], capture_output=True).stdout
     packages = subprocess.run(["dpkg-query", "-W"], capture_output=True).stdout
+    # Every header a source may include, the bindings' too (a binding's
+    # sources include its own headers, which are not checked as main files).
     tree = hashlib.sha256()
-    for d in sorted(header_dirs):
-        for name in sorted(os.listdir(d)):
-            if name.endswith((".h", ".hpp")):
-                tree.update(name.encode() + open(os.path.join(d, name), "rb").read())
+    for top in ("src", "include", "perf", "tests", "bindings"):
+        for d, _, names in sorted(os.walk(os.path.join(os.getcwd(), top))):
+            for name in sorted(names):
+                if name.endswith((".h", ".hpp")):
+                    tree.update(os.path.join(d, name).encode() +
+                                open(os.path.join(d, name), "rb").read())
     common = digest(tidy, open(".clang-tidy-includes", "rb").read(), packages,
                     tree.hexdigest())
     for c in commands + headers:

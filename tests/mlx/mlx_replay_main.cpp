@@ -5,7 +5,7 @@
 // (this process runs the rendezvous), MCL_RANK and MCL_WORLD_SIZE.
 //
 //   mcl-mlx-replay --library PATH --np N --transport shm|tcp|rdma
-//                  [--fabric JSON] [--scenario calls|killed|alone]
+//                  [--fabric JSON] [--scenario SCENARIO] [--limit SECONDS]
 //
 // calls   every call MLX makes, checked (mlx_calls.h)
 // killed  the last rank is killed after MPI_Init; every other rank's next
@@ -13,6 +13,10 @@
 //         message naming the call, never return or hang
 // alone   one process without a launcher: a world of one, which gives MLX
 //         no group, as Open MPI's does
+// misuse  one process, errors returned (MCL_MPI_ERRORS=return): a call
+//         before MPI_Init, a handle that is no datatype, op or
+//         communicator, a negative count, a rank out of range; each must
+//         fail naming the call and the argument (mlx_misuse.h)
 // timing  MPI_Allreduce through the library against mclAllReduce on a
 //         communicator of mcl's own over the same transport, size by size,
 //         alternating, and mlx-lm's decode step both ways (mlx_timing.h);
@@ -38,6 +42,7 @@
 
 #include "mlx_calls.h"
 #include "mlx_loader.h"
+#include "mlx_misuse.h"
 #include "mlx_timing.h"
 
 namespace {
@@ -59,6 +64,11 @@ int rankMain(const Options& o, int rank) {
     fprintf(stderr, "rank %d: MLX would not use the library: %s\n", rank,
             why.c_str());
     return 2;
+  }
+  if (o.scenario == "misuse") {
+    const std::string failure = mlx_replay::runMisuse(mpi);
+    if (!failure.empty()) fprintf(stderr, "misuse: %s\n", failure.c_str());
+    return failure.empty() ? 0 : 1;
   }
   int size = 0;
   const bool group = mlx_replay::start(mpi, &size, &why);
@@ -147,7 +157,8 @@ int main(int argc, char** argv) {
   if (!parse(argc, argv, &o)) {
     fprintf(stderr,
             "usage: mcl-mlx-replay --library PATH [--np N] [--transport "
-            "shm|tcp|rdma] [--fabric JSON] [--scenario calls|killed|alone] "
+            "shm|tcp|rdma] [--fabric JSON] [--scenario "
+            "calls|killed|alone|misuse|timing] "
             "[--limit SECONDS]\n");
     return 2;
   }
@@ -156,7 +167,8 @@ int main(int argc, char** argv) {
   char id[MCL_UNIQUE_ID_STRING_BYTES] = "";
   char direct[MCL_UNIQUE_ID_STRING_BYTES] = "";
   for (char* text : {id, direct}) {
-    if (o.scenario == "alone" || (text == direct && o.scenario != "timing"))
+    if (o.scenario == "alone" || o.scenario == "misuse" ||
+        (text == direct && o.scenario != "timing"))
       continue;
     mclUniqueId unique;
     if (mclGetUniqueId(&unique) != mclSuccess ||
@@ -176,7 +188,8 @@ int main(int argc, char** argv) {
           std::string(scratch) + "/rank" + std::to_string(rank);
       freopen((log + ".out").c_str(), "w", stdout);
       freopen((log + ".err").c_str(), "w", stderr);
-      if (o.scenario != "alone") {
+      if (o.scenario == "misuse") setenv("MCL_MPI_ERRORS", "return", 1);
+      if (o.scenario != "alone" && o.scenario != "misuse") {
         setenv("MCL_UNIQUE_ID", id, 1);
         setenv("REPLAY_DIRECT_ID", direct, 1);
         setenv("MCL_RANK", std::to_string(rank).c_str(), 1);
