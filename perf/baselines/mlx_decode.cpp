@@ -51,7 +51,8 @@ template <typename T>
 T symbol(void* library, const char* name) {
   void* p = dlsym(library, name);
   if (p == nullptr) {
-    fprintf(stderr, "mlx_decode: no %s in %s\n", name, getenv("MLX_MPI_LIBNAME"));
+    fprintf(stderr, "mlx_decode: no %s in %s\n", name,
+            getenv("MLX_MPI_LIBNAME"));
     exit(2);
   }
   return reinterpret_cast<T>(p);
@@ -61,7 +62,8 @@ T symbol(void* library, const char* name) {
 
 int main(int argc, char** argv) {
   if (argc != 6) {
-    fprintf(stderr, "usage: mlx_decode LAYERS HIDDEN PER_LAYER TOKENS WARMUP\n");
+    fprintf(stderr,
+            "usage: mlx_decode LAYERS HIDDEN PER_LAYER TOKENS WARMUP\n");
     return 2;
   }
   const int calls = atoi(argv[1]) * atoi(argv[3]);
@@ -76,8 +78,9 @@ int main(int argc, char** argv) {
   char version[256];
   int length = 0;
   symbol<int (*)(char*, int*)>(library, "MPI_Get_library_version")(version,
-                                                                  &length);
-  if (std::string(version, size_t(length)).find("Open MPI") == std::string::npos) {
+                                                                   &length);
+  if (std::string(version, size_t(length)).find("Open MPI") ==
+      std::string::npos) {
     fprintf(stderr, "mlx_decode: MLX would refuse %s\n", name);
     return 2;
   }
@@ -89,8 +92,9 @@ int main(int argc, char** argv) {
   auto commit = symbol<int (*)(Handle*)>(library, "MPI_Type_commit");
   auto opCreate =
       symbol<int (*)(UserFunction*, int, Handle*)>(library, "MPI_Op_create");
-  auto allreduce = symbol<int (*)(const void*, void*, int, Handle, Handle,
-                                  Handle)>(library, "MPI_Allreduce");
+  auto allreduce =
+      symbol<int (*)(const void*, void*, int, Handle, Handle, Handle)>(
+          library, "MPI_Allreduce");
   Handle world = symbol<Handle>(library, "ompi_mpi_comm_world");
   Handle uint8 = symbol<Handle>(library, "ompi_mpi_uint8_t");
   if (init(nullptr, nullptr) != 0) return 2;
@@ -106,15 +110,15 @@ int main(int argc, char** argv) {
     std::fill(row.begin(), row.end(), floatToBf16(0.5f));
     const auto start = std::chrono::steady_clock::now();
     for (int c = 0; c < calls; ++c)  // MPI_IN_PLACE, as MLX passes it
-      allreduce(reinterpret_cast<void*>(1), row.data(), hidden, bf16, sum, world);
+      allreduce(reinterpret_cast<void*>(1), row.data(), hidden, bf16, sum,
+                world);
     const double us = std::chrono::duration<double, std::micro>(
                           std::chrono::steady_clock::now() - start)
                           .count();
     if (t >= warmup) perToken.push_back(us);
   }
   std::sort(perToken.begin(), perToken.end());
-  if (rank == 0)
-    printf("%d %.1f\n", hidden * 2, perToken[perToken.size() / 2]);
+  if (rank == 0) printf("%d %.1f\n", hidden * 2, perToken[perToken.size() / 2]);
   finalize();
   return 0;
 }
