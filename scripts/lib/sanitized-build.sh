@@ -7,9 +7,10 @@
 #           coverage on every object (with clang): the fuzz targets link here
 #     tsan  build-tsan/: -fsanitize=thread
 # -O1 -g1: fast enough to run, and line tables are all a report's stack
-# needs. Unity batches (cmake/unity.cmake): a sanitizer sees the same code
-# either way, in about half the compile time; README's per-file build
-# catches what a batch would hide. Without mcl-perf (it adds a fifth to the build) and the Python
+# needs. The library in unity batches (cmake/unity.cmake): a sanitizer sees
+# the same code either way, in less compile time; README's per-file build
+# catches what a batch would hide. The tests compile file by file here
+# (tests/CMakeLists.txt says why). Without mcl-perf (it adds a fifth to the build) and the Python
 # bindings (they would not load into an uninstrumented python3): the
 # integration tests that run mcl-perf are left out of the build then.
 # MCL_WERROR=1 (CI sets it) makes warnings errors, as in scripts/setup.sh.
