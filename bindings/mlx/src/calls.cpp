@@ -61,4 +61,16 @@ bool usableCount(const char* call, const char* argument, int count,
   return false;
 }
 
+DataCall usableDataCall(const char* call, MPI_Comm comm,
+                        const char* typeArgument, MPI_Datatype type,
+                        const char* countArgument, int count) {
+  DataCall c;
+  c.comm = usableComm(call, comm, &c.status);
+  if (c.comm == nullptr) return c;
+  const Datatype* checked = usableDatatype(call, typeArgument, type, &c.status);
+  if (checked != nullptr && usableCount(call, countArgument, count, &c.status))
+    c.type = checked;
+  return c;
+}
+
 }  // namespace mcl::mpi

@@ -24,4 +24,16 @@ const Datatype* usableDatatype(const char* call, const char* argument,
 bool usableCount(const char* call, const char* argument, int count,
                  int* status);
 
+// The three checks of a data call at once: its communicator, the datatype
+// named `typeArgument` and the count named `countArgument`. type is nullptr
+// (and status set) when one failed.
+struct DataCall {
+  Comm* comm = nullptr;
+  const Datatype* type = nullptr;
+  int status = kSuccess;
+};
+DataCall usableDataCall(const char* call, MPI_Comm comm,
+                        const char* typeArgument, MPI_Datatype type,
+                        const char* countArgument, int count);
+
 }  // namespace mcl::mpi

@@ -51,12 +51,11 @@ MCL_MPI_EXPORT int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count,
                                  MPI_Datatype datatype, MPI_Op opHandle,
                                  MPI_Comm commHandle) {
   constexpr const char* kCall = "MPI_Allreduce";
-  int status = kSuccess;
-  Comm* comm = usableComm(kCall, commHandle, &status);
-  if (comm == nullptr) return status;
-  const Datatype* type = usableDatatype(kCall, "datatype", datatype, &status);
-  if (type == nullptr || !usableCount(kCall, "count", count, &status))
-    return status;
+  const DataCall c =
+      usableDataCall(kCall, commHandle, "datatype", datatype, "count", count);
+  if (c.type == nullptr) return c.status;
+  Comm* comm = c.comm;
+  const Datatype* type = c.type;
   const Op* op = findOp(opHandle);
   if (op == nullptr)
     return fail(kErrOp, kCall, "op " + handleText(opHandle, "an op"));
@@ -88,12 +87,12 @@ MCL_MPI_EXPORT int MPI_Allgather(const void* sendbuf, int sendcount,
                                  int recvcount, MPI_Datatype recvtype,
                                  MPI_Comm commHandle) {
   constexpr const char* kCall = "MPI_Allgather";
+  const DataCall c = usableDataCall(kCall, commHandle, "recvtype", recvtype,
+                                    "recvcount", recvcount);
+  if (c.type == nullptr) return c.status;
+  Comm* comm = c.comm;
+  const Datatype* rtype = c.type;
   int status = kSuccess;
-  Comm* comm = usableComm(kCall, commHandle, &status);
-  if (comm == nullptr) return status;
-  const Datatype* rtype = usableDatatype(kCall, "recvtype", recvtype, &status);
-  if (rtype == nullptr || !usableCount(kCall, "recvcount", recvcount, &status))
-    return status;
   const size_t bytes = size_t(recvcount) * rtype->bytes;
   if (sendbuf == kInPlace) {
     sendbuf = static_cast<char*>(recvbuf) + bytes * size_t(comm->rank);
@@ -127,12 +126,11 @@ MCL_MPI_EXPORT int MPI_Allgather(const void* sendbuf, int sendcount,
 MCL_MPI_EXPORT int MPI_Send(const void* buf, int count, MPI_Datatype datatype,
                             int dest, int tag, MPI_Comm commHandle) {
   constexpr const char* kCall = "MPI_Send";
-  int status = kSuccess;
-  Comm* comm = usableComm(kCall, commHandle, &status);
-  if (comm == nullptr) return status;
-  const Datatype* type = usableDatatype(kCall, "datatype", datatype, &status);
-  if (type == nullptr || !usableCount(kCall, "count", count, &status))
-    return status;
+  const DataCall c =
+      usableDataCall(kCall, commHandle, "datatype", datatype, "count", count);
+  if (c.type == nullptr) return c.status;
+  Comm* comm = c.comm;
+  const Datatype* type = c.type;
   if (dest < 0 || dest >= comm->size || dest == comm->rank)
     return fail(kErrRank, kCall,
                 "dest " + std::to_string(dest) + " is not another rank of " +
@@ -155,12 +153,11 @@ MCL_MPI_EXPORT int MPI_Recv(void* buf, int count, MPI_Datatype datatype,
                             int source, int tag, MPI_Comm commHandle,
                             MPI_Status* statusOut) {
   constexpr const char* kCall = "MPI_Recv";
-  int status = kSuccess;
-  Comm* comm = usableComm(kCall, commHandle, &status);
-  if (comm == nullptr) return status;
-  const Datatype* type = usableDatatype(kCall, "datatype", datatype, &status);
-  if (type == nullptr || !usableCount(kCall, "count", count, &status))
-    return status;
+  const DataCall c =
+      usableDataCall(kCall, commHandle, "datatype", datatype, "count", count);
+  if (c.type == nullptr) return c.status;
+  Comm* comm = c.comm;
+  const Datatype* type = c.type;
   if (source < 0 || source >= comm->size || source == comm->rank)
     return fail(kErrRank, kCall,
                 "source " + std::to_string(source) +

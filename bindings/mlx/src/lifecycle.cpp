@@ -101,6 +101,10 @@ MCL_MPI_EXPORT int MPI_Comm_split(MPI_Comm handle, int color, int key,
     return fail(kErrArg, "MPI_Comm_split",
                 "color " + std::to_string(color) +
                     " is negative (use MPI_UNDEFINED for no communicator)");
+  if (parent->mcl == nullptr && color == kUndefined) {  // a world of one
+    *newcomm = nullptr;                                 // MPI_COMM_NULL
+    return kSuccess;
+  }
   auto* comm = new Comm;
   if (parent->mcl != nullptr) {
     const mclResult_t r = mclCommSplit(
