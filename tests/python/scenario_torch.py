@@ -394,25 +394,55 @@ def monitored(ctx):
     return report
 
 
+def _move_to_another_host(name):
+    """This rank's own UTS namespace with another host name: to mcl.torch
+    it runs on another host (the file system is still shared, which the
+    one-host handshake must not rely on)."""
+    import ctypes
+    import socket
+    clone_newuts = 0x04000000
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(clone_newuts) != 0:
+        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWUTS)")
+    socket.sethostname(name)
+
+
 def store_secret(ctx):
     """The backend's process group built on a store of the test's: with
-    MCL_SECRET, without it, or with the store declared private. Reports
-    the error, if any, and what the store held."""
+    MCL_SECRET, without it, with the store declared private, with one rank
+    on "another host" (its own UTS namespace) or with a private directory
+    of its own. Reports the error, if any, and what the store held (the
+    group's entry, and with p2p that of the link a send opened)."""
     import datetime
+    import os
+    import tempfile
 
     import mcl.torch
     if ctx.args.get("allow"):
         mcl.torch.allow_secret_in_store()
-    error = None
+    if ctx.args.get("other_host") == ctx.rank:
+        _move_to_another_host(f"elsewhere-{ctx.rank}")
+    if ctx.args.get("own_directory") == ctx.rank:
+        os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp()
+    error, link = None, None
     store = dist.FileStore(ctx.path("store"), ctx.size)
     try:
         group = mcl.torch.ProcessGroupMCL(store, ctx.rank, ctx.size,
                                           datetime.timedelta(seconds=20))
+        if ctx.args.get("p2p") and ctx.rank < 2:
+            t = torch.full((4,), float(ctx.rank))
+            if ctx.rank == 0:
+                group.send([t], 1, 0).wait()
+            else:
+                group.recv([t], 0, 0).wait()
+                assert t.tolist() == [0.0] * 4, t
+            link = store.get("mcl/p2p/0-1").decode()
+        group.barrier().wait()
         group.comm.close()
     except Exception as e:  # noqa: BLE001 - the report says which
         error = f"{type(e).__name__}: {e}"
     stored = store.get("mcl/unique_id").decode()
-    return {"error": error, "stored": stored}
+    return {"error": error, "stored": stored, "link": link}
 
 
 SCENARIOS = {"torch_collectives": collectives, "torch_train": train,

@@ -4,6 +4,8 @@ model trained under DistributedDataParallel over "mcl" and over "gloo"
 from one seed, which must end with the same weights. Skipped, saying so,
 where PyTorch is not installed."""
 
+import os
+
 import pytest
 
 torch = pytest.importorskip(
@@ -86,26 +88,58 @@ def test_monitored_barrier_names_the_rank_that_did_not_arrive(ranks):
 
 
 def test_the_store_holds_the_secret_only_sealed_or_where_allowed(ranks):
-    # MCL_SECRET on every rank (the launcher's default): the id is in the
-    # store sealed; its secret is not there in any form a reader can use.
-    reports = ranks.run("torch_store_secret", 2)
+    # MCL_SECRET on every rank (the launcher's default): the ids are in the
+    # store sealed, the link a send opens too; no secret in a usable form.
+    reports = ranks.run("torch_store_secret", 2, args={"p2p": True})
     for report in reports:
         assert report["error"] is None, report
-    stored = reports[0]["stored"]
+    stored, link = reports[0]["stored"], reports[0]["link"]
     assert stored and stored.startswith("mcl-sealed1:"), stored
-    assert "mcl1:" not in stored, stored
+    assert link and link.startswith("mcl-sealed1:"), link
+    assert "mcl1:" not in stored + link, (stored, link)
 
-    # Neither MCL_SECRET nor permission: every rank refuses, saying how.
-    reports = ranks.run("torch_store_secret", 2, env={"MCL_SECRET": ""})
+    # No MCL_SECRET, every rank on this host: a key of the group's own,
+    # through a private file, seals both; nothing to set.
+    reports = ranks.run("torch_store_secret", 3, env={"MCL_SECRET": ""},
+                        args={"p2p": True})
+    for report in reports:
+        assert report["error"] is None, report
+    stored, link = reports[0]["stored"], reports[0]["link"]
+    assert stored.startswith("mcl-one-host1:"), stored
+    assert "mcl-sealed1:" in stored and link.startswith("mcl-sealed1:"), \
+        (stored, link)
+    assert "mcl1:" not in stored + link, (stored, link)
+
+
+def test_across_hosts_the_secret_is_refused_without_mcl_secret(ranks):
+    if os.geteuid() != 0:
+        pytest.skip("another host is a UTS namespace of its own: needs root")
+    # Rank 1 on "another host" (its own host name), no MCL_SECRET and no
+    # permission: every rank refuses, saying how and naming the rank.
+    reports = ranks.run("torch_store_secret", 3, env={"MCL_SECRET": ""},
+                        args={"other_host": 1})
     for rank, report in enumerate(reports):
         assert report["error"] and "PermissionError" in report["error"], report
         assert "set MCL_SECRET" in report["error"], report
         assert "allow_secret_in_store" in report["error"], report
+        assert "rank 1 not on rank 0's host" in report["error"], report
     assert reports[0]["stored"].startswith("mcl-refused:"), reports[0]
 
     # Declared private: the id as it is.
-    reports = ranks.run("torch_store_secret", 2,
-                        env={"MCL_SECRET": ""}, args={"allow": True})
+    reports = ranks.run("torch_store_secret", 2, env={"MCL_SECRET": ""},
+                        args={"allow": True, "other_host": 1})
     for report in reports:
         assert report["error"] is None, report
     assert reports[0]["stored"].startswith("mcl1:"), reports[0]
+
+
+def test_a_rank_that_cannot_read_the_one_host_secret_fails_every_rank(ranks):
+    # One host, but rank 2 looks for the file in a private directory of its
+    # own (another XDG_RUNTIME_DIR): no rank waits for the rendezvous.
+    reports = ranks.run("torch_store_secret", 3, env={"MCL_SECRET": ""},
+                        args={"own_directory": 2})
+    for report in reports:
+        assert report["error"] and "PermissionError" in report["error"], report
+        assert "MCL_SECRET" in report["error"], report
+    assert "rank 2: cannot read" in reports[0]["error"], reports[0]
+    assert "rank 2: cannot read" in reports[1]["error"], reports[1]

@@ -423,9 +423,11 @@ class P2PEngine:
 
     _all: "weakref.WeakSet[P2PEngine]" = weakref.WeakSet()
 
-    def __init__(self, store, rank: int, size: int,
+    def __init__(self, store, seal, rank: int, size: int,
                  timeout_seconds: float) -> None:
         self.store, self.rank, self.size = store, rank, size
+        # The links' ids go into the store sealed as the group's did.
+        self.seal = seal
         self.timeout_seconds = timeout_seconds
         self.closing = False
         self._lock = threading.Lock()
@@ -597,7 +599,7 @@ class P2PEngine:
             unique_id = mcl.UniqueId()
             with self._lock:
                 self._ids.append(unique_id)  # its rendezvous runs here
-            self.store.set(key, str(unique_id))
+            self.store.set(key, self.seal.seal(str(unique_id)))
             text = str(unique_id)
         else:
             while True:
@@ -608,7 +610,7 @@ class P2PEngine:
                     break
                 except RuntimeError:  # not there yet
                     continue
-            text = self.store.get(key).decode()
+            text = self.seal.open(self.store.get(key).decode())
         comm = mcl.init(0 if sending else 1, 2, text, timeout=timeout,
                         name=f"torch-p2p-{sender}-{receiver}")
         with self._lock:

@@ -25,8 +25,10 @@ RuntimeError on 1.x) with mcl's message; a timeout's says "Timed out".
 
 The ranks meet through torch's store: rank 0 makes the mcl unique id and
 puts it there, its secret sealed under MCL_SECRET (set the same on every
-rank), or as it is where ``allow_secret_in_store()`` says the store is
-private (_torch_store_id); without either, init refuses. Every group
+rank), or, when every rank is on one host, under a random key shared
+through a file only the user can read; across hosts without MCL_SECRET,
+only where ``allow_secret_in_store()`` says the store is private, as it is
+(_torch_store_id); else init refuses. Every group
 (``new_group``) gets its own communicator.
 mcl's own settings (MCL_TRANSPORT, MCL_TIMEOUT, ...) apply; the group's
 timeout becomes the communicator's.
@@ -55,8 +57,7 @@ from ._torch_args import (BackendError, Contiguous, as_bytes, backend_error,
                           translating_errors)
 from ._torch_barrier import monitored_barrier as _monitored_barrier
 from ._torch_p2p import P2PEngine
-from ._torch_store_id import (allow_secret_in_store, for_store, from_store,
-                              refusal_for_store)
+from ._torch_store_id import allow_secret_in_store, meet
 from ._torch_work import Completer, Pending, TransferWork, Work, \
     asked_from_python, in_background
 
@@ -64,7 +65,6 @@ __all__ = ["BACKEND", "ProcessGroupMCL", "BackendError", "monitored_barrier",
            "allow_secret_in_store"]
 
 BACKEND = "mcl"
-_STORE_KEY = "mcl/unique_id"
 
 
 # A Python subclass of c10d's ProcessGroup: both 1.13 and 2.x take it as
@@ -80,24 +80,20 @@ class ProcessGroupMCL(_c10d.ProcessGroup):
         self._store = store
         self._barriers = itertools.count()
         try:
-            if rank == 0:
-                # Kept alive until every rank joined (init returns after).
-                unique_id = mcl.UniqueId()
-                try:
-                    entry = for_store(str(unique_id))
-                except PermissionError:
-                    store.set(_STORE_KEY, refusal_for_store())
-                    raise
-                store.set(_STORE_KEY, entry)
-            else:
-                unique_id = from_store(store.get(_STORE_KEY).decode())
-            self.comm = mcl.init(rank, size, unique_id,
+            # Rank 0's id is kept alive until every rank joined (init
+            # returns after).
+            unique_id = mcl.UniqueId() if rank == 0 else None
+            self._seal, text = meet(store, rank, size,
+                                    None if unique_id is None
+                                    else str(unique_id))
+            self.comm = mcl.init(rank, size, unique_id or text,
                                  timeout=self.timeout_seconds, name="torch")
         except mcl.Error as e:
             raise backend_error(e, "init_process_group",
                                 self.timeout_seconds) from e
         self._completer = Completer()
-        self._p2p = P2PEngine(store, rank, size, self.timeout_seconds)
+        self._p2p = P2PEngine(store, self._seal, rank, size,
+                               self.timeout_seconds)
 
     def getBackendName(self) -> str:
         return BACKEND
