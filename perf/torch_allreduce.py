@@ -1,6 +1,7 @@
 """torch.distributed.all_reduce over "mcl" against "gloo": the same ranks,
-the same float32 tensors, each backend in turn; the median time per call
-at each size, in microseconds. With --op send_recv, a ping-pong instead:
+the same float32 tensors, each backend in turn (mcl's C++ backend, then
+its Python one with MCL_TORCH_BACKEND=python, then Gloo); the median time
+per call at each size, in microseconds. With --op send_recv, a ping-pong instead:
 rank 0 sends to rank 1 and receives it back (dist.send, dist.recv; the
 time is the round trip), the other ranks idle.
 
@@ -67,24 +68,30 @@ def rank_main(rank, ranks, backend, store, sizes, iterations, op, out):
         out.put(medians)
 
 
-def run(backend, ranks, sizes, iterations, op):
+def run(backend, ranks, sizes, iterations, op, env=None):
     # mcl.torch seals the unique id in the store under MCL_SECRET: one for
     # this run, random, unless the caller set one.
     os.environ.setdefault("MCL_SECRET", secrets.token_hex(16))
+    saved = dict(os.environ)
+    os.environ.update(env or {})
     context = multiprocessing.get_context("spawn")
     out = context.Queue()
-    with tempfile.TemporaryDirectory() as tmp:
-        store = os.path.join(tmp, "store")
-        procs = [context.Process(target=rank_main, args=(
-            r, ranks, backend, store, sizes, iterations, op, out))
-            for r in range(ranks)]
-        for p in procs:
-            p.start()
-        medians = out.get(timeout=600)
-        for p in procs:
-            p.join(60)
-            if p.exitcode != 0:
-                raise SystemExit(f"{backend}: a rank exited {p.exitcode}")
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            store = os.path.join(tmp, "store")
+            procs = [context.Process(target=rank_main, args=(
+                r, ranks, backend, store, sizes, iterations, op, out))
+                for r in range(ranks)]
+            for p in procs:
+                p.start()
+            medians = out.get(timeout=600)
+            for p in procs:
+                p.join(60)
+                if p.exitcode != 0:
+                    raise SystemExit(f"{backend}: a rank exited {p.exitcode}")
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
     return medians
 
 
@@ -99,17 +106,24 @@ def main():
     if args.ranks < 2:
         parser.error("--ranks: at least 2")
     sizes = [parse_size(s) for s in args.sizes.split(",")]
-    results = {b: run(b, args.ranks, sizes, args.iterations, args.op)
-               for b in ("mcl", "gloo")}
+    columns = {"mcl": ("mcl", {}),
+               "mcl-py": ("mcl", {"MCL_TORCH_BACKEND": "python"}),
+               "gloo": ("gloo", {})}
+    results = {name: run(backend, args.ranks, sizes, args.iterations,
+                         args.op, env)
+               for name, (backend, env) in columns.items()}
     what = ("torch.distributed.all_reduce" if args.op == "all_reduce" else
             "torch.distributed send+recv round trip, ranks 0 and 1")
     print(f"# {what}, {args.ranks} ranks, float32, "
           f"median of {args.iterations} (us); mcl transport "
-          f"{os.environ.get('MCL_TRANSPORT', 'auto')}")
-    print(f"{'bytes':>10} {'mcl':>10} {'gloo':>10} {'gloo/mcl':>9}")
+          f"{os.environ.get('MCL_TRANSPORT', 'auto')}; mcl: the C++ "
+          "backend, mcl-py: the Python one")
+    print(f"{'bytes':>10} {'mcl':>10} {'mcl-py':>10} {'gloo':>10} "
+          f"{'gloo/mcl':>9}")
     for i, nbytes in enumerate(sizes):
-        m, g = results["mcl"][i], results["gloo"][i]
-        print(f"{nbytes:>10} {m:>10.1f} {g:>10.1f} {g / m:>9.2f}")
+        m, p, g = (results[c][i] for c in ("mcl", "mcl-py", "gloo"))
+        print(f"{nbytes:>10} {m:>10.1f} {p:>10.1f} {g:>10.1f} "
+              f"{g / m:>9.2f}")
 
 
 if __name__ == "__main__":

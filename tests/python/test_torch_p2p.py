@@ -19,8 +19,9 @@ def test_tags_any_source_and_receives_posted_first(ranks):
                   "batch_isend_irecv into a column",
                   "the collective beside it",
                   "send to this rank refused naming it",
-                  "recv from a rank not in the group refused naming it",
-                  "a tag beyond 32 bits refused naming it"}
+                  "recv from a rank not in the group refused naming it"}
+        if report["python_backend"]:  # the C++ one gets torch's C int
+            wanted.add("a tag beyond 32 bits refused naming it")
         wanted |= {0: {"recv from any rank"},
                    1: {"tags out of order", "in order within a tag",
                        "a send across a collective"}}.get(rank, set())

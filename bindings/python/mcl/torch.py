@@ -58,11 +58,12 @@ from ._torch_args import (BackendError, Contiguous, as_bytes, backend_error,
 from ._torch_barrier import monitored_barrier as _monitored_barrier
 from ._torch_p2p import P2PEngine
 from ._torch_store_id import allow_secret_in_store, meet
+from . import _torch_native
 from ._torch_work import Completer, Pending, TransferWork, Work, \
     asked_from_python, in_background
 
 __all__ = ["BACKEND", "ProcessGroupMCL", "BackendError", "monitored_barrier",
-           "allow_secret_in_store"]
+           "allow_secret_in_store", "create_group"]
 
 BACKEND = "mcl"
 
@@ -97,6 +98,11 @@ class ProcessGroupMCL(_c10d.ProcessGroup):
 
     def getBackendName(self) -> str:
         return BACKEND
+
+    def close(self) -> None:
+        """Ends the group: its sends and receives, then the communicator."""
+        self._p2p.close()
+        self.comm.close()
 
     # -- work handles ------------------------------------------------------
 
@@ -461,8 +467,36 @@ class ProcessGroupMCL(_c10d.ProcessGroup):
         return self._works(natives, outputs, what, after)
 
 
-def _create(store, rank, size, timeout):
+def create_group(store, rank: int, size: int,
+                 timeout: datetime.timedelta):
+    """What ``init_process_group("mcl")`` and ``new_group`` make for a
+    group: the C++ backend (mcl._torch_backend) where it was built for
+    this torch, else the Python one (ProcessGroupMCL), said once. Both
+    have ``close()``."""
+    reason = _torch_native.why_not_native()
+    if reason is None:
+        return _torch_native.create(store, rank, size, timeout)
+    _torch_native.say_python_backend_once(reason)
     return ProcessGroupMCL(store, rank, size, timeout)
+
+
+def _mcl_backend_of(group):
+    """The mcl backend behind `group` (PyTorch 2 puts a backend per device
+    type behind each group), or None."""
+    if isinstance(group, ProcessGroupMCL):
+        return group
+    native = _torch_native.native
+    if native is not None and isinstance(group, native.NativeBackend):
+        return group
+    get = getattr(group, "_get_backend", None)
+    if get is not None and native is not None:
+        try:
+            backend = get(torch.device("cpu"))
+        except RuntimeError:
+            return None
+        if isinstance(backend, native.NativeBackend):
+            return backend
+    return None
 
 
 def monitored_barrier(group=None, timeout=None,
@@ -475,13 +509,42 @@ def monitored_barrier(group=None, timeout=None,
     store, so the communicator stays usable."""
     if group is None:
         group = dist.distributed_c10d._get_default_group()
-    if not isinstance(group, ProcessGroupMCL):
+    backend = _mcl_backend_of(group)
+    if backend is None:
         raise ValueError(
             "mcl.torch.monitored_barrier: the group's backend is not "
             f"\"mcl\" ({type(group).__name__}); Gloo groups have "
             "torch.distributed.monitored_barrier")
-    group.monitored_barrier(timeout, wait_all_ranks)
+    if isinstance(backend, ProcessGroupMCL):
+        backend.monitored_barrier(timeout, wait_all_ranks)
+    else:
+        backend.helper.monitored_barrier(timeout, wait_all_ranks)
 
 
-if BACKEND.upper() not in getattr(dist.Backend, "_plugins", {}):
-    dist.Backend.register_backend(BACKEND, _create)
+def _devices():
+    """The device types "mcl" groups take tensors of (PyTorch 2 asks):
+    the CPU, and every device whose tensors the backend stages."""
+    devices = ["cpu", "cuda", "mps"]
+    name = getattr(torch._C, "_get_privateuse1_backend_name", None)
+    if name is not None:
+        devices.append(name())
+    return devices
+
+
+def _register() -> None:
+    if BACKEND.upper() in getattr(dist.Backend, "_plugins", {}):
+        return
+    import inspect
+    takes_devices = "devices" in inspect.signature(
+        dist.Backend.register_backend).parameters
+    if takes_devices and _torch_native.why_not_native() is None:
+        dist.Backend.register_backend(BACKEND, create_group,
+                                      devices=_devices())
+        # c10d has kernels for CPU, CUDA and PrivateUse1 tensors only:
+        # MPS tensors reach the backend through ones of mcl's.
+        _torch_native.native.add_device_kernels("mps")
+    else:
+        dist.Backend.register_backend(BACKEND, create_group)
+
+
+_register()

@@ -9,6 +9,7 @@
 
 namespace mcl::python {
 void registerLibrary(pybind11::module_& m);
+void registerCApi(pybind11::module_& m);
 }
 
 PYBIND11_MODULE(_mcl, m) {
@@ -18,4 +19,5 @@ PYBIND11_MODULE(_mcl, m) {
   mcl::python::registerLibrary(m);
   mcl::python::registerWork(m);
   mcl::python::registerCommunicator(m);
+  mcl::python::registerCApi(m);
 }

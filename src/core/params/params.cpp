@@ -102,6 +102,9 @@ constexpr ParamDef kParams[] = {
     {"MCL_SECRET", "",
      "32 hex digits shared by the ranks of an MCL_ROOT job; without it the "
      "secret is derived from the job, which is weaker."},
+    {"MCL_TORCH_BACKEND", "auto",
+     "mcl.torch's process groups: auto (the C++ backend where it was built "
+     "for the installed torch, else the Python one) or python."},
 };
 
 std::optional<ParamDef> findParam(const char* name) {

@@ -1,0 +1,139 @@
+#include "backend.h"
+
+#include <utility>
+
+#include "mcl_api.h"
+
+namespace mcl::torch_backend {
+
+namespace py = pybind11;
+
+namespace {
+
+// How long a caller waits for an operation another thread runs, beyond
+// the group's timeout that bounds each of its mcl calls.
+std::chrono::milliseconds waitLimit(int timeoutSeconds) {
+  return std::chrono::seconds(2 * static_cast<int64_t>(timeoutSeconds) + 30);
+}
+
+}  // namespace
+
+Backend::Backend(int rank, int size, const std::string& uniqueId,
+                 int timeoutSeconds, py::object helper)
+    : BackendBase(rank, size),
+      timeoutSeconds_(timeoutSeconds),
+      helper_(std::move(helper)),
+      buffers_(HostBuffers::create()) {
+  const python::CApiTable& mcl = api();
+  mclUniqueId id;
+  check(mcl.uniqueIdFromString(uniqueId.c_str(), &id),
+        "init_process_group");
+  mclConfig_t config = MCL_CONFIG_INITIALIZER;
+  config.timeoutSeconds = timeoutSeconds;
+  config.commName = "torch";
+  mclResult_t result;
+  {
+    py::gil_scoped_release released;
+    result = mcl.commInitRankConfig(&comm_, size, id, rank, &config);
+  }
+  check(result, "init_process_group");
+  queue_ = std::make_unique<OperationQueue>(waitLimit(timeoutSeconds));
+}
+
+Backend::~Backend() {
+  try {
+    close();
+  } catch (...) {
+    // A destructor cannot report; close() said what it could.
+  }
+}
+
+void Backend::close() {
+  // Queued work finishes first, without the GIL: DDP's callbacks that run
+  // as work completes may need it.
+  if (Py_IsInitialized() && PyGILState_Check()) {
+    py::gil_scoped_release released;
+    queue_.reset();
+  } else {
+    queue_.reset();
+  }
+  if (helper_ && Py_IsInitialized()) {
+    py::gil_scoped_acquire gil;
+    helper_.attr("close")();
+    helper_ = py::object();
+  }
+  if (comm_ != nullptr) {
+    mclComm_t comm = comm_;
+    comm_ = nullptr;
+    api().commDestroy(comm);
+  }
+}
+
+std::string Backend::topology() const {
+  std::vector<char> json(1 << 16);
+  size_t length = json.size();
+  mclResult_t result;
+  while ((result = api().commGetTopology(comm("topology"), json.data(),
+                                         &length)) == mclInvalidArgument &&
+         length > json.size())
+    json.resize(length);
+  check(result, "topology");
+  return std::string(json.data());
+}
+
+mclComm_t Backend::comm(const char* what) const {
+  if (comm_ == nullptr || queue_ == nullptr)
+    throwValueError(std::string("mcl backend: ") + what +
+                    ": the process group is closed");
+  return comm_;
+}
+
+void Backend::check(mclResult_t result, const char* what) const {
+  torch_backend::check(result, comm_, what, timeoutSeconds_);
+}
+
+void Backend::checkRoot(int64_t root, const char* what) const {
+  if (root < 0 || root >= getSize())
+    throwValueError(std::string("mcl backend: ") + what + ": root rank " +
+                    std::to_string(root) + " is not in the group (ranks 0 to " +
+                    std::to_string(getSize() - 1) + ")");
+}
+
+void Backend::inGroup(const char* what,
+                      const std::function<void()>& calls) const {
+  check(api().groupStart(), what);
+  try {
+    calls();
+  } catch (...) {
+    api().groupEnd();
+    throw;
+  }
+  check(api().groupEnd(), what);
+}
+
+c10::intrusive_ptr<c10d::Work> Backend::enqueue(c10d::OpType type,
+                                                const at::Tensor& like,
+                                                OrderedWork::Body body,
+                                                bool callerWaits) {
+  std::vector<c10::Device> devices;
+  if (like.defined() && !like.device().is_cpu())
+    devices.push_back(like.device());
+  auto work = c10::make_intrusive<OrderedWork>(
+      getRank(), type, std::move(body), std::move(devices), queue_.get());
+  queue_->submit(work, callerWaits);
+  return work;
+}
+
+c10::intrusive_ptr<c10d::Work> Backend::barrier(
+    const c10d::BarrierOptions& opts) {
+  mclComm_t c = comm("barrier");
+  return enqueue(
+      c10d::OpType::BARRIER, at::Tensor(),
+      [this, c] {
+        check(api().barrier(c, nullptr), "barrier");
+        return std::vector<at::Tensor>();
+      },
+      callerWaitsAtOnce(opts));
+}
+
+}  // namespace mcl::torch_backend
