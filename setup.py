@@ -2,7 +2,9 @@
 names setuptools as the backend; the metadata is there).
 
 The native module `mcl._mcl` carries libmcl (linked statically), so a wheel
-needs no `cmake --install`. It is built Release and stripped. Settings, from
+needs no `cmake --install`. Where the environment the wheel is for has
+PyTorch with its C++ headers (pip's torch; Debian's libtorch-dev), the C++
+torch.distributed backend `mcl._torch_backend` is built against it too. It is built Release and stripped. Settings, from
 the environment:
   CMAKE_ARGS                  more CMake arguments (as conda-forge passes them)
   MCL_WERROR=1                warnings are errors (CI)
@@ -99,8 +101,8 @@ class CMakeBuild(build_ext):
         arguments += shlex.split(os.environ.get("CMAKE_ARGS", ""))
         jobs = str(os.cpu_count() or 2)
         self.run_cmake(["-S", str(ROOT), "-B", str(build_dir)] + arguments)
-        self.run_cmake(["--build", str(build_dir), "--target", "mcl_python",
-                        "--parallel", jobs])
+        self.run_cmake(["--build", str(build_dir), "--target",
+                        "mcl_python_package", "--parallel", jobs])
         shutil.rmtree(staging, ignore_errors=True)
         self.run_cmake(["--install", str(build_dir), "--component",
                         "python_module", "--strip", "--prefix", str(staging)])
@@ -113,6 +115,11 @@ class CMakeBuild(build_ext):
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(built[0], target)
         shutil.copymode(built[0], target)
+        # The C++ PyTorch backend, where CMake found torch with its headers
+        # (its configure output says which, or why not).
+        for backend in (staging / "mcl").glob("_torch_backend*"):
+            shutil.copyfile(backend, target.parent / backend.name)
+            shutil.copymode(backend, target.parent / backend.name)
 
     @staticmethod
     def run_cmake(arguments: list) -> None:

@@ -55,6 +55,18 @@ missing = [n for n in wanted if n not in names]
 modules = [n for n in names if n.startswith("mcl/_mcl.") and not n.endswith(".pyi")]
 if missing or len(modules) != 1:
     sys.exit(f"check-pip: the wheel lacks {missing} or has modules {modules}")
+# The C++ torch backend, built where this environment's torch has headers.
+torch_backend = [n for n in names if n.startswith("mcl/_torch_backend.")]
+try:
+    import os, torch, torch.utils.cpp_extension as e
+    headers = os.path.exists(os.path.join(e.include_paths()[0], "torch",
+                                          "csrc", "distributed", "c10d"))
+except ImportError:
+    headers = False
+if headers and len(torch_backend) != 1:
+    sys.exit("check-pip: torch here has its headers, but the wheel has no "
+             f"mcl/_torch_backend module ({torch_backend})")
+print(f"== pip: C++ torch backend: {torch_backend or 'none (no torch headers)'} ==")
 info = zipfile.ZipFile(sys.argv[1]).getinfo(modules[0])
 print(f"== pip: {modules[0]}: {info.file_size / 1e6:.1f} MB ==")
 if info.file_size > 8e6:
@@ -75,6 +87,15 @@ fi
 start=$SECONDS
 # From outside the tree, so that only the installed package can be found;
 # test_module checks where mcl came from.
-(cd "$work" && MCLTEST_INSTALLED_UNDER="$work/venv" "$venv_python" -m pytest -q \
+# The torch tests say which backend they ran on: the C++ one where the
+# wheel has it.
+torch_backend=python
+if "$venv_python" -c 'import sys, zipfile; sys.exit(not any(
+    n.startswith("mcl/_torch_backend.") for n in
+    zipfile.ZipFile(sys.argv[1]).namelist()))' "$wheel"; then
+  torch_backend=cpp
+fi
+(cd "$work" && MCLTEST_INSTALLED_UNDER="$work/venv" \
+  MCLTEST_TORCH_BACKEND=$torch_backend "$venv_python" -m pytest -q \
   -p no:cacheprovider "${tests[@]/#/$root/}")
 echo "== pip: the $suite Python suite passed on the installed wheel in $((SECONDS - start)) s =="

@@ -52,7 +52,7 @@ packages=(g++ clang libc++-dev libc++abi-dev cmake ninja-build pkg-config
   libsodium-dev libgtest-dev libgmock-dev googletest libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libhwloc-dev libibverbs-dev python3
   python3-dev python3-numpy pybind11-dev libdlpack-dev ca-certificates clang-tidy
-  python3-torch python3-pytest python3-venv python3-pip python3-setuptools
+  python3-torch libtorch-dev python3-pytest python3-venv python3-pip python3-setuptools
   python3-wheel python3-pybind11 binutils ccache)
 stamp="$chroot_dir/.mcl-packages"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "${packages[*]}" ]; then

@@ -22,7 +22,7 @@ debian_build=(build-essential cmake ninja-build pkg-config ccache
   python3 python3-dev python3-numpy pybind11-dev libdlpack-dev
   python3-venv python3-setuptools python3-wheel)
 debian_test=(libgtest-dev libgmock-dev libbenchmark-dev clang clang-format
-  python3-pytest python3-matplotlib python3-torch iproute2
+  python3-pytest python3-matplotlib python3-torch libtorch-dev iproute2
   iptables util-linux  # a transparent proxy and setpriv for the security tests
   openmpi-bin libopenmpi-dev libgloo-dev)  # the peers of perf/compare
 # The cluster tests need Linux network namespaces: on macOS they skip.

@@ -76,8 +76,10 @@ def main():
     if scenario.startswith("torch_"):
         # PyTorch takes a second or two to import: only its ranks load it.
         import scenario_torch
+        import scenario_torch_device
         import scenario_torch_p2p
         SCENARIOS.update(scenario_torch.SCENARIOS)
+        SCENARIOS.update(scenario_torch_device.SCENARIOS)
         SCENARIOS.update(scenario_torch_p2p.SCENARIOS)
     ctx = RankContext(report_path, json.loads(args))
     report = SCENARIOS[scenario](ctx)

@@ -13,6 +13,23 @@ torch = pytest.importorskip(
     "mcl backend for torch.distributed is not tested")
 
 
+def test_the_backend_is_the_one_built():
+    # MCLTEST_TORCH_BACKEND (CTest and check-pip set it): "cpp" where the
+    # C++ backend was built for this torch, "python" where it was not or
+    # MCL_TORCH_BACKEND=python asks for the Python one.
+    import mcl.torch
+    from mcl import _torch_native
+    expected = os.environ.get("MCLTEST_TORCH_BACKEND")
+    if expected is None:
+        pytest.skip("MCLTEST_TORCH_BACKEND is not set: nothing to expect")
+    reason = _torch_native.why_not_native()
+    if expected == "cpp":
+        assert reason is None, reason
+    else:
+        assert reason is not None
+    assert mcl.torch.BACKEND == "mcl"
+
+
 @pytest.mark.parametrize("nranks", [2, 3])
 def test_every_operation_gives_the_right_values(ranks, nranks):
     reports = ranks.run("torch_collectives", nranks)

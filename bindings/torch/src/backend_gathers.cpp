@@ -34,7 +34,7 @@ struct GatheredBytes {
 
 c10::intrusive_ptr<c10d::Work> Backend::broadcast(
     std::vector<at::Tensor>& tensors, const c10d::BroadcastOptions& opts) {
-  const at::Tensor& t = oneTensor(tensors, "broadcast");
+  const at::Tensor t = oneTensor(tensors, "broadcast");
   checkRoot(opts.rootRank, "broadcast");
   const int root = static_cast<int>(opts.rootRank);
   mclComm_t c = comm("broadcast");
@@ -77,7 +77,7 @@ c10::intrusive_ptr<c10d::Work> Backend::_allgather_base(
 c10::intrusive_ptr<c10d::Work> Backend::allgather(
     std::vector<std::vector<at::Tensor>>& outputs,
     std::vector<at::Tensor>& inputs, const c10d::AllgatherOptions& opts) {
-  const at::Tensor& x = oneTensor(inputs, "all_gather");
+  const at::Tensor x = oneTensor(inputs, "all_gather");
   std::vector<std::vector<at::Tensor>> lists{
       oneList(outputs, getSize(), "all_gather's output")};
   for (size_t i = 0; i < lists[0].size(); ++i)
@@ -171,7 +171,7 @@ c10::intrusive_ptr<c10d::Work> Backend::allgather_into_tensor_coalesced(
 c10::intrusive_ptr<c10d::Work> Backend::gather(
     std::vector<std::vector<at::Tensor>>& outputs,
     std::vector<at::Tensor>& inputs, const c10d::GatherOptions& opts) {
-  const at::Tensor& x = oneTensor(inputs, "gather");
+  const at::Tensor x = oneTensor(inputs, "gather");
   checkRoot(opts.rootRank, "gather");
   const int root = static_cast<int>(opts.rootRank);
   const int me = getRank();
@@ -217,7 +217,7 @@ c10::intrusive_ptr<c10d::Work> Backend::scatter(
     std::vector<at::Tensor>& outputs,
     std::vector<std::vector<at::Tensor>>& inputs,
     const c10d::ScatterOptions& opts) {
-  const at::Tensor& out = oneTensor(outputs, "scatter");
+  const at::Tensor out = oneTensor(outputs, "scatter");
   checkRoot(opts.rootRank, "scatter");
   const int root = static_cast<int>(opts.rootRank);
   const int me = getRank();
@@ -225,7 +225,7 @@ c10::intrusive_ptr<c10d::Work> Backend::scatter(
   auto mine = std::make_shared<HostView>(out, Use::Write, *buffers_);
   std::vector<std::shared_ptr<HostView>> sends;
   if (me == root) {
-    const auto& list = oneList(inputs, getSize(), "scatter's input");
+    const auto list = oneList(inputs, getSize(), "scatter's input");
     for (size_t i = 0; i < list.size(); ++i) {
       checkSized(list[i], "input " + std::to_string(i), out, "the output", 1,
                  "scatter");

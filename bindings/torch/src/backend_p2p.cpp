@@ -30,7 +30,7 @@ void checkPeer(int peer, int me, int size, const char* what,
 c10::intrusive_ptr<c10d::Work> Backend::send(std::vector<at::Tensor>& tensors,
                                              int dstRank, int tag) {
   checkPeer(dstRank, getRank(), getSize(), "send", "dst");
-  const at::Tensor& t = oneTensor(tensors, "send");
+  const at::Tensor t = oneTensor(tensors, "send");
   comm("send");
   py::gil_scoped_acquire gil;
   return c10::make_intrusive<PythonTransferWork>(
@@ -40,7 +40,7 @@ c10::intrusive_ptr<c10d::Work> Backend::send(std::vector<at::Tensor>& tensors,
 c10::intrusive_ptr<c10d::Work> Backend::recv(std::vector<at::Tensor>& tensors,
                                              int srcRank, int tag) {
   checkPeer(srcRank, getRank(), getSize(), "recv", "src");
-  const at::Tensor& t = oneTensor(tensors, "recv");
+  const at::Tensor t = oneTensor(tensors, "recv");
   comm("recv");
   py::gil_scoped_acquire gil;
   return c10::make_intrusive<PythonTransferWork>(
@@ -52,7 +52,7 @@ c10::intrusive_ptr<c10d::Work> Backend::recvAnysource(
   if (getSize() < 2)
     throwValueError(
         "mcl backend: recv from any rank: the group has no other rank");
-  const at::Tensor& t = oneTensor(tensors, "recv");
+  const at::Tensor t = oneTensor(tensors, "recv");
   comm("recv");
   py::gil_scoped_acquire gil;
   return c10::make_intrusive<PythonTransferWork>(

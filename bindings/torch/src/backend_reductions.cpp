@@ -22,7 +22,7 @@ size_t countOf(const at::Tensor& t, const WireType& wire) {
 
 c10::intrusive_ptr<c10d::Work> Backend::allreduce(
     std::vector<at::Tensor>& tensors, const c10d::AllreduceOptions& opts) {
-  const at::Tensor& t = oneTensor(tensors, "all_reduce");
+  const at::Tensor t = oneTensor(tensors, "all_reduce");
   const WireType wire = reducedAs(t, opts.reduceOp, "all_reduce");
   const mclRedOp_t op = redOpOf(opts.reduceOp, "all_reduce");
   mclComm_t c = comm("all_reduce");
@@ -73,7 +73,7 @@ c10::intrusive_ptr<c10d::Work> Backend::allreduce_coalesced(
 
 c10::intrusive_ptr<c10d::Work> Backend::reduce(
     std::vector<at::Tensor>& tensors, const c10d::ReduceOptions& opts) {
-  const at::Tensor& t = oneTensor(tensors, "reduce");
+  const at::Tensor t = oneTensor(tensors, "reduce");
   checkRoot(opts.rootRank, "reduce");
   const WireType wire = reducedAs(t, opts.reduceOp, "reduce");
   const mclRedOp_t op = redOpOf(opts.reduceOp, "reduce");
@@ -98,8 +98,8 @@ c10::intrusive_ptr<c10d::Work> Backend::reduce_scatter(
     std::vector<at::Tensor>& outputs,
     std::vector<std::vector<at::Tensor>>& inputs,
     const c10d::ReduceScatterOptions& opts) {
-  const at::Tensor& out = oneTensor(outputs, "reduce_scatter");
-  const std::vector<at::Tensor>& list =
+  const at::Tensor out = oneTensor(outputs, "reduce_scatter");
+  const std::vector<at::Tensor> list =
       oneList(inputs, getSize(), "reduce_scatter's input");
   for (size_t i = 0; i < list.size(); ++i)
     checkSized(list[i], "input " + std::to_string(i), out, "the output", 1,

@@ -5,7 +5,7 @@
 
 namespace mcl::torch_backend {
 
-const at::Tensor& oneTensor(const std::vector<at::Tensor>& tensors,
+at::Tensor oneTensor(const std::vector<at::Tensor>& tensors,
                             const std::string& what) {
   if (tensors.size() != 1)
     throwValueError("mcl backend: " + what +
@@ -22,7 +22,7 @@ void checkCount(size_t count, int groupSize, const std::string& what) {
                     " ranks");
 }
 
-const std::vector<at::Tensor>& oneList(
+std::vector<at::Tensor> oneList(
     const std::vector<std::vector<at::Tensor>>& lists, int groupSize,
     const std::string& what) {
   if (lists.size() != 1)

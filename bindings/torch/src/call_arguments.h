@@ -11,12 +11,12 @@ namespace mcl::torch_backend {
 
 // The one tensor of a call (c10d passes a list: one per device in the
 // days of several GPUs per process), checked movable.
-const at::Tensor& oneTensor(const std::vector<at::Tensor>& tensors,
+at::Tensor oneTensor(const std::vector<at::Tensor>& tensors,
                             const std::string& what);
 
 // The one list of tensors (one per rank) of a gather-like call, of the
 // group's size, each movable and on one device.
-const std::vector<at::Tensor>& oneList(
+std::vector<at::Tensor> oneList(
     const std::vector<std::vector<at::Tensor>>& lists, int groupSize,
     const std::string& what);
 
