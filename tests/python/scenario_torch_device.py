@@ -7,6 +7,7 @@ synchronization gives a wrong value."""
 
 import os
 import sys
+import types
 
 import torch
 import torch.distributed as dist
@@ -16,9 +17,21 @@ from scenario_torch import Checks, _expect_refusal
 
 
 def load_test_device():
-    """The test device's module, built by the test (torch_device_dir)."""
+    """The test device, built by the test (MCLTEST_TORCH_DEVICE_DIR). On
+    PyTorch 2, a device also needs a module of its own (torch.<name>) that
+    says it is there."""
     sys.path.insert(0, os.environ["MCLTEST_TORCH_DEVICE_DIR"])
-    import mcl_test_device  # noqa: F401 - registers the device
+    import mcl_test_device  # registers the device's kernels
+    if hasattr(torch, "_register_device_module") and not hasattr(
+            torch, "privateuseone"):
+        module = types.ModuleType("torch.privateuseone")
+        module.is_available = lambda: True
+        module.device_count = lambda: 1
+        module.current_device = lambda: 0
+        module.is_initialized = lambda: True
+        module._lazy_init = lambda: None
+        module.synchronize = lambda device=None: mcl_test_device.synchronize()
+        torch._register_device_module("privateuseone", module)
     return torch.device("privateuseone")
 
 

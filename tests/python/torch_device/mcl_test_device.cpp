@@ -12,6 +12,7 @@
 //     value from before the fill.
 // Built by the tests with torch.utils.cpp_extension.load.
 #include <ATen/EmptyTensor.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/Allocator.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/extension.h>
@@ -23,6 +24,7 @@
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -200,17 +202,24 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("fill_.Scalar", &deviceFill);
 }
 
-#if TORCH_VERSION_MAJOR < 2
-// PyTorch 1.13 lets autograd fall through for its own devices only (MPS
-// among them); a device registered from outside declares it.
-TORCH_LIBRARY_IMPL(_, AutogradPrivateUse1, m) {
-  m.fallback(torch::CppFunction::makeFallthrough());
+// PyTorch lets autograd fall through for the devices it knows (MPS among
+// them); a device registered from outside declares it, where nobody has.
+void letAutogradFallThrough() {
+  static std::unique_ptr<torch::Library> library;
+  if (library != nullptr ||
+      c10::Dispatcher::singleton().hasBackendFallbackForDispatchKey(
+          c10::DispatchKey::AutogradPrivateUse1))
+    return;
+  library = std::make_unique<torch::Library>(
+      torch::Library::IMPL, "_", c10::DispatchKey::AutogradPrivateUse1,
+      __FILE__, __LINE__);
+  library->fallback(torch::CppFunction::makeFallthrough());
 }
-#endif
 
 // Waits for the device's queue (what torch.<device>.synchronize() does).
 void synchronize() { queue().synchronize(); }
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  letAutogradFallThrough();
   m.def("synchronize", &synchronize);
 }
