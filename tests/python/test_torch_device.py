@@ -62,3 +62,20 @@ def test_collectives_on_cuda(ranks, native_backend):
     reports = ranks.run("torch_device_collectives", 2, args={"cuda": True})
     for rank, report in enumerate(reports):
         assert report["failures"] == [], f"rank {rank}: {report['failures']}"
+
+
+def test_mps_tensors_reach_the_backend_on_pytorch_2(native_backend):
+    # PyTorch 2 registers c10d's kernels for CPU, CUDA and PrivateUse1
+    # tensors only; mcl.torch adds MPS ones that run the CPU kernel, which
+    # calls the group's backend (registered for "mps" too), which stages
+    # the tensors as it does the test device's. No MPS here: this checks
+    # the kernels are there; tests/python on a Mac runs them.
+    import mcl.torch
+    if torch.__version__.startswith("1."):
+        pytest.skip("PyTorch 1.x calls the process group directly")
+    for op in ("allreduce_", "broadcast_", "allgather_", "send", "recv_",
+               "_reduce_scatter_base_", "alltoall_base_", "barrier"):
+        dump = torch._C._dispatch_dump(f"c10d::{op}")
+        assert any(line.startswith("MPS:") for line in dump.splitlines()), \
+            (op, dump)
+    assert "mps" in mcl.torch._devices()

@@ -9,22 +9,38 @@ namespace mcl::python {
 namespace {
 
 const CApiTable kTable = {
-    kCApiTableVersion,    sizeof(CApiTable),   MCL_VERSION_CODE,
-    mclGetErrorString,    mclGetLastError,     mclUniqueIdFromString,
-    mclCommInitRankConfig, mclCommDestroy,     mclCommAbort,
-    mclCommGetAsyncError, mclCommGetTopology,  mclMemAlloc,
-    mclMemFree,           mclAllReduce,        mclAllGather,
-    mclBroadcast,         mclReduce,           mclReduceScatter,
-    mclAlltoAll,          mclBarrier,          mclSend,
-    mclRecv,              mclGroupStart,       mclGroupEnd,
+    kCApiTableVersion,
+    sizeof(CApiTable),
+    MCL_VERSION_CODE,
+    mclGetErrorString,
+    mclGetLastError,
+    mclUniqueIdFromString,
+    mclCommInitRankConfig,
+    mclCommDestroy,
+    mclCommAbort,
+    mclCommGetAsyncError,
+    mclCommGetTopology,
+    mclMemAlloc,
+    mclMemFree,
+    mclAllReduce,
+    mclAllGather,
+    mclBroadcast,
+    mclReduce,
+    mclReduceScatter,
+    mclAlltoAll,
+    mclBarrier,
+    mclSend,
+    mclRecv,
+    mclGroupStart,
+    mclGroupEnd,
 };
 
 }  // namespace
 
 void registerCApi(pybind11::module_& m) {
   // The table is static: the capsule needs no destructor.
-  m.attr("_C_API") = pybind11::capsule(static_cast<const void*>(&kTable),
-                                       kCApiCapsuleName);
+  m.attr("_C_API") =
+      pybind11::capsule(static_cast<const void*>(&kTable), kCApiCapsuleName);
 }
 
 }  // namespace mcl::python

@@ -17,9 +17,9 @@ inline constexpr const char* kCApiCapsuleName = "mcl._mcl._C_API";
 inline constexpr int kCApiTableVersion = 1;
 
 struct CApiTable {
-  int version;        // kCApiTableVersion
-  size_t size;        // sizeof(CApiTable)
-  int libraryVersion; // MCL_VERSION_CODE the table was built with
+  int version;         // kCApiTableVersion
+  size_t size;         // sizeof(CApiTable)
+  int libraryVersion;  // MCL_VERSION_CODE the table was built with
   decltype(&mclGetErrorString) getErrorString;
   decltype(&mclGetLastError) getLastError;
   decltype(&mclUniqueIdFromString) uniqueIdFromString;

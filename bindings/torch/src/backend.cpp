@@ -26,8 +26,7 @@ Backend::Backend(int rank, int size, const std::string& uniqueId,
       buffers_(HostBuffers::create()) {
   const python::CApiTable& mcl = api();
   mclUniqueId id;
-  check(mcl.uniqueIdFromString(uniqueId.c_str(), &id),
-        "init_process_group");
+  check(mcl.uniqueIdFromString(uniqueId.c_str(), &id), "init_process_group");
   mclConfig_t config = MCL_CONFIG_INITIALIZER;
   config.timeoutSeconds = timeoutSeconds;
   config.commName = "torch";

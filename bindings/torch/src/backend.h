@@ -99,8 +99,8 @@ class Backend : public BackendBase {
                                       int dstRank, int tag) override;
   c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors,
                                       int srcRank, int tag) override;
-  c10::intrusive_ptr<c10d::Work> recvAnysource(
-      std::vector<at::Tensor>& tensors, int tag) override;
+  c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor>& tensors,
+                                               int tag) override;
   void monitoredBarrier(const c10d::BarrierOptions& opts,
                         bool waitAllRanks) override;
 
@@ -117,10 +117,12 @@ class Backend : public BackendBase {
   void checkRoot(int64_t root, const char* what) const;
   // Runs mcl's point-to-point calls as one group (ends it on failure).
   void inGroup(const char* what, const std::function<void()>& calls) const;
-  c10::intrusive_ptr<c10d::Work> exchange(
-      std::vector<at::Tensor> sends, std::vector<at::Tensor> receives,
-      std::vector<at::Tensor> outputs, const char* what,
-      std::function<void()> finish, bool callerWaits);
+  c10::intrusive_ptr<c10d::Work> exchange(std::vector<at::Tensor> sends,
+                                          std::vector<at::Tensor> receives,
+                                          std::vector<at::Tensor> outputs,
+                                          const char* what,
+                                          std::function<void()> finish,
+                                          bool callerWaits);
 
   const int timeoutSeconds_;
   mclComm_t comm_ = nullptr;

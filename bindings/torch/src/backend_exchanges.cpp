@@ -45,14 +45,13 @@ std::vector<at::Tensor> splitRows(const at::Tensor& t,
 c10::intrusive_ptr<c10d::Work> Backend::alltoall_base(
     at::Tensor& output, at::Tensor& input,
     std::vector<int64_t>& outputSplitSizes,
-    std::vector<int64_t>& inputSplitSizes,
-    const c10d::AllToAllOptions& opts) {
+    std::vector<int64_t>& inputSplitSizes, const c10d::AllToAllOptions& opts) {
   const char* what = "all_to_all_single";
   checkOneDevice({output, input}, what);
   if (output.scalar_type() != input.scalar_type())
-    throwValueError(std::string("mcl backend: ") + what +
-                    ": the output is " + c10::toString(output.scalar_type()) +
-                    " and the input " + c10::toString(input.scalar_type()));
+    throwValueError(std::string("mcl backend: ") + what + ": the output is " +
+                    c10::toString(output.scalar_type()) + " and the input " +
+                    c10::toString(input.scalar_type()));
   mclComm_t c = comm(what);
   auto in = std::make_shared<HostView>(input, Use::Read, *buffers_);
   auto out = std::make_shared<HostView>(output, Use::Write, *buffers_);
@@ -61,7 +60,8 @@ c10::intrusive_ptr<c10d::Work> Backend::alltoall_base(
   if (outputSplitSizes.empty() && inputSplitSizes.empty()) {
     if (input.numel() != output.numel() || input.nbytes() % n != 0)
       throwValueError(std::string("mcl backend: ") + what + ": the input (" +
-                      std::to_string(input.numel()) + " elements) and output (" +
+                      std::to_string(input.numel()) +
+                      " elements) and output (" +
                       std::to_string(output.numel()) +
                       ") must be one size, split evenly over " +
                       std::to_string(n) + " ranks");
@@ -76,12 +76,13 @@ c10::intrusive_ptr<c10d::Work> Backend::alltoall_base(
         },
         callerWaitsAtOnce(opts));
   }
-  std::vector<at::Tensor> sends = splitRows(in->host(), inputSplitSizes, n,
-                                            "input");
+  std::vector<at::Tensor> sends =
+      splitRows(in->host(), inputSplitSizes, n, "input");
   std::vector<at::Tensor> receives =
       splitRows(out->host(), outputSplitSizes, n, "output");
-  return exchange(std::move(sends), std::move(receives), outputs, what,
-                  [out] { out->finish(); }, callerWaitsAtOnce(opts));
+  return exchange(
+      std::move(sends), std::move(receives), outputs, what,
+      [out] { out->finish(); }, callerWaitsAtOnce(opts));
 }
 
 c10::intrusive_ptr<c10d::Work> Backend::alltoall(
@@ -128,17 +129,16 @@ c10::intrusive_ptr<c10d::Work> Backend::exchange(
           for (int k = 1; k < n; ++k) {
             const int to = (me + k) % n;
             const int from = (me - k + n) % n;
-            check(api().send(sends[to].data_ptr(), sends[to].nbytes(),
-                             mclUint8, to, c, nullptr),
+            check(api().send(sends[to].data_ptr(), sends[to].nbytes(), mclUint8,
+                             to, c, nullptr),
                   what);
-            check(api().recv(receives[from].data_ptr(),
-                             receives[from].nbytes(), mclUint8, from, c,
-                             nullptr),
+            check(api().recv(receives[from].data_ptr(), receives[from].nbytes(),
+                             mclUint8, from, c, nullptr),
                   what);
           }
         });
-        const_cast<at::Tensor&>(receives[me]).copy_(
-            sends[me].view_as(receives[me]));
+        const_cast<at::Tensor&>(receives[me])
+            .copy_(sends[me].view_as(receives[me]));
         finish();
         return outputs;
       },

@@ -53,8 +53,7 @@ c10::intrusive_ptr<c10d::Work> Backend::broadcast(
 }
 
 c10::intrusive_ptr<c10d::Work> Backend::_allgather_base(
-    at::Tensor& output, at::Tensor& input,
-    const c10d::AllgatherOptions& opts) {
+    at::Tensor& output, at::Tensor& input, const c10d::AllgatherOptions& opts) {
   const char* what = "all_gather_into_tensor";
   checkOneDevice({output, input}, what);
   checkSized(output, "the output", input, "the input", getSize(), what);
@@ -65,8 +64,8 @@ c10::intrusive_ptr<c10d::Work> Backend::_allgather_base(
   return enqueue(
       c10d::OpType::_ALLGATHER_BASE, output,
       [this, c, in, out, outputs, what] {
-        check(api().allGather(in->data(), out->data(), in->bytes(), mclUint8,
-                              c, nullptr),
+        check(api().allGather(in->data(), out->data(), in->bytes(), mclUint8, c,
+                              nullptr),
               what);
         out->finish();
         return outputs;
@@ -95,8 +94,8 @@ c10::intrusive_ptr<c10d::Work> Backend::allgather_coalesced(
   checkOneDevice(inputs, what);
   checkPairs(outputLists.size(), inputs.size(), what);
   for (size_t i = 0; i < outputLists.size(); ++i) {
-    const std::string list = std::string(what) + "'s output list " +
-                             std::to_string(i);
+    const std::string list =
+        std::string(what) + "'s output list " + std::to_string(i);
     checkCount(outputLists[i].size(), getSize(), list);
     checkOneDevice(outputLists[i], list);
     for (size_t j = 0; j < outputLists[i].size(); ++j)
@@ -108,18 +107,18 @@ c10::intrusive_ptr<c10d::Work> Backend::allgather_coalesced(
   auto bytes = std::make_shared<GatheredBytes>();
   bytes->inputs = inputs;
   bytes->sent = bytesOf(inputs);
-  bytes->received = at::empty({getSize(), bytes->sent.numel()},
-                              bytes->sent.options());
+  bytes->received =
+      at::empty({getSize(), bytes->sent.numel()}, bytes->sent.options());
   std::vector<at::Tensor> flat;
   for (const auto& list : outputLists)
     flat.insert(flat.end(), list.begin(), list.end());
   return enqueue(
       c10d::OpType::ALLGATHER_COALESCED, flat[0],
       [this, c, bytes, outputLists, flat, what] {
-        check(api().allGather(bytes->sent.data_ptr(),
-                              bytes->received.data_ptr(), bytes->sent.numel(),
-                              mclUint8, c, nullptr),
-              what);
+        check(
+            api().allGather(bytes->sent.data_ptr(), bytes->received.data_ptr(),
+                            bytes->sent.numel(), mclUint8, c, nullptr),
+            what);
         for (size_t i = 0; i < outputLists.size(); ++i)
           for (size_t rank = 0; rank < outputLists[i].size(); ++rank) {
             at::Tensor out = outputLists[i][rank];
@@ -145,16 +144,16 @@ c10::intrusive_ptr<c10d::Work> Backend::allgather_into_tensor_coalesced(
   auto bytes = std::make_shared<GatheredBytes>();
   bytes->inputs = inputs;
   bytes->sent = bytesOf(inputs);
-  bytes->received = at::empty({getSize(), bytes->sent.numel()},
-                              bytes->sent.options());
+  bytes->received =
+      at::empty({getSize(), bytes->sent.numel()}, bytes->sent.options());
   const int64_t n = getSize();
   return enqueue(
       c10d::OpType::COALESCED, outputs[0],
       [this, c, bytes, outputs, n, what] {
-        check(api().allGather(bytes->sent.data_ptr(),
-                              bytes->received.data_ptr(), bytes->sent.numel(),
-                              mclUint8, c, nullptr),
-              what);
+        check(
+            api().allGather(bytes->sent.data_ptr(), bytes->received.data_ptr(),
+                            bytes->sent.numel(), mclUint8, c, nullptr),
+            what);
         for (size_t i = 0; i < outputs.size(); ++i) {
           std::vector<at::Tensor> rows;
           for (int64_t rank = 0; rank < n; ++rank)
@@ -193,9 +192,9 @@ c10::intrusive_ptr<c10d::Work> Backend::gather(
       [this, c, in, views, results, root, me] {
         inGroup("gather", [&] {
           if (me != root) {
-            check(api().send(in->data(), in->bytes(), mclUint8, root, c,
-                             nullptr),
-                  "gather");
+            check(
+                api().send(in->data(), in->bytes(), mclUint8, root, c, nullptr),
+                "gather");
             return;
           }
           for (int rank = 0; rank < static_cast<int>(views.size()); ++rank)
@@ -229,7 +228,8 @@ c10::intrusive_ptr<c10d::Work> Backend::scatter(
     for (size_t i = 0; i < list.size(); ++i) {
       checkSized(list[i], "input " + std::to_string(i), out, "the output", 1,
                  "scatter");
-      sends.push_back(std::make_shared<HostView>(list[i], Use::Read, *buffers_));
+      sends.push_back(
+          std::make_shared<HostView>(list[i], Use::Read, *buffers_));
     }
   }
   return enqueue(

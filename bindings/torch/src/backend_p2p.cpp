@@ -13,8 +13,7 @@ namespace py = pybind11;
 
 namespace {
 
-void checkPeer(int peer, int me, int size, const char* what,
-               const char* name) {
+void checkPeer(int peer, int me, int size, const char* what, const char* name) {
   if (peer < 0 || peer >= size)
     throwValueError(std::string("mcl backend: ") + what + ": " + name +
                     " rank " + std::to_string(peer) +
@@ -66,9 +65,9 @@ void Backend::monitoredBarrier(const c10d::BarrierOptions& opts,
   py::gil_scoped_acquire gil;
   py::object timeout = py::none();
   if (opts.timeout != c10d::kUnsetTimeout)
-    timeout = py::module_::import("datetime")
-                  .attr("timedelta")(py::arg("milliseconds") =
-                                         opts.timeout.count());
+    timeout =
+        py::module_::import("datetime")
+            .attr("timedelta")(py::arg("milliseconds") = opts.timeout.count());
   helper_.attr("monitored_barrier")(timeout, waitAllRanks);
 }
 

@@ -52,7 +52,8 @@ c10::intrusive_ptr<c10d::Work> Backend::allreduce_coalesced(
   const mclRedOp_t op = redOpOf(opts.reduceOp, what);
   mclComm_t c = comm(what);
   std::vector<at::Tensor> flat;
-  for (const at::Tensor& t : tensors) flat.push_back(t.to(at::kCPU).reshape({-1}));
+  for (const at::Tensor& t : tensors)
+    flat.push_back(t.to(at::kCPU).reshape({-1}));
   auto all = std::make_shared<at::Tensor>(at::cat(flat));
   return enqueue(
       c10d::OpType::ALLREDUCE_COALESCED, tensors[0],
@@ -85,8 +86,8 @@ c10::intrusive_ptr<c10d::Work> Backend::reduce(
       c10d::OpType::REDUCE, t,
       [this, c, view, wire, op, root, tensors] {
         check(api().reduce(view->data(), view->data(),
-                           countOf(view->host(), wire), wire.type, op, root,
-                           c, nullptr),
+                           countOf(view->host(), wire), wire.type, op, root, c,
+                           nullptr),
               "reduce");
         view->finish();
         return tensors;
@@ -126,8 +127,8 @@ c10::intrusive_ptr<c10d::Work> Backend::_reduce_scatter_base(
       c10d::OpType::_REDUCE_SCATTER_BASE, output,
       [this, c, in, out, wire, op, outputs, what] {
         check(api().reduceScatter(in->data(), out->data(),
-                                  countOf(out->host(), wire), wire.type, op,
-                                  c, nullptr),
+                                  countOf(out->host(), wire), wire.type, op, c,
+                                  nullptr),
               what);
         out->finish();
         return outputs;
@@ -154,8 +155,8 @@ c10::intrusive_ptr<c10d::Work> Backend::reduce_scatter_tensor_coalesced(
     columns.push_back(inputs[i].to(at::kCPU).reshape({n, -1}));
   }
   auto rows = std::make_shared<at::Tensor>(at::cat(columns, 1).contiguous());
-  auto mine = std::make_shared<at::Tensor>(at::empty({rows->size(1)},
-                                                     rows->options()));
+  auto mine =
+      std::make_shared<at::Tensor>(at::empty({rows->size(1)}, rows->options()));
   const WireType wire = reducedAs(outputs[0], opts.reduceOp, what);
   const mclRedOp_t op = redOpOf(opts.reduceOp, what);
   mclComm_t c = comm(what);

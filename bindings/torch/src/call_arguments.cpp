@@ -6,7 +6,7 @@
 namespace mcl::torch_backend {
 
 at::Tensor oneTensor(const std::vector<at::Tensor>& tensors,
-                            const std::string& what) {
+                     const std::string& what) {
   if (tensors.size() != 1)
     throwValueError("mcl backend: " + what +
                     " takes one tensor per process, got " +
@@ -54,8 +54,8 @@ void checkSameType(const std::vector<at::Tensor>& tensors,
 }
 
 void checkSized(const at::Tensor& got, const std::string& gotName,
-                const at::Tensor& of, const std::string& ofName,
-                int64_t factor, const std::string& what) {
+                const at::Tensor& of, const std::string& ofName, int64_t factor,
+                const std::string& what) {
   if (got.numel() != of.numel() * factor ||
       got.scalar_type() != of.scalar_type())
     throwValueError("mcl backend: " + what + ": " + gotName + " is " +

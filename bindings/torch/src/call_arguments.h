@@ -12,7 +12,7 @@ namespace mcl::torch_backend {
 // The one tensor of a call (c10d passes a list: one per device in the
 // days of several GPUs per process), checked movable.
 at::Tensor oneTensor(const std::vector<at::Tensor>& tensors,
-                            const std::string& what);
+                     const std::string& what);
 
 // The one list of tensors (one per rank) of a gather-like call, of the
 // group's size, each movable and on one device.
@@ -31,8 +31,8 @@ void checkSameType(const std::vector<at::Tensor>& tensors,
 
 // `got` holds `factor` times `of`'s elements, of its type.
 void checkSized(const at::Tensor& got, const std::string& gotName,
-                const at::Tensor& of, const std::string& ofName,
-                int64_t factor, const std::string& what);
+                const at::Tensor& of, const std::string& ofName, int64_t factor,
+                const std::string& what);
 
 // The tensors' contents side by side, as bytes (one host tensor).
 at::Tensor bytesOf(const std::vector<at::Tensor>& tensors);

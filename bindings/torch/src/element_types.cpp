@@ -50,8 +50,7 @@ mclRedOp_t redOpOf(const c10d::ReduceOp& op, const std::string& what) {
     case c10d::ReduceOp::MAX:
       return mclMax;
     default:
-      throwValueError("mcl backend: " + what + ": reduce op " +
-                      opName(op.op_) +
+      throwValueError("mcl backend: " + what + ": reduce op " + opName(op.op_) +
                       " is not supported (sum, product, min, max, avg)");
   }
 }

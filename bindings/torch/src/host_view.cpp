@@ -27,10 +27,9 @@ void checkOneDevice(const std::vector<at::Tensor>& tensors,
   for (size_t i = 0; i < tensors.size(); ++i) {
     checkMovable(tensors[i], what + "[" + std::to_string(i) + "]");
     if (tensors[i].device() != tensors[0].device())
-      throwValueError("mcl backend: " + what + ": tensor " +
-                      std::to_string(i) + " is on " +
-                      tensors[i].device().str() + " and tensor 0 on " +
-                      tensors[0].device().str() +
+      throwValueError("mcl backend: " + what + ": tensor " + std::to_string(i) +
+                      " is on " + tensors[i].device().str() +
+                      " and tensor 0 on " + tensors[0].device().str() +
                       "; one call takes tensors of one device");
   }
 }

@@ -32,9 +32,8 @@ const python::CApiTable& api() {
 std::string failureText(mclResult_t result, mclComm_t comm, const char* what,
                         int timeoutSeconds) {
   const char* last = api().getLastError(comm);
-  const std::string detail = last != nullptr && *last != '\0'
-                                 ? last
-                                 : api().getErrorString(result);
+  const std::string detail =
+      last != nullptr && *last != '\0' ? last : api().getErrorString(result);
   if (result == mclTimeout)
     return std::string("mcl backend: ") + what + ": Timed out after " +
            std::to_string(timeoutSeconds) +

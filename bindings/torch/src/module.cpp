@@ -18,20 +18,19 @@ PYBIND11_MODULE(_torch_backend, m) {
   m.attr("TORCH_VERSION") = TORCH_VERSION;
   // The class torch dispatches to: its ProcessGroup on PyTorch 1.x, the
   // per-device Backend on 2.x.
-  py::object base = py::module_::import("torch._C._distributed_c10d")
-                        .attr(mcl::torch_backend::kSplitProcessGroup
-                                  ? "Backend"
-                                  : "ProcessGroup");
+  py::object base =
+      py::module_::import("torch._C._distributed_c10d")
+          .attr(mcl::torch_backend::kSplitProcessGroup ? "Backend"
+                                                       : "ProcessGroup");
   py::class_<Backend, c10::intrusive_ptr<Backend>>(m, "NativeBackend", base)
-      .def(py::init<int, int, std::string, int, py::object>(),
-           py::arg("rank"), py::arg("size"), py::arg("unique_id"),
-           py::arg("timeout_seconds"), py::arg("helper"))
+      .def(py::init<int, int, std::string, int, py::object>(), py::arg("rank"),
+           py::arg("size"), py::arg("unique_id"), py::arg("timeout_seconds"),
+           py::arg("helper"))
       .def_property_readonly("helper", &Backend::helper)
       .def_property_readonly("timeout_seconds", &Backend::timeoutSeconds)
       .def("topology", &Backend::topology,
            py::call_guard<py::gil_scoped_release>())
-      .def("close", &Backend::close,
-           py::call_guard<py::gil_scoped_release>());
+      .def("close", &Backend::close, py::call_guard<py::gil_scoped_release>());
   m.def("add_device_kernels", &mcl::torch_backend::addDeviceKernels,
         py::arg("device_type"));
 }

@@ -109,9 +109,8 @@ void OperationQueue::runUntilDone(OrderedWork& work) {
 void OperationQueue::serve() {
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
-    changed_.wait(lock, [this] {
-      return !running_ && (stopping_ || !queued_.empty());
-    });
+    changed_.wait(
+        lock, [this] { return !running_ && (stopping_ || !queued_.empty()); });
     if (queued_.empty()) return;  // stopping, and nothing left
     runHead(lock);
   }

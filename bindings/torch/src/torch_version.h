@@ -42,7 +42,8 @@ inline constexpr bool kSplitProcessGroup = false;
 template <typename Options, typename = void>
 struct HasAsyncOp : std::false_type {};
 template <typename Options>
-struct HasAsyncOp<Options, std::void_t<decltype(std::declval<Options>().asyncOp)>>
+struct HasAsyncOp<Options,
+                  std::void_t<decltype(std::declval<Options>().asyncOp)>>
     : std::true_type {};
 
 template <typename Options>

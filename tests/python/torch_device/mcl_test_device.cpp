@@ -83,7 +83,8 @@ DeviceQueue& queue() {
 }
 
 struct ScrambledAllocator final : c10::Allocator {
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+#if TORCH_VERSION_MAJOR > 2 || \
+    (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
   c10::DataPtr allocate(size_t n) override {
 #else
   c10::DataPtr allocate(size_t n) const override {
@@ -92,8 +93,10 @@ struct ScrambledAllocator final : c10::Allocator {
     std::memset(data, kScramble, n);  // zeros, as the device stores them
     return {data, data, &std::free, c10::Device(kType, 0)};
   }
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
-  void copy_data(void* dest, const void* src, std::size_t count) const override {
+#if TORCH_VERSION_MAJOR > 2 || \
+    (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+  void copy_data(void* dest, const void* src,
+                 std::size_t count) const override {
     std::memcpy(dest, src, count);
   }
 #endif
@@ -106,9 +109,9 @@ at::Tensor deviceEmpty(c10::IntArrayRef size,
                        c10::optional<at::Layout>, c10::optional<at::Device>,
                        c10::optional<bool>,
                        c10::optional<at::MemoryFormat> format) {
-  return at::detail::empty_generic(size, &allocator,
-                                   c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
-                                   c10::dtype_or_default(dtype), format);
+  return at::detail::empty_generic(
+      size, &allocator, c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
+      c10::dtype_or_default(dtype), format);
 }
 
 at::Tensor deviceEmptyStrided(c10::IntArrayRef size, c10::IntArrayRef stride,
@@ -130,9 +133,10 @@ at::Tensor deviceCopyFrom(const at::Tensor& self, const at::Tensor& dst,
   TORCH_CHECK(self.sizes() == dst.sizes() && self.dtype() == dst.dtype(),
               "mcl_test_device: copies between tensors of one shape and type");
   // Through contiguous host tensors: plain bytes on the host side.
-  at::Tensor plain = self.device().type() == kType
-                         ? at::empty(self.sizes(), self.options().device(at::kCPU))
-                         : self.contiguous();
+  at::Tensor plain =
+      self.device().type() == kType
+          ? at::empty(self.sizes(), self.options().device(at::kCPU))
+          : self.contiguous();
   if (self.device().type() == kType) {
     TORCH_CHECK(self.is_contiguous(), "mcl_test_device: contiguous only");
     scrambledCopy(plain.data_ptr(), self.data_ptr(), self.nbytes());
@@ -154,8 +158,8 @@ at::Tensor deviceCopyFromAndResize(const at::Tensor& self,
 // Runs later, on the device's queue.
 at::Tensor& deviceFill(at::Tensor& self, const at::Scalar& value) {
   TORCH_CHECK(self.is_contiguous(), "mcl_test_device: contiguous only");
-  at::Tensor plain = at::full(self.sizes(), value,
-                              self.options().device(at::kCPU));
+  at::Tensor plain =
+      at::full(self.sizes(), value, self.options().device(at::kCPU));
   void* data = self.data_ptr();
   auto keep = self;
   queue().push([data, plain, keep] {
