@@ -58,8 +58,10 @@ void Backend::close() {
   }
   if (helper_ && Py_IsInitialized()) {
     py::gil_scoped_acquire gil;
-    helper_.attr("close")();
-    helper_ = py::object();
+    py::object helper = std::move(helper_);
+    helper.attr("close")();
+  } else if (helper_) {
+    helper_.release();  // the interpreter is gone: nothing left to free
   }
   if (comm_ != nullptr) {
     mclComm_t comm = comm_;
