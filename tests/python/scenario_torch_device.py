@@ -85,6 +85,43 @@ def _check_collectives(ctx, checks, device):
     checks.equal("all_to_all_single", got.cpu().tolist(),
                  [float(100 * i + r) for i in range(n)])
 
+    outs = torch.zeros(2).to(device)
+    dist.reduce_scatter(outs, [_filled(r + 1, 2, device) for _ in range(n)])
+    checks.equal("reduce_scatter (list)", outs.cpu().tolist(), [total] * 2)
+
+    # Splits of any size: block j of rank r holds j + 1 rows of 10 r + j.
+    sent = torch.cat([torch.full((j + 1,), float(10 * r + j))
+                      for j in range(n)]).to(device)
+    got = torch.zeros(n * (r + 1)).to(device)
+    work = dist.all_to_all_single(got, sent, [r + 1] * n,
+                                  [j + 1 for j in range(n)], async_op=True)
+    other = _filled(1, 2, device)  # a staging buffer of its own meanwhile
+    dist.all_reduce(other, async_op=True).wait()
+    work.wait()
+    checks.equal("all_to_all_single uneven", got.cpu().tolist(),
+                 [float(10 * i + r) for i in range(n) for _ in range(r + 1)])
+
+    # Two async calls on one tensor run in issue order, each on what the
+    # one before it left.
+    t = _filled(r + 1, 2, device)
+    first = dist.all_reduce(t, async_op=True)
+    second = dist.all_reduce(t, async_op=True)
+    second.wait()
+    first.wait()
+    checks.equal("two async calls on one tensor", t.cpu().tolist(),
+                 [n * total] * 2)
+
+    # A future's callback that issues another call and waits for it (as
+    # DDP's PowerSGD hook does) runs to the end.
+    def then(fut):
+        inner = _filled(1, 1, device)
+        dist.all_reduce(inner, async_op=True).get_future().wait()
+        return [x.cpu() for x in fut.value()] + [inner.cpu()]
+    t = _filled(r + 1, 1, device)
+    value = dist.all_reduce(t, async_op=True).get_future().then(then).wait()
+    checks.equal("a callback that waits for another call",
+                 [x.tolist() for x in value], [[total], [float(n)]])
+
     if n >= 2 and r < 2:
         t = _filled(7 if r == 0 else 0, 3, device)
         if r == 0:
@@ -113,8 +150,14 @@ def device_collectives(ctx):
     checks = Checks()
     _check_collectives(ctx, checks, device)
     _check_refusals(ctx, checks, device)
+    # A work waited for after its group is gone.
+    t = _filled(1, 2, device)
+    work = dist.all_reduce(t, async_op=True)
     dist.barrier()
     dist.destroy_process_group()
+    work.wait()
+    checks.equal("waited after the group is gone", t.cpu().tolist(),
+                 [float(ctx.size)] * 2)
     return checks.report()
 
 

@@ -81,6 +81,21 @@ def matching(ctx):
     checks.equal("batch_isend_irecv into a column", column[:, 1].tolist(),
                  [(r - 1) % n + 0.5] * 3)
 
+    # PyTorch 2's coalescing manager with a device (as batch_isend_irecv
+    # on CUDA uses it): the sends and receives in it, one handle for all.
+    manager = getattr(dist, "_coalescing_manager", None)
+    native = not isinstance(dist.distributed_c10d._get_default_group(),
+                            ProcessGroupMCL)
+    if manager is not None and native and \
+            not torch.__version__.startswith("1."):
+        got = torch.zeros(2)
+        with manager(device=torch.device("cpu"), async_ops=True) as cm:
+            dist.isend(torch.full((2,), r + 0.25), (r + 1) % n, tag=13)
+            dist.irecv(got, (r - 1) % n, tag=13)
+        cm.wait()
+        checks.equal("a batch of sends and receives", got.tolist(),
+                     [(r - 1) % n + 0.25] * 2)
+
     # Collectives and point-to-point do not wait on each other: a send
     # still in flight when both ranks all-reduce.
     if r == 0:

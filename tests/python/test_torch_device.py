@@ -16,7 +16,10 @@ EXPECTED = {"all_reduce", "async all_reduce", "future",
             "future's tensor is the caller's", "broadcast",
             "all_gather_into_tensor", "all_gather", "reduce_scatter_tensor",
             "all_to_all_single", "a call mixing devices refused naming it",
-            "usable after refusals"}
+            "usable after refusals", "reduce_scatter (list)",
+            "all_to_all_single uneven", "two async calls on one tensor",
+            "a callback that waits for another call",
+            "waited after the group is gone"}
 
 
 @pytest.fixture(scope="module")

@@ -518,6 +518,9 @@ def monitored_barrier(group=None, timeout=None,
     if isinstance(backend, ProcessGroupMCL):
         backend.monitored_barrier(timeout, wait_all_ranks)
     else:
+        if backend.helper is None:
+            raise ValueError("mcl.torch.monitored_barrier: the group is "
+                             "closed")
         backend.helper.monitored_barrier(timeout, wait_all_ranks)
 
 

@@ -10,7 +10,7 @@
 namespace mcl::python {
 void registerLibrary(pybind11::module_& m);
 void registerCApi(pybind11::module_& m);
-}
+}  // namespace mcl::python
 
 PYBIND11_MODULE(_mcl, m) {
   m.doc() = "Native part of the mcl package; use `import mcl`.";

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "batch_work.h"
 #include "mcl_api.h"
 
 namespace mcl::torch_backend {
@@ -36,7 +37,7 @@ Backend::Backend(int rank, int size, const std::string& uniqueId,
     result = mcl.commInitRankConfig(&comm_, size, id, rank, &config);
   }
   check(result, "init_process_group");
-  queue_ = std::make_unique<OperationQueue>(waitLimit(timeoutSeconds));
+  queue_ = std::make_shared<OperationQueue>(waitLimit(timeoutSeconds));
 }
 
 Backend::~Backend() {
@@ -50,16 +51,23 @@ Backend::~Backend() {
 void Backend::close() {
   // Queued work finishes first, without the GIL: DDP's callbacks that run
   // as work completes may need it.
-  if (Py_IsInitialized() && PyGILState_Check()) {
-    py::gil_scoped_release released;
-    queue_.reset();
-  } else {
-    queue_.reset();
+  if (queue_ != nullptr) {
+    if (Py_IsInitialized() && PyGILState_Check()) {
+      py::gil_scoped_release released;
+      queue_->stop();
+    } else {
+      queue_->stop();
+    }
   }
+  std::exception_ptr failure;
   if (helper_ && Py_IsInitialized()) {
     py::gil_scoped_acquire gil;
     py::object helper = std::move(helper_);
-    helper.attr("close")();
+    try {
+      helper.attr("close")();
+    } catch (...) {
+      failure = std::current_exception();  // the communicator goes anyway
+    }
   } else if (helper_) {
     helper_.release();  // the interpreter is gone: nothing left to free
   }
@@ -68,6 +76,7 @@ void Backend::close() {
     comm_ = nullptr;
     api().commDestroy(comm);
   }
+  if (failure) std::rethrow_exception(failure);
 }
 
 std::string Backend::topology() const {
@@ -83,7 +92,7 @@ std::string Backend::topology() const {
 }
 
 mclComm_t Backend::comm(const char* what) const {
-  if (comm_ == nullptr || queue_ == nullptr)
+  if (comm_ == nullptr)
     throwValueError(std::string("mcl backend: ") + what +
                     ": the process group is closed");
   return comm_;
@@ -112,24 +121,44 @@ void Backend::inGroup(const char* what,
   check(api().groupEnd(), what);
 }
 
-c10::intrusive_ptr<c10d::Work> Backend::enqueue(c10d::OpType type,
-                                                const at::Tensor& like,
-                                                OrderedWork::Body body,
-                                                bool callerWaits) {
-  std::vector<c10::Device> devices;
-  if (like.defined() && !like.device().is_cpu())
-    devices.push_back(like.device());
-  auto work = c10::make_intrusive<OrderedWork>(
-      getRank(), type, std::move(body), std::move(devices), queue_.get());
-  queue_->submit(work, callerWaits);
+c10::intrusive_ptr<c10d::Work> Backend::tracked(
+    c10::intrusive_ptr<c10d::Work> work) {
+  if (coalescing_) coalesced_.push_back(work);
   return work;
 }
+
+c10::intrusive_ptr<c10d::Work> Backend::enqueue(c10d::OpType type,
+                                                OrderedWork::Body body,
+                                                bool callerWaits) {
+  auto work = c10::make_intrusive<OrderedWork>(getRank(), type, std::move(body),
+                                               queue_);
+  // A batch is waited for as one, at its end.
+  queue_->submit(work, callerWaits && !coalescing_);
+  return tracked(work);
+}
+
+#if TORCH_VERSION_MAJOR >= 2
+void Backend::startCoalescing() {
+  if (coalescing_)
+    throwValueError(
+        "mcl backend: a batch (coalescing manager) is already open");
+  coalescing_ = true;
+  coalesced_.clear();
+}
+
+c10::intrusive_ptr<c10d::Work> Backend::endCoalescing() {
+  coalescing_ = false;
+  auto work = c10::make_intrusive<BatchWork>(getRank(), std::move(coalesced_));
+  coalesced_.clear();
+  return work;
+}
+#endif
 
 c10::intrusive_ptr<c10d::Work> Backend::barrier(
     const c10d::BarrierOptions& opts) {
   mclComm_t c = comm("barrier");
   return enqueue(
-      c10d::OpType::BARRIER, at::Tensor(),
+      c10d::OpType::BARRIER,
       [this, c] {
         check(api().barrier(c, nullptr), "barrier");
         return std::vector<at::Tensor>();

@@ -85,6 +85,8 @@ class Backend : public BackendBase {
   c10::intrusive_ptr<c10d::Work> barrier(
       const c10d::BarrierOptions& opts) override;
 #if TORCH_VERSION_MAJOR >= 2
+  void startCoalescing() override;
+  c10::intrusive_ptr<c10d::Work> endCoalescing() override;
   c10::intrusive_ptr<c10d::Work> allgather_into_tensor_coalesced(
       std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
       const c10d::AllgatherOptions& opts) override;
@@ -105,9 +107,10 @@ class Backend : public BackendBase {
                         bool waitAllRanks) override;
 
  private:
+  // A work issued while coalescing joins the batch endCoalescing returns.
+  c10::intrusive_ptr<c10d::Work> tracked(c10::intrusive_ptr<c10d::Work> work);
   // Queues an operation; callerWaits as the options say.
   c10::intrusive_ptr<c10d::Work> enqueue(c10d::OpType type,
-                                         const at::Tensor& like,
                                          OrderedWork::Body body,
                                          bool callerWaits);
   // The communicator, or the error of a closed group.
@@ -117,10 +120,18 @@ class Backend : public BackendBase {
   void checkRoot(int64_t root, const char* what) const;
   // Runs mcl's point-to-point calls as one group (ends it on failure).
   void inGroup(const char* what, const std::function<void()>& calls) const;
+  // Reduce-scatter of `input` (already checked, host or device) into
+  // `output`.
+  c10::intrusive_ptr<c10d::Work> reduceScatterInto(
+      const at::Tensor& output, const at::Tensor& input,
+      const c10d::ReduceScatterOptions& opts, const char* what);
+  // All-to-all of blocks of any size, as one group of sends and receives;
+  // `before` runs first (copies in), `finish` last (copies back).
   c10::intrusive_ptr<c10d::Work> exchange(std::vector<at::Tensor> sends,
                                           std::vector<at::Tensor> receives,
                                           std::vector<at::Tensor> outputs,
                                           const char* what,
+                                          std::function<void()> before,
                                           std::function<void()> finish,
                                           bool callerWaits);
 
@@ -128,8 +139,13 @@ class Backend : public BackendBase {
   mclComm_t comm_ = nullptr;
   pybind11::object helper_;
   std::shared_ptr<HostBuffers> buffers_;
-  // Last: destroyed first, so queued work finishes while the rest exists.
-  std::unique_ptr<OperationQueue> queue_;
+  // Shared with the works, which may outlive the group; stopped (queued
+  // work finished) by close(), before the communicator goes.
+  std::shared_ptr<OperationQueue> queue_;
+  // Between startCoalescing and endCoalescing (PyTorch 2's coalescing
+  // manager, batch_isend_irecv on CUDA): the works issued, for one handle.
+  bool coalescing_ = false;
+  std::vector<c10::intrusive_ptr<c10d::Work>> coalesced_;
 };
 
 }  // namespace mcl::torch_backend

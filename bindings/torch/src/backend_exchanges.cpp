@@ -58,16 +58,18 @@ c10::intrusive_ptr<c10d::Work> Backend::alltoall_base(
   std::vector<at::Tensor> outputs{output};
   const int n = getSize();
   if (outputSplitSizes.empty() && inputSplitSizes.empty()) {
-    if (input.numel() != output.numel() || input.nbytes() % n != 0)
+    const int64_t rows = input.dim() == 0 ? 1 : input.size(0);
+    if (input.numel() != output.numel() || rows % n != 0)
       throwValueError(std::string("mcl backend: ") + what + ": the input (" +
                       std::to_string(input.numel()) +
                       " elements) and output (" +
                       std::to_string(output.numel()) +
-                      ") must be one size, split evenly over " +
+                      ") must be one size, its rows split evenly over " +
                       std::to_string(n) + " ranks");
     return enqueue(
-        c10d::OpType::ALLTOALL_BASE, output,
+        c10d::OpType::ALLTOALL_BASE,
         [this, c, in, out, n, outputs, what] {
+          in->fill();
           check(api().alltoAll(in->data(), out->data(), in->bytes() / n,
                                mclUint8, c, nullptr),
                 what);
@@ -80,9 +82,11 @@ c10::intrusive_ptr<c10d::Work> Backend::alltoall_base(
       splitRows(in->host(), inputSplitSizes, n, "input");
   std::vector<at::Tensor> receives =
       splitRows(out->host(), outputSplitSizes, n, "output");
+  // The blocks are views of the staging buffers: the views go with them.
   return exchange(
       std::move(sends), std::move(receives), outputs, what,
-      [out] { out->finish(); }, callerWaitsAtOnce(opts));
+      [in] { in->fill(); }, [in, out] { out->finish(); },
+      callerWaitsAtOnce(opts));
 }
 
 c10::intrusive_ptr<c10d::Work> Backend::alltoall(
@@ -104,7 +108,7 @@ c10::intrusive_ptr<c10d::Work> Backend::alltoall(
     receives.push_back(views->back().host());
   }
   return exchange(
-      std::move(sends), std::move(receives), outputs, what,
+      std::move(sends), std::move(receives), outputs, what, [] {},
       [views] {
         for (HostView& v : *views) v.finish();
       },
@@ -114,7 +118,8 @@ c10::intrusive_ptr<c10d::Work> Backend::alltoall(
 c10::intrusive_ptr<c10d::Work> Backend::exchange(
     std::vector<at::Tensor> sends, std::vector<at::Tensor> receives,
     std::vector<at::Tensor> outputs, const char* what,
-    std::function<void()> finish, bool callerWaits) {
+    std::function<void()> before, std::function<void()> finish,
+    bool callerWaits) {
   const int me = getRank();
   if (sends[me].nbytes() != receives[me].nbytes())
     throwValueError(std::string("mcl backend: ") + what +
@@ -122,8 +127,9 @@ c10::intrusive_ptr<c10d::Work> Backend::exchange(
                     "two sides");
   mclComm_t c = comm(what);
   return enqueue(
-      c10d::OpType::ALLTOALL, outputs[0],
-      [this, c, sends, receives, outputs, what, finish, me] {
+      c10d::OpType::ALLTOALL,
+      [this, c, sends, receives, outputs, what, before, finish, me] {
+        before();
         const int n = static_cast<int>(sends.size());
         inGroup(what, [&] {
           for (int k = 1; k < n; ++k) {

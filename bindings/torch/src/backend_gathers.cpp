@@ -24,8 +24,11 @@ struct GatheredBytes {
   at::Tensor piece(int64_t rank, size_t i) const {
     int64_t start = 0;
     for (size_t j = 0; j < i; ++j) start += inputs[j].nbytes();
+    // A copy at offset 0: a view of another type needs its offset to be a
+    // multiple of that type's size, which inputs of mixed types break.
     return received[rank]
         .narrow(0, start, inputs[i].nbytes())
+        .clone()
         .view(inputs[i].scalar_type());
   }
 };
@@ -41,8 +44,9 @@ c10::intrusive_ptr<c10d::Work> Backend::broadcast(
   auto view = std::make_shared<HostView>(
       t, root == getRank() ? Use::Read : Use::Write, *buffers_);
   return enqueue(
-      c10d::OpType::BROADCAST, t,
+      c10d::OpType::BROADCAST,
       [this, c, view, root, tensors] {
+        view->fill();
         check(api().broadcast(view->data(), view->data(), view->bytes(),
                               mclUint8, root, c, nullptr),
               "broadcast");
@@ -62,8 +66,9 @@ c10::intrusive_ptr<c10d::Work> Backend::_allgather_base(
   auto out = std::make_shared<HostView>(output, Use::Write, *buffers_);
   std::vector<at::Tensor> outputs{output};
   return enqueue(
-      c10d::OpType::_ALLGATHER_BASE, output,
+      c10d::OpType::_ALLGATHER_BASE,
       [this, c, in, out, outputs, what] {
+        in->fill();
         check(api().allGather(in->data(), out->data(), in->bytes(), mclUint8, c,
                               nullptr),
               what);
@@ -113,7 +118,7 @@ c10::intrusive_ptr<c10d::Work> Backend::allgather_coalesced(
   for (const auto& list : outputLists)
     flat.insert(flat.end(), list.begin(), list.end());
   return enqueue(
-      c10d::OpType::ALLGATHER_COALESCED, flat[0],
+      c10d::OpType::ALLGATHER_COALESCED,
       [this, c, bytes, outputLists, flat, what] {
         check(
             api().allGather(bytes->sent.data_ptr(), bytes->received.data_ptr(),
@@ -148,7 +153,7 @@ c10::intrusive_ptr<c10d::Work> Backend::allgather_into_tensor_coalesced(
       at::empty({getSize(), bytes->sent.numel()}, bytes->sent.options());
   const int64_t n = getSize();
   return enqueue(
-      c10d::OpType::COALESCED, outputs[0],
+      c10d::OpType::COALESCED,
       [this, c, bytes, outputs, n, what] {
         check(
             api().allGather(bytes->sent.data_ptr(), bytes->received.data_ptr(),
@@ -188,8 +193,9 @@ c10::intrusive_ptr<c10d::Work> Backend::gather(
     }
   }
   return enqueue(
-      c10d::OpType::GATHER, x,
+      c10d::OpType::GATHER,
       [this, c, in, views, results, root, me] {
+        in->fill();
         inGroup("gather", [&] {
           if (me != root) {
             check(
@@ -233,8 +239,9 @@ c10::intrusive_ptr<c10d::Work> Backend::scatter(
     }
   }
   return enqueue(
-      c10d::OpType::SCATTER, out,
+      c10d::OpType::SCATTER,
       [this, c, mine, sends, root, me, outputs] {
+        for (const auto& view : sends) view->fill();
         inGroup("scatter", [&] {
           if (me != root) {
             check(api().recv(mine->data(), mine->bytes(), mclUint8, root, c,

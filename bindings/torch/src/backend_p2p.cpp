@@ -32,8 +32,8 @@ c10::intrusive_ptr<c10d::Work> Backend::send(std::vector<at::Tensor>& tensors,
   const at::Tensor t = oneTensor(tensors, "send");
   comm("send");
   py::gil_scoped_acquire gil;
-  return c10::make_intrusive<PythonTransferWork>(
-      getRank(), c10d::OpType::SEND, helper_.attr("send")(t, dstRank, tag));
+  return tracked(c10::make_intrusive<PythonTransferWork>(
+      getRank(), c10d::OpType::SEND, helper_.attr("send")(t, dstRank, tag)));
 }
 
 c10::intrusive_ptr<c10d::Work> Backend::recv(std::vector<at::Tensor>& tensors,
@@ -42,8 +42,8 @@ c10::intrusive_ptr<c10d::Work> Backend::recv(std::vector<at::Tensor>& tensors,
   const at::Tensor t = oneTensor(tensors, "recv");
   comm("recv");
   py::gil_scoped_acquire gil;
-  return c10::make_intrusive<PythonTransferWork>(
-      getRank(), c10d::OpType::RECV, helper_.attr("recv")(t, srcRank, tag));
+  return tracked(c10::make_intrusive<PythonTransferWork>(
+      getRank(), c10d::OpType::RECV, helper_.attr("recv")(t, srcRank, tag)));
 }
 
 c10::intrusive_ptr<c10d::Work> Backend::recvAnysource(
@@ -54,9 +54,9 @@ c10::intrusive_ptr<c10d::Work> Backend::recvAnysource(
   const at::Tensor t = oneTensor(tensors, "recv");
   comm("recv");
   py::gil_scoped_acquire gil;
-  return c10::make_intrusive<PythonTransferWork>(
+  return tracked(c10::make_intrusive<PythonTransferWork>(
       getRank(), c10d::OpType::RECVANYSOURCE,
-      helper_.attr("recv")(t, py::none(), tag));
+      helper_.attr("recv")(t, py::none(), tag)));
 }
 
 void Backend::monitoredBarrier(const c10d::BarrierOptions& opts,

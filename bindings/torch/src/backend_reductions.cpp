@@ -28,8 +28,9 @@ c10::intrusive_ptr<c10d::Work> Backend::allreduce(
   mclComm_t c = comm("all_reduce");
   auto view = std::make_shared<HostView>(t, Use::ReadWrite, *buffers_);
   return enqueue(
-      c10d::OpType::ALLREDUCE, t,
+      c10d::OpType::ALLREDUCE,
       [this, c, view, wire, op, tensors] {
+        view->fill();
         check(api().allReduce(view->data(), view->data(),
                               countOf(view->host(), wire), wire.type, op, c,
                               nullptr),
@@ -56,7 +57,7 @@ c10::intrusive_ptr<c10d::Work> Backend::allreduce_coalesced(
     flat.push_back(t.to(at::kCPU).reshape({-1}));
   auto all = std::make_shared<at::Tensor>(at::cat(flat));
   return enqueue(
-      c10d::OpType::ALLREDUCE_COALESCED, tensors[0],
+      c10d::OpType::ALLREDUCE_COALESCED,
       [this, c, all, wire, op, tensors, what] {
         check(api().allReduce(all->data_ptr(), all->data_ptr(),
                               countOf(*all, wire), wire.type, op, c, nullptr),
@@ -83,8 +84,9 @@ c10::intrusive_ptr<c10d::Work> Backend::reduce(
   auto view = std::make_shared<HostView>(
       t, root == getRank() ? Use::ReadWrite : Use::Read, *buffers_);
   return enqueue(
-      c10d::OpType::REDUCE, t,
+      c10d::OpType::REDUCE,
       [this, c, view, wire, op, root, tensors] {
+        view->fill();
         check(api().reduce(view->data(), view->data(),
                            countOf(view->host(), wire), wire.type, op, root, c,
                            nullptr),
@@ -102,13 +104,14 @@ c10::intrusive_ptr<c10d::Work> Backend::reduce_scatter(
   const at::Tensor out = oneTensor(outputs, "reduce_scatter");
   const std::vector<at::Tensor> list =
       oneList(inputs, getSize(), "reduce_scatter's input");
+  checkOneDevice({out, list[0]}, "reduce_scatter");
   for (size_t i = 0; i < list.size(); ++i)
     checkSized(list[i], "input " + std::to_string(i), out, "the output", 1,
                "reduce_scatter");
+  // The list side by side on the host (read when the call is made).
   std::vector<at::Tensor> rows;
   for (const at::Tensor& t : list) rows.push_back(t.to(at::kCPU).reshape({-1}));
-  at::Tensor stacked = at::cat(rows);
-  return _reduce_scatter_base(const_cast<at::Tensor&>(out), stacked, opts);
+  return reduceScatterInto(out, at::cat(rows), opts, "reduce_scatter");
 }
 
 c10::intrusive_ptr<c10d::Work> Backend::_reduce_scatter_base(
@@ -117,6 +120,12 @@ c10::intrusive_ptr<c10d::Work> Backend::_reduce_scatter_base(
   const char* what = "reduce_scatter_tensor";
   checkOneDevice({output, input}, what);
   checkSized(input, "the input", output, "the output", getSize(), what);
+  return reduceScatterInto(output, input, opts, what);
+}
+
+c10::intrusive_ptr<c10d::Work> Backend::reduceScatterInto(
+    const at::Tensor& output, const at::Tensor& input,
+    const c10d::ReduceScatterOptions& opts, const char* what) {
   const WireType wire = reducedAs(output, opts.reduceOp, what);
   const mclRedOp_t op = redOpOf(opts.reduceOp, what);
   mclComm_t c = comm(what);
@@ -124,8 +133,9 @@ c10::intrusive_ptr<c10d::Work> Backend::_reduce_scatter_base(
   auto out = std::make_shared<HostView>(output, Use::Write, *buffers_);
   std::vector<at::Tensor> outputs{output};
   return enqueue(
-      c10d::OpType::_REDUCE_SCATTER_BASE, output,
+      c10d::OpType::_REDUCE_SCATTER_BASE,
       [this, c, in, out, wire, op, outputs, what] {
+        in->fill();
         check(api().reduceScatter(in->data(), out->data(),
                                   countOf(out->host(), wire), wire.type, op, c,
                                   nullptr),
@@ -161,7 +171,7 @@ c10::intrusive_ptr<c10d::Work> Backend::reduce_scatter_tensor_coalesced(
   const mclRedOp_t op = redOpOf(opts.reduceOp, what);
   mclComm_t c = comm(what);
   return enqueue(
-      c10d::OpType::COALESCED, outputs[0],
+      c10d::OpType::COALESCED,
       [this, c, rows, mine, wire, op, outputs, what] {
         check(api().reduceScatter(rows->data_ptr(), mine->data_ptr(),
                                   countOf(*mine, wire), wire.type, op, c,

@@ -35,25 +35,29 @@ void checkOneDevice(const std::vector<at::Tensor>& tensors,
 }
 
 HostView::HostView(const at::Tensor& target, Use use, HostBuffers& pool)
-    : target_(target) {
-  const bool reads = use != Use::Write;
-  writesBack_ = use != Use::Read;
+    : target_(target), reads_(use != Use::Write), writes_(use != Use::Read) {
   if (target.device().is_cpu()) {
-    host_ = target.is_contiguous() ? target : target.contiguous();
-    writesBack_ = writesBack_ && staged();
+    copy_ = !target.is_contiguous();
+    host_ = copy_ ? at::empty(target.sizes(), target.options()) : target;
     return;
   }
+  copy_ = true;
   lease_ = pool.take(target.nbytes());
   host_ = at::from_blob(lease_->data, target.sizes(),
                         target.options().device(at::kCPU));
-  if (reads) host_.copy_(target);
   const c10::DeviceType type = target.device().type();
-  if (writesBack_ && c10::impl::hasDeviceGuardImpl(type))
+  if (c10::impl::hasDeviceGuardImpl(type))
     stream_ = c10::impl::VirtualGuardImpl(type).getStream(target.device());
 }
 
+void HostView::fill() {
+  if (!copy_ || !reads_) return;
+  c10::OptionalStreamGuard guard(stream_);
+  host_.copy_(target_);
+}
+
 void HostView::finish() {
-  if (!writesBack_) return;
+  if (!copy_ || !writes_) return;
   c10::OptionalStreamGuard guard(stream_);
   target_.copy_(host_);
 }

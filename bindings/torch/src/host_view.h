@@ -29,15 +29,18 @@ class HostView {
  public:
   enum class Use { Read, Write, ReadWrite };
 
-  // A device tensor's contents are copied to the host here, on the
-  // calling thread, after whatever the device's current stream has queued
-  // (a blocking copy): the call sees what the caller wrote.
+  // Finds the host memory; copies nothing yet.
   HostView(const at::Tensor& target, Use use, HostBuffers& pool);
 
   const at::Tensor& host() const { return host_; }
   void* data() const { return host_.data_ptr(); }
   size_t bytes() const { return host_.nbytes(); }
-  bool staged() const { return host_.data_ptr() != target_.data_ptr(); }
+
+  // When the operation runs (in issue order, so an operation sees what the
+  // ones before it wrote): copies the caller's tensor in, where the view
+  // is a copy the operation reads, on the stream the call was made on,
+  // after what that stream had queued (a blocking copy).
+  void fill();
 
   // Writes the result back into the caller's tensor (when the operation
   // writes it and the view is a copy), on the stream the call was made
@@ -48,7 +51,9 @@ class HostView {
   at::Tensor target_;
   at::Tensor host_;
   std::shared_ptr<HostBuffers::Lease> lease_;
-  bool writesBack_ = false;
+  bool copy_ = false;  // host_ is not the caller's tensor
+  bool reads_ = false;
+  bool writes_ = false;
   c10::optional<c10::Stream> stream_;
 };
 

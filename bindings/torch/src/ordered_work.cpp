@@ -1,8 +1,10 @@
 #include "ordered_work.h"
 
 #include <ATen/core/jit_type.h>
+#include <pybind11/pybind11.h>
 
 #include <exception>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -11,33 +13,50 @@
 namespace mcl::torch_backend {
 
 OrderedWork::OrderedWork(int rank, c10d::OpType type, Body body,
-                         std::vector<c10::Device> devices,
-                         OperationQueue* queue)
+                         std::shared_ptr<OperationQueue> queue)
     : c10d::Work(rank, type),
       body_(std::move(body)),
       future_(c10::make_intrusive<c10::ivalue::Future>(
-          c10::ListType::create(c10::TensorType::get()), std::move(devices))),
-      queue_(queue) {}
+          c10::ListType::create(c10::TensorType::get()))),
+      queue_(std::move(queue)) {}
 
-void OrderedWork::run() {
-  std::exception_ptr failure;
+void OrderedWork::execute() {
   try {
     outputs_ = body_();
   } catch (...) {
-    failure = std::current_exception();
+    failure_ = std::current_exception();
   }
   body_ = nullptr;  // lets go of the staging buffers at once
-  finish(failure);
-  // DDP's callbacks run here, after the work reads as done.
-  if (failure)
-    future_->setError(failure);
-  else
-    future_->markCompleted(c10::IValue(outputs_));
+  finish(failure_);
+}
+
+void OrderedWork::complete() {
+  try {
+    if (failure_) {
+      future_->setError(failure_);
+    } else {
+      // A CPU future records no device events: the values are in place.
+      future_->markCompleted(c10::IValue(outputs_));
+    }
+  } catch (const std::exception& e) {
+    // A callback of the future failed; the work itself did not. It goes
+    // to the log, as c10d's own backends do, and the queue goes on.
+    TORCH_WARN("mcl backend: a callback of an operation's future failed: ",
+               e.what());
+  }
 }
 
 bool OrderedWork::wait(std::chrono::milliseconds timeout) {
   (void)timeout;  // every mcl call is bounded by the group's timeout
-  queue_->runUntilDone(*this);
+  {
+    // Other threads may need the GIL to finish what runs before (a
+    // callback of an earlier future): it is not held while waiting.
+    std::optional<pybind11::gil_scoped_release> released;
+    if (Py_IsInitialized() && PyGILState_Check()) released.emplace();
+    if (!isCompleted()) queue_->runUntilDone(*this);
+    // The work reads as done a moment before its future completes.
+    future_->wait();
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   if (exception_) std::rethrow_exception(exception_);
   return true;
@@ -55,19 +74,33 @@ c10::intrusive_ptr<c10::ivalue::Future> OrderedWork::getFuture() {
 OperationQueue::OperationQueue(std::chrono::milliseconds waitLimit)
     : waitLimit_(waitLimit), thread_([this] { serve(); }) {}
 
-OperationQueue::~OperationQueue() {
+OperationQueue::~OperationQueue() { stop(); }
+
+void OperationQueue::stop() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
   }
   changed_.notify_all();
-  thread_.join();
+  join(thread_);
+  completions_.stop();
+}
+
+void OperationQueue::join(std::thread& thread) {
+  if (!thread.joinable()) return;
+  // The last reference may go on one of the queue's own threads (a
+  // callback that dropped the group): it cannot wait for itself.
+  if (thread.get_id() == std::this_thread::get_id())
+    thread.detach();
+  else
+    thread.join();
 }
 
 void OperationQueue::submit(const c10::intrusive_ptr<OrderedWork>& work,
                             bool callerWaits) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_) throwValueError("mcl backend: the process group is closed");
     queued_.push_back(work);
   }
   if (callerWaits) {
@@ -77,15 +110,24 @@ void OperationQueue::submit(const c10::intrusive_ptr<OrderedWork>& work,
   changed_.notify_all();
 }
 
-void OperationQueue::runHead(std::unique_lock<std::mutex>& lock) {
+void OperationQueue::runHead(std::unique_lock<std::mutex>& lock,
+                             bool onQueueThread) {
   c10::intrusive_ptr<OrderedWork> work = std::move(queued_.front());
   queued_.pop_front();
   running_ = true;
   lock.unlock();
-  work->run();
+  work->execute();
   lock.lock();
   running_ = false;
   changed_.notify_all();
+  if (onQueueThread) {
+    completions_.post([work = std::move(work)] { work->complete(); });
+    return;
+  }
+  lock.unlock();
+  work->complete();
+  work.reset();
+  lock.lock();
 }
 
 void OperationQueue::runUntilDone(OrderedWork& work) {
@@ -93,7 +135,7 @@ void OperationQueue::runUntilDone(OrderedWork& work) {
   std::unique_lock<std::mutex> lock(mutex_);
   while (!work.isCompleted()) {
     if (!running_ && !queued_.empty()) {
-      runHead(lock);
+      runHead(lock, false);
       continue;
     }
     if (changed_.wait_until(lock, deadline) == std::cv_status::timeout &&
@@ -112,7 +154,7 @@ void OperationQueue::serve() {
     changed_.wait(
         lock, [this] { return !running_ && (stopping_ || !queued_.empty()); });
     if (queued_.empty()) return;  // stopping, and nothing left
-    runHead(lock);
+    runHead(lock, true);
   }
 }
 

@@ -15,10 +15,13 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "completions.h"
 
 namespace mcl::torch_backend {
 
@@ -30,21 +33,28 @@ class OrderedWork : public c10d::Work {
   using Body = std::function<std::vector<at::Tensor>()>;
 
   OrderedWork(int rank, c10d::OpType type, Body body,
-              std::vector<c10::Device> devices, OperationQueue* queue);
+              std::shared_ptr<OperationQueue> queue);
 
   bool wait(std::chrono::milliseconds timeout) override;
   std::vector<at::Tensor> result() override;
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
 
-  // The queue's: runs the body once, then completes the work and its
-  // future (with the outputs, or the error).
-  void run();
+  // The queue's, in this order: execute() runs the body once and marks
+  // the work done; complete() then fulfils the future, whose callbacks
+  // (DDP's, a comm hook's) run there, after the queue has moved on, so
+  // that they may issue and wait for more operations.
+  void execute();
+  void complete();
 
  private:
   Body body_;
   std::vector<at::Tensor> outputs_;
+  std::exception_ptr failure_;
+  // Complete (its value ready) when the result is in the caller's tensors:
+  // the copy back of a staged tensor is made and waited for before, so the
+  // future needs no device streams (a CPU future, on any device).
   c10::intrusive_ptr<c10::ivalue::Future> future_;
-  OperationQueue* queue_;
+  std::shared_ptr<OperationQueue> queue_;
 };
 
 class OperationQueue {
@@ -53,7 +63,7 @@ class OperationQueue {
   // thread runs (each mcl call is bounded by the group's timeout already;
   // this catches what is not).
   explicit OperationQueue(std::chrono::milliseconds waitLimit);
-  ~OperationQueue();  // lets queued operations finish, then ends the thread
+  ~OperationQueue();  // stop()
 
   // Queues `work`. callerWaits: the caller waits at once (it says so), so
   // it runs the work here, after the ones before it.
@@ -63,10 +73,18 @@ class OperationQueue {
   // itself when nobody else is. Throws the backend error after the limit.
   void runUntilDone(OrderedWork& work);
 
+  // Lets queued operations finish, then ends the threads (from any thread,
+  // the queue's own included). Idempotent.
+  void stop();
+
  private:
   void serve();
-  // Runs the operation at the head; the lock is let go meanwhile.
-  void runHead(std::unique_lock<std::mutex>& lock);
+  // Runs the operation at the head; the lock is let go meanwhile. On the
+  // queue's thread, its future is completed by a completing thread: a
+  // callback there may wait for a later operation, which this thread must
+  // stay free to run. A caller that runs it completes it itself.
+  void runHead(std::unique_lock<std::mutex>& lock, bool onQueueThread);
+  static void join(std::thread& thread);
 
   std::chrono::milliseconds waitLimit_;
   std::mutex mutex_;
@@ -75,6 +93,7 @@ class OperationQueue {
   bool running_ = false;
   bool stopping_ = false;
   std::thread thread_;
+  Completions completions_;
 };
 
 }  // namespace mcl::torch_backend
