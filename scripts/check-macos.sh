@@ -13,7 +13,8 @@
 # prototypes, with libSystem-os_sync.tbd for the link) and
 # shim-verbs/infiniband/verbs.h (macOS 26.2, from rdma-core's verbs API,
 # which Apple's follows; Apple publishes no prototypes). The Python bindings
-# are not compiled: their headers (pyconfig.h) are the build machine's; the
+# (and the C++ torch backend, and the tests' torch device) are not
+# compiled: their headers (pyconfig.h, torch's) are the build machine's; the
 # tag a wheel would get on a Mac is checked against the library built here.
 # Configure-time refusals are checked too: a deployment target under 14.4,
 # MCL_RDMA=ON with an SDK that has no verbs header. Built at -O0 without
@@ -144,7 +145,8 @@ done
 # --- What was built ----------------------------------------------------------
 # Every C++ source outside the bindings must have been compiled, on its own
 # or in a unity batch, and every compilation must have made its object
-# (perf/baselines: OpenMPI's and Gloo's programs for perf/compare, Linux).
+# (perf/baselines: OpenMPI's and Gloo's programs for perf/compare, Linux;
+# tests/python/torch_device: built against the machine's torch).
 python3 - "$out" "$(pwd)" <<'PY'
 import json, os, re, sys
 out, root = sys.argv[1], sys.argv[2]
@@ -152,6 +154,10 @@ wanted = sorted(os.path.join(root, d, f)
                 for top in ("src", "perf", "tests")
                 for d, _, files in os.walk(top)
                 if not d.startswith("perf/baselines")
+                # The tests' torch device: built by the tests with torch's
+                # extension tooling, against the machine's torch (as the
+                # bindings, whose headers are the build machine's).
+                and not d.startswith("tests/python/torch_device")
                 for f in files if f.endswith(".cpp"))
 compiled = set()
 for c in json.load(open(os.path.join(out, "compile_commands.json"))):
