@@ -83,13 +83,13 @@ def rank_main(rank, store, args, module_dir, out):
     shared = torch.frombuffer(_mcl.SharedMemory(args.bytes),
                               dtype=torch.float32)
     shared.fill_(1.0)
-    staging = torch.empty(n)
     dist.all_reduce(on_device)  # the staging buffer is made here
     parts = {
+        # The copies to and from mclMemAlloc memory, as the backend's.
         "copy to host": median_seconds(
-            lambda: staging.copy_(on_device), args.iterations, synchronize),
+            lambda: shared.copy_(on_device), args.iterations, synchronize),
         "copy to device": median_seconds(
-            lambda: (on_device.copy_(staging), synchronize()),
+            lambda: (on_device.copy_(shared), synchronize()),
             args.iterations),
         "mcl all_reduce (cpu tensor)": median_seconds(
             lambda: dist.all_reduce(host), args.iterations, dist.barrier),
