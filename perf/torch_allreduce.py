@@ -14,11 +14,10 @@ between them (MCL_TRANSPORT=tcp to compare over loopback TCP, as Gloo
 runs). Needs PyTorch (Debian: python3-torch)."""
 
 import argparse
-import multiprocessing
 import os
-import secrets
-import tempfile
 import time
+
+from torch_ranks import run_ranks
 
 
 def parse_size(text):
@@ -41,7 +40,7 @@ def one_call(op, rank, t):
         dist.send(t, 0)
 
 
-def rank_main(rank, ranks, backend, store, sizes, iterations, op, out):
+def rank_main(rank, ranks, store, backend, sizes, iterations, op, out):
     import torch
     import torch.distributed as dist
     from mcl.torch import BACKEND  # the import registers it
@@ -68,33 +67,6 @@ def rank_main(rank, ranks, backend, store, sizes, iterations, op, out):
         out.put(medians)
 
 
-def run(backend, ranks, sizes, iterations, op, env=None):
-    # mcl.torch seals the unique id in the store under MCL_SECRET: one for
-    # this run, random, unless the caller set one.
-    os.environ.setdefault("MCL_SECRET", secrets.token_hex(16))
-    saved = dict(os.environ)
-    os.environ.update(env or {})
-    context = multiprocessing.get_context("spawn")
-    out = context.Queue()
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            store = os.path.join(tmp, "store")
-            procs = [context.Process(target=rank_main, args=(
-                r, ranks, backend, store, sizes, iterations, op, out))
-                for r in range(ranks)]
-            for p in procs:
-                p.start()
-            medians = out.get(timeout=600)
-            for p in procs:
-                p.join(60)
-                if p.exitcode != 0:
-                    raise SystemExit(f"{backend}: a rank exited {p.exitcode}")
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-    return medians
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--ranks", type=int, default=2)
@@ -109,8 +81,9 @@ def main():
     columns = {"mcl": ("mcl", {}),
                "mcl-py": ("mcl", {"MCL_TORCH_BACKEND": "python"}),
                "gloo": ("gloo", {})}
-    results = {name: run(backend, args.ranks, sizes, args.iterations,
-                         args.op, env)
+    results = {name: run_ranks(rank_main, args.ranks,
+                               (backend, sizes, args.iterations, args.op),
+                               env, timeout=600)
                for name, (backend, env) in columns.items()}
     what = ("torch.distributed.all_reduce" if args.op == "all_reduce" else
             "torch.distributed send+recv round trip, ranks 0 and 1")

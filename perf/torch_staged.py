@@ -13,47 +13,37 @@ real device's; the parts are measured on it all the same).
         [--bytes 64M] [--iterations 20] [--device privateuseone|cuda]"""
 
 import argparse
-import multiprocessing
 import os
 import statistics
 import tempfile
 import time
 
+from torch_ranks import run_ranks
+
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def device_module():
+    """tests/python/torch_device's loader of the tests' device."""
+    import sys
+    sys.path.insert(0, os.path.join(HERE, "..", "tests", "python"))
+    from torch_device import device_module as module
+    return module
 
 
 def device_module_dir():
     """Builds the tests' device (once) and returns where its module is."""
-    from torch.utils import cpp_extension
     build = os.path.join(tempfile.gettempdir(), "mcl-perf-torch-device")
     os.makedirs(build, exist_ok=True)
-    cpp_extension.load(
-        name="mcl_test_device",
-        sources=[os.path.join(HERE, "..", "tests", "python", "torch_device",
-                              "mcl_test_device.cpp")],
-        build_directory=build, extra_cflags=["-O2"], verbose=False)
-    return build
+    return device_module().build(build, optimize="-O2")
 
 
 def open_device(kind, module_dir, rank):
-    import sys
     import torch
     if kind == "cuda":
         return torch.device("cuda", rank % torch.cuda.device_count()), \
             torch.cuda.synchronize
-    sys.path.insert(0, module_dir)
-    import mcl_test_device
-    if hasattr(torch, "_register_device_module") and not hasattr(
-            torch, "privateuseone"):
-        import types
-        module = types.ModuleType("torch.privateuseone")
-        module.is_available = lambda: True
-        module.device_count = lambda: 1
-        module.current_device = lambda: 0
-        module.is_initialized = lambda: True
-        module._lazy_init = lambda: None
-        torch._register_device_module("privateuseone", module)
-    return torch.device("privateuseone"), mcl_test_device.synchronize
+    return device_module().open_device(module_dir)
 
 
 def median_seconds(call, iterations, before=None):
@@ -67,13 +57,13 @@ def median_seconds(call, iterations, before=None):
     return statistics.median(times)
 
 
-def rank_main(rank, store, args, module_dir, out):
+def rank_main(rank, ranks, store, args, module_dir, out):
     import torch
     import torch.distributed as dist
     import mcl.torch  # noqa: F401 - registers "mcl"
     device, synchronize = open_device(args.device, module_dir, rank)
     dist.init_process_group("mcl", init_method="file://" + store, rank=rank,
-                            world_size=2)
+                            world_size=ranks)
     n = args.bytes // 4
     on_device = torch.ones(n).to(device)
     host = torch.ones(n)
@@ -119,17 +109,7 @@ def main():
                         default="privateuseone")
     args = parser.parse_args()
     module_dir = device_module_dir() if args.device != "cuda" else None
-    context = multiprocessing.get_context("spawn")
-    out = context.Queue()
-    with tempfile.TemporaryDirectory() as tmp:
-        store = os.path.join(tmp, "store")
-        procs = [context.Process(target=rank_main, args=(
-            r, store, args, module_dir, out)) for r in range(2)]
-        for p in procs:
-            p.start()
-        parts = out.get(timeout=900)
-        for p in procs:
-            p.join(60)
+    parts = run_ranks(rank_main, 2, (args, module_dir))
     print(f"# {args.bytes} bytes, 2 ranks, {args.device}, median of "
           f"{args.iterations} (ms); mcl transport "
           f"{os.environ.get('MCL_TRANSPORT', 'auto')}")

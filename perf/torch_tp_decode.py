@@ -17,11 +17,11 @@ over --rounds runs.
 MCL_TRANSPORT=tcp puts mcl on loopback TCP, as Gloo runs. Needs PyTorch."""
 
 import argparse
-import multiprocessing
 import os
 import statistics
-import tempfile
 import time
+
+from torch_ranks import run_ranks
 
 
 def build_layers(args, rank, ranks):
@@ -86,7 +86,7 @@ def decode_token(x, layers, head_dim, dist):
     return x
 
 
-def rank_main(rank, ranks, backend, store, args, out):
+def rank_main(rank, ranks, store, backend, args, out):
     import torch
     import torch.distributed as dist
     import mcl.torch  # noqa: F401 - registers "mcl"
@@ -110,30 +110,6 @@ def rank_main(rank, ranks, backend, store, args, out):
         out.put(statistics.median(per_token))
 
 
-def run(backend, env, args):
-    saved = dict(os.environ)
-    os.environ.update(env)
-    context = multiprocessing.get_context("spawn")
-    out = context.Queue()
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            store = os.path.join(tmp, "store")
-            procs = [context.Process(target=rank_main, args=(
-                r, args.ranks, backend, store, args, out))
-                for r in range(args.ranks)]
-            for p in procs:
-                p.start()
-            seconds = out.get(timeout=900)
-            for p in procs:
-                p.join(60)
-                if p.exitcode != 0:
-                    raise SystemExit(f"{backend}: a rank exited {p.exitcode}")
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-    return seconds
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--ranks", type=int, default=2)
@@ -147,7 +123,7 @@ def main():
     columns = {"mcl": ("mcl", {}),
                "mcl-py": ("mcl", {"MCL_TORCH_BACKEND": "python"}),
                "gloo": ("gloo", {})}
-    seconds = {name: run(backend, env, args)
+    seconds = {name: run_ranks(rank_main, args.ranks, (backend, args), env)
                for name, (backend, env) in columns.items()}
     print(f"# TP decode, {args.ranks} ranks, {args.layers} layers, hidden "
           f"{args.hidden} ({2 * args.layers} all-reduces of "

@@ -6,33 +6,18 @@ device just before the call, so a missing copy or a missing
 synchronization gives a wrong value."""
 
 import os
-import sys
-import types
 
 import torch
 import torch.distributed as dist
 
 from mcl.torch import BACKEND  # the import registers the backend
 from scenario_torch import Checks, _expect_refusal
+from torch_device import device_module
 
 
 def load_test_device():
-    """The test device, built by the test (MCLTEST_TORCH_DEVICE_DIR). On
-    PyTorch 2, a device also needs a module of its own (torch.<name>) that
-    says it is there."""
-    sys.path.insert(0, os.environ["MCLTEST_TORCH_DEVICE_DIR"])
-    import mcl_test_device  # registers the device's kernels
-    if hasattr(torch, "_register_device_module") and not hasattr(
-            torch, "privateuseone"):
-        module = types.ModuleType("torch.privateuseone")
-        module.is_available = lambda: True
-        module.device_count = lambda: 1
-        module.current_device = lambda: 0
-        module.is_initialized = lambda: True
-        module._lazy_init = lambda: None
-        module.synchronize = lambda device=None: mcl_test_device.synchronize()
-        torch._register_device_module("privateuseone", module)
-    return torch.device("privateuseone")
+    """The test device, built by the test (MCLTEST_TORCH_DEVICE_DIR)."""
+    return device_module.open_device(os.environ["MCLTEST_TORCH_DEVICE_DIR"])[0]
 
 
 def _filled(value, n, device):

@@ -39,13 +39,8 @@ def device_dir(tmp_path_factory, native_backend):
     include = cpp_extension.include_paths()[0]
     if not os.path.exists(os.path.join(include, "torch", "extension.h")):
         pytest.skip("torch has no C++ headers here (Debian: libtorch-dev)")
-    build = tmp_path_factory.mktemp("torch_device")
-    source = os.path.join(os.path.dirname(__file__), "torch_device",
-                          "mcl_test_device.cpp")
-    cpp_extension.load(name="mcl_test_device", sources=[source],
-                       build_directory=str(build), extra_cflags=["-O1"],
-                       verbose=False)
-    return str(build)
+    from torch_device import device_module
+    return device_module.build(tmp_path_factory.mktemp("torch_device"))
 
 
 @pytest.mark.parametrize("nranks", [2, 3])

@@ -104,11 +104,13 @@ def check_tag(tag: int) -> None:
 
 class Contiguous:
     """A tensor mcl can read and write in place: the tensor itself when it
-    is contiguous, else a contiguous copy written back by ``finish``."""
+    is a contiguous CPU tensor, else a contiguous host copy written back
+    by ``finish`` (on the tensor's device)."""
 
     def __init__(self, t) -> None:
         self.target = t
-        self.buffer = t if t.is_contiguous() else t.contiguous()
+        same = t.device.type == "cpu" and t.is_contiguous()
+        self.buffer = t if same else t.to("cpu").contiguous()
 
     def finish(self) -> None:
         if self.buffer is not self.target:

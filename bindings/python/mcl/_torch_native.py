@@ -20,7 +20,7 @@ from typing import Optional
 
 import mcl
 
-from ._torch_args import check_tag
+from ._torch_args import Contiguous, check_tag
 from ._torch_barrier import monitored_barrier as _monitored_barrier
 from ._torch_p2p import P2PEngine
 from ._torch_store_id import meet
@@ -59,20 +59,6 @@ def say_python_backend_once(reason: str) -> None:
                       f"call): {reason}", RuntimeWarning, stacklevel=4)
 
 
-class _Staged:
-    """A receive's tensor as the engine fills it: a contiguous host tensor,
-    copied into the caller's by finish() (on its device)."""
-
-    def __init__(self, t) -> None:
-        self.target = t
-        same = t.device.type == "cpu" and t.is_contiguous()
-        self.buffer = t if same else t.to("cpu").contiguous()
-
-    def finish(self) -> None:
-        if self.buffer is not self.target:
-            self.target.copy_(self.buffer)
-
-
 class NativeHelper:
     """What the C++ backend asks of Python: sends and receives (matched by
     tag, from any rank; _torch_p2p), the monitored barrier over the store,
@@ -92,7 +78,7 @@ class NativeHelper:
 
     def recv(self, tensor, src: Optional[int], tag: int):
         check_tag(tag)
-        out = _Staged(tensor)
+        out = Contiguous(tensor)
         return self._p2p.recv(out.buffer, src, tag, waits=not in_background(),
                               after=out.finish)
 

@@ -1,6 +1,8 @@
 // The operations that move data without reducing it: broadcast, the
 // all-gathers (a list, one tensor, several as one), gather and scatter.
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "backend.h"
 #include "call_arguments.h"
@@ -32,6 +34,21 @@ struct GatheredBytes {
         .view(inputs[i].scalar_type());
   }
 };
+
+// The root's list of a gather or scatter, each checked against `like` and
+// viewed on the host for `use`.
+std::vector<std::shared_ptr<HostView>> rootViews(
+    const std::vector<at::Tensor>& list, const at::Tensor& like,
+    const std::string& name, HostView::Use use, HostBuffers& buffers,
+    const char* what) {
+  std::vector<std::shared_ptr<HostView>> views;
+  for (size_t i = 0; i < list.size(); ++i) {
+    checkSized(list[i], name + " " + std::to_string(i), like,
+               use == Use::Write ? "the input" : "the output", 1, what);
+    views.push_back(std::make_shared<HostView>(list[i], use, buffers));
+  }
+  return views;
+}
 
 }  // namespace
 
@@ -185,12 +202,7 @@ c10::intrusive_ptr<c10d::Work> Backend::gather(
   std::vector<at::Tensor> results;
   if (me == root) {
     results = oneList(outputs, getSize(), "gather's output");
-    for (size_t i = 0; i < results.size(); ++i) {
-      checkSized(results[i], "output " + std::to_string(i), x, "the input", 1,
-                 "gather");
-      views.push_back(
-          std::make_shared<HostView>(results[i], Use::Write, *buffers_));
-    }
+    views = rootViews(results, x, "output", Use::Write, *buffers_, "gather");
   }
   return enqueue(
       c10d::OpType::GATHER,
@@ -229,15 +241,9 @@ c10::intrusive_ptr<c10d::Work> Backend::scatter(
   mclComm_t c = comm("scatter");
   auto mine = std::make_shared<HostView>(out, Use::Write, *buffers_);
   std::vector<std::shared_ptr<HostView>> sends;
-  if (me == root) {
-    const auto list = oneList(inputs, getSize(), "scatter's input");
-    for (size_t i = 0; i < list.size(); ++i) {
-      checkSized(list[i], "input " + std::to_string(i), out, "the output", 1,
-                 "scatter");
-      sends.push_back(
-          std::make_shared<HostView>(list[i], Use::Read, *buffers_));
-    }
-  }
+  if (me == root)
+    sends = rootViews(oneList(inputs, getSize(), "scatter's input"), out,
+                      "input", Use::Read, *buffers_, "scatter");
   return enqueue(
       c10d::OpType::SCATTER,
       [this, c, mine, sends, root, me, outputs] {
