@@ -64,6 +64,11 @@ class Connection {
   // failure's reason instead of "gone" or a timeout. Transports that cannot
   // say it do nothing.
   virtual void sayFarewell(const std::string& reason) { (void)reason; }
+  // Before a normal close (the communicator destroyed after its operations
+  // completed): for transports that can lose a frame and send it again
+  // (RDMA over UC), waits a bounded time until the peer holds everything
+  // sent to it. Others do nothing.
+  virtual void finish() {}
 
   // Sends straight from the caller's memory (no copy into the transport's
   // buffer), for transports that gain from it: up to `bytes`, returning how

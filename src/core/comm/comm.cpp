@@ -38,6 +38,18 @@ void mclComm::tellPeers(const std::string& reason, bool finished) noexcept {
     else
       peerWatch->sayFarewell(reason);
   }
+  // A normal close hands over what a peer may still miss first: a farewell
+  // ends a peer's wait at once, even for a piece that was about to come.
+  if (finished)
+    for (auto* list : {&connections, &p2pConnections})
+      for (auto& connection : *list) {
+        if (connection == nullptr) continue;
+        try {
+          connection->finish();
+        } catch (...) {
+          // Best effort, as the farewell.
+        }
+      }
   for (auto* list : {&connections, &p2pConnections})
     for (auto& connection : *list) {
       if (connection == nullptr) continue;

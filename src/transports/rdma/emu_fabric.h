@@ -1,14 +1,16 @@
 // The emulated Thunderbolt fabric: which rdma_enX of which Mac is cabled to
 // which, given as a JACCL device matrix's cells (row i = Mac i; the RDMA
 // options read MCL_EMU_FABRIC's file, rdma_options.h), each cable's latency
-// and bandwidth, and the faults asked for (a port that goes down at a given
-// time). Pure data; the provider (emu_provider.cpp) moves frames.
+// and bandwidth, and the faults asked for (emu_faults.h). Pure data; the
+// provider (emu_provider.cpp) moves frames.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "transports/rdma/emu_faults.h"
 
 namespace mcl::transport::rdma {
 
@@ -21,12 +23,6 @@ struct EmuEnd {
   std::string device;  // "rdma_en2"
 };
 
-struct EmuPortFault {
-  int mac = -1;
-  std::string device;
-  int64_t afterMs = 0;  // from the provider's start
-};
-
 struct EmuFabric {
   int macs = 0;
   // devices[m]: every device of Mac m that a cable reaches, sorted.
@@ -34,15 +30,15 @@ struct EmuFabric {
   // cables[c] joins ends[c][0] and ends[c][1] (matrix order: i < j, k-th
   // cable of the pair).
   std::vector<std::pair<EmuEnd, EmuEnd>> cables;
-  std::vector<EmuPortFault> faults;
+  EmuFaults faults;
 
   // The end cabled to (mac, device), or mac -1 when the port has no cable.
   EmuEnd peerOf(int mac, const std::string& device) const;
 };
 
-// `faults` as MCL_EMU_FAULTS: "port_down:MAC:DEVICE@MS[;...]", e.g.
-// "port_down:1:rdma_en2@300". Throws mcl::Error(mclInvalidArgument) naming
-// the fault and the defect.
+// `faults` as MCL_EMU_FAULTS (emu_faults.h), e.g. "port_down:1:rdma_en2@300"
+// or "drop:0.0001". Throws mcl::Error(mclInvalidArgument) naming the fault
+// and the defect.
 EmuFabric buildEmuFabric(const EmuCabling& cabling, const std::string& faults);
 
 }  // namespace mcl::transport::rdma

@@ -30,6 +30,28 @@ namespace {
 constexpr int kEopnotsuppApple = 102;
 
 std::atomic<uint64_t> droppedFrames{0};
+std::atomic<uint64_t> faultFrames[4]{};  // by EmuFrameFaultKind
+
+void countFault(EmuFrameFaultKind kind) {
+  faultFrames[size_t(kind)].fetch_add(1, std::memory_order_relaxed);
+}
+
+// Thunderbolt carries 4 KiB frames, and Apple's provider does not keep a
+// SEND's boundaries on the wire: TN3205, as llama.cpp's Apple transport
+// (PR #26421) reads it, says a SEND and the RECV it lands in must cover the
+// same number of 4 KiB frames, and that transport pads every SEND to its
+// whole receive. Modelled so: a SEND of S bytes is ceil(S / 4096) frames; a
+// posted receive of R bytes takes the next ceil(R / 4096) frames off the
+// wire, whichever SENDs they belong to, frame k at byte 4096 k of its
+// buffer, and completes with the bytes it got. A SEND of fewer frames
+// leaves its receive open for the next SEND's frames (two messages in one
+// receive), one of more frames spills into the next receive: data in the
+// wrong place, which on the hardware nothing reports either. A frame too
+// long for the rest of its receive fails the receive (local length error).
+constexpr uint32_t kLinkFrameBytes = 4096;
+uint32_t tbFrames(uint32_t bytes) {
+  return std::max<uint32_t>(1, (bytes + kLinkFrameBytes - 1) / kLinkFrameBytes);
+}
 
 // A rule of Apple's provider broken: the verb fails as a provider's would,
 // with an errno, and the text says which rule (a test reads it).
@@ -82,14 +104,19 @@ std::string wireName(const std::string& ns, int mac, uint32_t qpn) {
 
 // The fabric and this Mac, shared by every object the provider makes.
 struct EmuState {
+  explicit EmuState(EmuSettings settings)
+      : s(std::move(settings)),
+        dice(s.fabric.faults.frames,
+             std::hash<std::string>{}(s.nameSpace) ^ uint64_t(s.mac)) {}
   EmuSettings s;
+  EmuFaultDice dice;
   int64_t startNs = nowNs();
   uint32_t nextQpn = 1;
 
   // A cable is down when a fault names either of its ends.
   bool cableDown(int mac, const std::string& device, int64_t atNs) const {
     EmuEnd peer = s.fabric.peerOf(mac, device);
-    for (const EmuPortFault& f : s.fabric.faults) {
+    for (const EmuPortFault& f : s.fabric.faults.ports) {
       if (atNs < startNs + f.afterMs * 1000000) continue;
       if ((f.mac == mac && f.device == device) ||
           (f.mac == peer.mac && f.device == peer.device))
@@ -225,6 +252,7 @@ class EmuQueuePair final : public QueuePair {
       connected_ = true;
       return;
     }
+    peer_ = peer;
     std::string name = wireName(state_->s.nameSpace, mac, remote.qpn);
     outbound_ = platform::SharedMemory::open(name);
     platform::SharedMemory::unlink(name);  // both ends have it mapped now
@@ -238,10 +266,11 @@ class EmuQueuePair final : public QueuePair {
     if (sends_.size() >= size_t(options_.sendDepth))
       throw error(mclInternalError, "emulated %s: send queue full (%d)",
                   device_.c_str(), options_.sendDepth);
-    if (bytes > options_.maxMessageBytes)
+    if (bytes > options_.maxMessageBytes ||
+        (out_ != nullptr && bytes > out_->frameBytes))
       throw error(mclInternalError, "emulated %s: SEND of %u bytes > %u",
                   device_.c_str(), bytes, options_.maxMessageBytes);
-    sends_.push_back({wrId, data, bytes});
+    sends_.push_back({wrId, data, bytes, false, 0, 0, {}});
     // A NIC sends on its own once the request is posted; the receiver's
     // polling then finds the frame, whatever its sender does next.
     progressSends(nowNs());
@@ -250,10 +279,16 @@ class EmuQueuePair final : public QueuePair {
   void postRecv(uint64_t wrId, const MemoryRegion& mr, std::byte* data,
                 uint32_t bytes) override {
     check(mr, data, bytes, "receive");
+    if (recvs_.size() >= size_t(kEmuMaxPostedReceives))
+      refuse("ibv_post_recv on emulated " + device_, ENOMEM,
+             "more than " + std::to_string(kEmuMaxPostedReceives) +
+                 " receives posted on one queue pair (the most Apple's "
+                 "provider takes: hellas-ai/thunderbolt-ibverbs saw ENOMEM "
+                 "beyond it)");
     if (recvs_.size() >= size_t(options_.recvDepth))
       throw error(mclInternalError, "emulated %s: receive queue full (%d)",
                   device_.c_str(), options_.recvDepth);
-    recvs_.push_back({wrId, data, bytes, nowNs()});
+    recvs_.push_back({wrId, data, bytes, nowNs(), 0, 0});
   }
 
   // The "NIC": moves frames out and in, and completes work requests.
@@ -267,12 +302,15 @@ class EmuQueuePair final : public QueuePair {
     bool onWire = false;
     int64_t doneNs = 0;  // left the port (UC completion)
     uint64_t frame = 0;  // its index on the wire (RC completion)
+    std::string error;   // a completion error asked for (MCL_EMU_FAULTS)
   };
   struct Recv {
     uint64_t wrId;
     std::byte* data;
     uint32_t bytes;
     int64_t postedNs;
+    uint32_t frames;  // Thunderbolt frames placed so far
+    uint32_t got;     // their bytes
   };
 
   void check(const MemoryRegion& mr, const std::byte* data, uint32_t bytes,
@@ -287,6 +325,9 @@ class EmuQueuePair final : public QueuePair {
   }
   void progressSends(int64_t now);
   void progressReceives(int64_t now);
+  // Places the next Thunderbolt frame of SEND `f` (the takenFrames_-th);
+  // false when it must wait (RC, no receive posted).
+  bool placeFrame(const EmuFrameHeader* f);
 
   std::shared_ptr<EmuState> state_;
   std::string device_;
@@ -299,8 +340,10 @@ class EmuQueuePair final : public QueuePair {
   platform::SharedMemory outbound_;
   WireHeader* in_ = nullptr;
   WireHeader* out_ = nullptr;  // null: not cabled, frames vanish
+  EmuEnd peer_;                // the far end of this port's cable
   bool connected_ = false;
   int64_t wireFreeNs_ = 0;
+  uint32_t takenFrames_ = 0;  // of the SEND at the inbound wire's tail
   std::deque<Send> sends_;
   std::deque<Recv> recvs_;
 };
@@ -322,17 +365,37 @@ void EmuQueuePair::progressSends(int64_t now) {
       continue;
     }
     uint64_t head = out_->head.load(std::memory_order_relaxed);
-    if (head - out_->tail.load(std::memory_order_acquire) >= out_->slots)
-      break;  // the receiver's wire is full: the link holds the frame back
+    const uint64_t free =
+        out_->slots - (head - out_->tail.load(std::memory_order_acquire));
+    if (free == 0) break;  // the receiver's wire is full: held back
+    const EmuFrameFate fate =
+        state_->dice.next(mac, device_, peer_.mac, peer_.device);
+    s.onWire = true;
+    if (fate.completionError) {
+      countFault(EmuFrameFaultKind::CompletionError);
+      s.doneNs = now;
+      s.error =
+          "general error (status 21, vendor error 0x0; emulated: "
+          "MCL_EMU_FAULTS wc_error)";
+      continue;
+    }
     int64_t depart = std::max(now, wireFreeNs_);
     wireFreeNs_ = depart + static_cast<int64_t>(s.bytes * nsPerByte);
-    EmuFrameHeader* f = frameAt(out_, head);
-    f->arrivalNs = wireFreeNs_ + latencyNs;
-    f->bytes = s.bytes;
-    std::memcpy(f + 1, s.data, s.bytes);
-    out_->head.store(head + 1, std::memory_order_release);
-    s.onWire = true;
     s.doneNs = wireFreeNs_;
+    if (fate.drop) {  // left the port, lost on the cable: UC completes it
+      countFault(EmuFrameFaultKind::Drop);
+      continue;
+    }
+    if (fate.delayNs > 0) countFault(EmuFrameFaultKind::Delay);
+    const int copies = fate.duplicate && free >= 2 ? 2 : 1;
+    if (copies == 2) countFault(EmuFrameFaultKind::Duplicate);
+    for (int c = 0; c < copies; ++c) {
+      EmuFrameHeader* f = frameAt(out_, head);
+      f->arrivalNs = wireFreeNs_ + latencyNs + fate.delayNs;
+      f->bytes = s.bytes;
+      std::memcpy(f + 1, s.data, s.bytes);
+      out_->head.store(++head, std::memory_order_release);
+    }
   }
   // A send completes once it left the port, for RC too: a real RC NIC
   // acknowledges without the receiving program's help, which an emulation
@@ -340,9 +403,42 @@ void EmuQueuePair::progressSends(int64_t now) {
   // (RC keeps its other rule: a frame waits for a receive, never dropped).
   while (!sends_.empty() && sends_.front().onWire &&
          now >= sends_.front().doneNs) {
-    cq_.push({sends_.front().wrId, true, false, 0, ""});
+    Send& done = sends_.front();
+    cq_.push({done.wrId, done.error.empty(), false, 0, done.error});
     sends_.pop_front();
   }
+}
+
+bool EmuQueuePair::placeFrame(const EmuFrameHeader* f) {
+  const bool posted =
+      !recvs_.empty() &&
+      (recvs_.front().frames > 0 || recvs_.front().postedNs <= f->arrivalNs ||
+       options_.type == QpType::RC);
+  if (!posted) {
+    if (options_.type == QpType::RC) return false;  // RNR: the frame waits
+    // UC: no receive for it, and the rest of its SEND goes with it.
+    droppedFrames.fetch_add(1, std::memory_order_relaxed);
+    takenFrames_ = tbFrames(f->bytes);
+    return true;
+  }
+  Recv& r = recvs_.front();
+  const uint32_t offset = takenFrames_ * kLinkFrameBytes;
+  const uint32_t chunk = std::min(kLinkFrameBytes, f->bytes - offset);
+  ++takenFrames_;
+  const uint32_t at = r.frames * kLinkFrameBytes;
+  if (at + chunk > r.bytes) {
+    cq_.push({r.wrId, false, true, 0, "local length error"});
+    recvs_.pop_front();
+    return true;
+  }
+  std::memcpy(r.data + at, reinterpret_cast<const std::byte*>(f + 1) + offset,
+              chunk);
+  r.got += chunk;
+  if (++r.frames == tbFrames(r.bytes)) {
+    cq_.push({r.wrId, true, true, r.got, ""});
+    recvs_.pop_front();
+  }
+  return true;
 }
 
 void EmuQueuePair::progressReceives(int64_t now) {
@@ -352,24 +448,13 @@ void EmuQueuePair::progressReceives(int64_t now) {
     if (tail == in_->head.load(std::memory_order_acquire)) return;
     EmuFrameHeader* f = frameAt(in_, tail);
     if (f->arrivalNs > now) return;  // still on the cable
-    bool lost = state_->cableDown(mac, device_, f->arrivalNs);
-    bool posted = !recvs_.empty() && recvs_.front().postedNs <= f->arrivalNs;
-    if (!lost && !posted && options_.type == QpType::RC) {
-      if (recvs_.empty()) return;  // RNR: the frame waits for a receive
-      posted = true;
-    }
-    if (!lost && posted) {
-      Recv r = recvs_.front();
-      recvs_.pop_front();
-      if (f->bytes > r.bytes) {
-        cq_.push({r.wrId, false, true, 0, "local length error"});
-      } else {
-        std::memcpy(r.data, f + 1, f->bytes);
-        cq_.push({r.wrId, true, true, f->bytes, ""});
-      }
-    } else {
+    if (state_->cableDown(mac, device_, f->arrivalNs)) {
       droppedFrames.fetch_add(1, std::memory_order_relaxed);
+      takenFrames_ = tbFrames(f->bytes);
     }
+    while (takenFrames_ < tbFrames(f->bytes))
+      if (!placeFrame(f)) return;
+    takenFrames_ = 0;
     in_->tail.store(tail + 1, std::memory_order_release);
   }
 }
@@ -453,9 +538,8 @@ class EmuContext final : public DeviceContext {
 class EmuProvider final : public Provider {
  public:
   const EmuFabric& fabric() const { return state_->s.fabric; }
-  explicit EmuProvider(EmuSettings s) : state_(std::make_shared<EmuState>()) {
-    state_->s = std::move(s);
-  }
+  explicit EmuProvider(EmuSettings s)
+      : state_(std::make_shared<EmuState>(std::move(s))) {}
   const char* name() const override { return "emu"; }
   bool emulated() const override { return true; }
   FrameLimit frameLimit() const override {
@@ -469,8 +553,9 @@ class EmuProvider final : public Provider {
   std::vector<DeviceInfo> devices() override {
     std::vector<DeviceInfo> out;
     for (const std::string& d : state_->s.fabric.devices[size_t(state_->s.mac)])
-      out.push_back(
-          {d, d.rfind("rdma_", 0) == 0 ? d.substr(5) : d, state_->s.rc, 256});
+      out.push_back({d, d.rfind("rdma_", 0) == 0 ? d.substr(5) : d,
+                     state_->s.rc, 256, kEmuMaxPostedReceives,
+                     "the emulated provider keeps Apple's limit"});
     return out;
   }
   std::unique_ptr<DeviceContext> open(const std::string& device) override {
@@ -501,6 +586,15 @@ std::unique_ptr<Provider> openEmuProvider(EmuSettings settings) {
 }
 
 uint64_t emuFramesDropped() { return droppedFrames.load(); }
+
+EmuFaultCounts emuFaultCounts() {
+  auto count = [](EmuFrameFaultKind k) {
+    return faultFrames[size_t(k)].load();
+  };
+  return {count(EmuFrameFaultKind::Drop), count(EmuFrameFaultKind::Duplicate),
+          count(EmuFrameFaultKind::Delay),
+          count(EmuFrameFaultKind::CompletionError)};
+}
 
 EmuLiveObjects emuLiveObjects() {
   return {liveContexts.load(), liveQueuePairs.load(),

@@ -10,7 +10,12 @@
 // breaks a rule: UC queue pairs only (RC only when the test asks for it:
 // no drops, a frame waits for a receive, acknowledgements not modelled);
 // path MTU 1024; no inline data; registrations that start on a page
-// boundary; and on macOS before 26.3, no frame over 4096 bytes.
+// boundary; on macOS before 26.3, no frame over 4096 bytes; at most 32
+// receives posted per queue pair (ENOMEM beyond); and a SEND lands in
+// receives 4 KiB Thunderbolt frame by frame, so one that covers fewer or
+// more frames than its receive puts data in the wrong place
+// (emu_provider.cpp says how). MCL_EMU_FAULTS drops, duplicates or delays
+// frames as asked (emu_faults.h).
 #pragma once
 
 #include <cstdint>
@@ -36,6 +41,7 @@ struct EmuSettings {
 // The emulated provider's rules, for the tests that check them.
 constexpr uint32_t kEmuPathMtu = 1024;
 constexpr uint32_t kEmuFrameBytesBefore263 = 4096;
+constexpr int kEmuMaxPostedReceives = 32;
 
 std::unique_ptr<Provider> openEmuProvider(EmuSettings settings);
 
@@ -45,6 +51,16 @@ const EmuFabric* emuFabricOf(const Provider& provider);
 // Frames the receivers of this process dropped (UC, no receive posted):
 // normal runs must show 0.
 uint64_t emuFramesDropped();
+
+// Frames this process' senders dropped, duplicated, delayed or failed
+// because MCL_EMU_FAULTS asked (indexed by EmuFrameFaultKind).
+struct EmuFaultCounts {
+  uint64_t dropped = 0;
+  uint64_t duplicated = 0;
+  uint64_t delayed = 0;
+  uint64_t failed = 0;
+};
+EmuFaultCounts emuFaultCounts();
 
 // The emulated verbs objects alive in this process: after every
 // communicator is destroyed, all zero.

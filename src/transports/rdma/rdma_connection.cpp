@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <span>
 #include <string>
 #include <utility>
@@ -13,116 +14,115 @@
 
 namespace mcl::transport::rdma {
 
-namespace {
+uint32_t sendLength(uint32_t bytes, uint32_t frameBytes) {
+  const uint32_t frames = (frameBytes + kTbFrameBytes - 1) / kTbFrameBytes;
+  const uint32_t least = (frames - 1) * kTbFrameBytes + 1;
+  return std::max(bytes, std::min(frameBytes, (least + 63) / 64 * 64));
+}
 
-constexpr uint64_t kCreditOnly = UINT64_MAX;
-constexpr uint64_t kFarewell = UINT64_MAX - 1;  // payload: the reason
-constexpr size_t kFarewellTextBytes = 248;
-constexpr uint64_t kSendTag = uint64_t{1} << 63;
-
-struct FrameHeader {
-  uint64_t seq;                  // piece number, or kCreditOnly
-  uint32_t bytes;                // payload bytes
-  uint32_t wires;                // how many credit counts follow
-  uint32_t reposted[kMaxWires];  // cumulative receives reposted, per wire
-};
-static_assert(sizeof(FrameHeader) <= kFrameHeaderBytes);
-
-// a is newer than b in wrapping 32-bit counts.
-bool newer(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) > 0; }
-
-}  // namespace
+size_t usableCapacity(const FrameShape& shape) {
+  // The spare receives are never granted, and a step's pieces never share
+  // a frame: two ring steps (each half of this) must fit in the granted
+  // frames, or a ring of full windows deadlocks. A step forwarded from
+  // shared memory or TCP arrives in pieces whose boundaries need not fall
+  // on frame boundaries: each costs a frame more, and a step spans at most
+  // two such pieces (theirs are 64 KiB and up).
+  const size_t granted = size_t(shape.depth) - kSpareReceives;
+  const size_t framesPerStep = std::max<size_t>(1, granted / 2 - 2);
+  return 2 * framesPerStep * (shape.frameBytes - kFrameHeaderBytes);
+}
 
 RdmaConnection::RdmaConnection(int rank, int peerRank, std::vector<Wire> wires,
-                               const FrameShape& shape, std::string link)
+                               const FrameShape& shape, std::string link,
+                               std::shared_ptr<ConnectionSet> set)
     : rank_(rank),
       peerRank_(peerRank),
       wires_(std::move(wires)),
       state_(wires_.size()),
       shape_(shape),
       link_(std::move(link)),
+      set_(std::move(set)),
       arrived_(wires_.size() * size_t(shape.depth)) {
   for (uint32_t w = 0; w < wires_.size(); ++w) {
     state_[w].nextRecvSeq = w;
+    state_[w].inFlight.assign(size_t(shape_.depth), 0);
     for (uint32_t slot = 0; slot < uint32_t(shape_.depth); ++slot)
-      postReceive(w, slot);
-    state_[w].reposted = 0;  // the first receives are the initial credits
+      postReceive(w, slot, Credit::None);  // the initial credits
   }
+  if (set_) set_->add(this);
 }
 
-RdmaConnection::~RdmaConnection() = default;
+RdmaConnection::~RdmaConnection() {
+  if (set_) set_->remove(this);
+}
 
 std::byte* RdmaConnection::sendFrame(uint32_t wire, uint64_t index) {
-  return wires_[wire].sendFrames.data() +
-         (index % uint64_t(shape_.depth)) * shape_.frameBytes;
+  return wires_[wire].sendFrames.data() + index * shape_.frameBytes;
 }
 
 std::byte* RdmaConnection::recvFrame(uint32_t wire, uint32_t slot) {
   return wires_[wire].recvFrames.data() + size_t(slot) * shape_.frameBytes;
 }
 
-size_t usableCapacity(const FrameShape& shape) {
-  // One credit is kept for credit-only frames, and a step's pieces never
-  // share a frame: two ring steps (each half of this) must fit in depth - 1
-  // frames, or a ring of full windows deadlocks. A step forwarded from
-  // shared memory or TCP arrives in pieces whose boundaries need not fall
-  // on frame boundaries: each costs a frame more, and a step spans at most
-  // two such pieces (theirs are 64 KiB and up).
-  const size_t framesPerStep =
-      std::max<size_t>(1, (size_t(shape.depth) - 1) / 2 - 2);
-  return 2 * framesPerStep * (shape.frameBytes - kFrameHeaderBytes);
-}
-
 void RdmaConnection::fail(uint32_t wire, const std::string& what) const {
   broken_ = true;
-  throw error(mclRemoteError, "rank %d: rdma to rank %d over %s->%s: %s", rank_,
-              peerRank_, wires_[wire].device.c_str(),
-              wires_[wire].remoteDevice.c_str(), what.c_str());
+  Error e = error(mclRemoteError, "rank %d: rdma to rank %d over %s->%s: %s",
+                  rank_, peerRank_, wires_[wire].device.c_str(),
+                  wires_[wire].remoteDevice.c_str(), what.c_str());
+  if (failure_.empty()) failure_ = e.what();
+  throw e;
 }
 
-void RdmaConnection::postReceive(uint32_t wire, uint32_t slot) {
+void RdmaConnection::postReceive(uint32_t wire, uint32_t slot, Credit credit) {
   Wire& w = wires_[wire];
   w.qp->postRecv(slot, *w.recvMr, recvFrame(wire, slot), shape_.frameBytes);
-  ++state_[wire].reposted;
+  if (credit != Credit::None) ++state_[wire].credits;
+  if (credit == Credit::Data) ++state_[wire].dataCredits;
 }
 
-uint32_t RdmaConnection::creditsLeft(uint32_t wire) const {
+uint64_t RdmaConnection::creditsLeft(uint32_t wire) const {
   const WireState& s = state_[wire];
-  return uint32_t(shape_.depth) + s.creditsGranted - s.framesSent;
+  return uint64_t(shape_.depth - kSpareReceives) + s.creditsGranted -
+         s.transmissions;
 }
 
-void RdmaConnection::writeCredits(std::byte* frame) {
-  auto* h = reinterpret_cast<FrameHeader*>(frame);
-  h->wires = static_cast<uint32_t>(wires_.size());
-  for (uint32_t w = 0; w < wires_.size(); ++w) {
-    h->reposted[w] = state_[w].reposted;
-    state_[w].repostedTold = state_[w].reposted;
-    state_[w].dataRepostedTold = state_[w].dataReposted;
-  }
+// Room in the send queue (a control frame leaves the last place to a data
+// frame already acquired), and for a control frame a free control slot.
+bool RdmaConnection::sendRoom(uint32_t wire, bool control) const {
+  const WireState& s = state_[wire];
+  const uint64_t queue = uint64_t(shape_.depth) - (control && acquired_);
+  if (s.sendsPosted - s.sendsDone >= queue) return false;
+  return !control || s.controlPosted - s.controlDone < kControlSlots;
 }
 
-void RdmaConnection::post(uint32_t wire, uint64_t seq, uint32_t payload) {
+void RdmaConnection::postData(uint32_t wire, uint64_t piece) {
   WireState& s = state_[wire];
-  std::byte* frame = sendFrame(wire, s.sendsPosted);
+  const size_t frameIndex = piece % uint64_t(shape_.depth);
+  std::byte* frame = sendFrame(wire, frameIndex);
   auto* h = reinterpret_cast<FrameHeader*>(frame);
-  h->seq = seq;
-  h->bytes = payload;
-  writeCredits(frame);
+  h->transmission = static_cast<uint32_t>(s.transmissions++);
+  h->flags = kFlagCredited;
+  writeCounts(*h);
   Wire& w = wires_[wire];
-  w.qp->postSend(kSendTag | s.sendsPosted, *w.sendMr, frame,
-                 static_cast<uint32_t>(kFrameHeaderBytes + payload));
+  const auto bytes = static_cast<uint32_t>(kFrameHeaderBytes + h->bytes);
+  w.qp->postSend(kSendTag | h->seq, *w.sendMr, frame,
+                 sendLength(bytes, shape_.frameBytes));
+  ++s.inFlight[frameIndex];
   ++s.sendsPosted;
-  ++s.framesSent;
 }
 
 std::span<std::byte> RdmaConnection::acquireSend(size_t maxBytes) {
   auto wire = static_cast<uint32_t>(nextSendSeq_ % wires_.size());
   auto ready = [&] {
     const WireState& s = state_[wire];
-    // One credit stays for credit-only frames, so returning credits can
-    // never be blocked by data.
-    return s.sendsPosted - s.sendsDone < uint64_t(shape_.depth) &&
-           creditsLeft(wire) > 1;
+    // Pieces to send again go first; a frame is reused once its piece is
+    // acknowledged and its last SEND completed.
+    // One credit stays for credit-returning frames, so returning credits
+    // can never be blocked by data.
+    return s.resendNext == s.dataSent && sendRoom(wire, false) &&
+           creditsLeft(wire) > 1 &&
+           s.dataSent - s.dataAcked < uint64_t(shape_.depth) &&
+           s.inFlight[s.dataSent % uint64_t(shape_.depth)] == 0;
   };
   if (!ready()) {
     progress();
@@ -131,13 +131,21 @@ std::span<std::byte> RdmaConnection::acquireSend(size_t maxBytes) {
   acquired_ = true;
   size_t room =
       std::min<size_t>(maxBytes, shape_.frameBytes - kFrameHeaderBytes);
-  return {sendFrame(wire, state_[wire].sendsPosted) + kFrameHeaderBytes, room};
+  std::byte* frame =
+      sendFrame(wire, state_[wire].dataSent % uint64_t(shape_.depth));
+  return {frame + kFrameHeaderBytes, room};
 }
 
 void RdmaConnection::commitSend(size_t bytes) {
   auto wire = static_cast<uint32_t>(nextSendSeq_ % wires_.size());
+  WireState& s = state_[wire];
   acquired_ = false;
-  post(wire, nextSendSeq_, static_cast<uint32_t>(bytes));
+  auto* h = reinterpret_cast<FrameHeader*>(
+      sendFrame(wire, s.dataSent % uint64_t(shape_.depth)));
+  h->seq = nextSendSeq_;
+  h->bytes = static_cast<uint32_t>(bytes);
+  postData(wire, s.dataSent);
+  s.resendNext = ++s.dataSent;
   ++nextSendSeq_;
   bytesSent_ += bytes;
 }
@@ -145,77 +153,92 @@ void RdmaConnection::commitSend(size_t bytes) {
 void RdmaConnection::handleReceive(uint32_t wire, const Completion& c) {
   auto slot = static_cast<uint32_t>(c.wrId);
   if (c.bytes < kFrameHeaderBytes) fail(wire, "a frame without a header");
-  const auto* h = reinterpret_cast<const FrameHeader*>(recvFrame(wire, slot));
-  ++state_[wire].framesReceived;
-  if (h->wires != wires_.size() || h->bytes + kFrameHeaderBytes > c.bytes)
+  const auto& h = *reinterpret_cast<const FrameHeader*>(recvFrame(wire, slot));
+  if (h.wires != wires_.size() || h.bytes + kFrameHeaderBytes > c.bytes)
     fail(wire, "a malformed frame (the two ends disagree on the wires)");
-  for (uint32_t w = 0; w < wires_.size(); ++w)
-    if (newer(h->reposted[w], state_[w].creditsGranted))
-      state_[w].creditsGranted = h->reposted[w];
-  if (h->seq == kCreditOnly) {
-    postReceive(wire, slot);
-    return;
+  readCounts(wire, h);
+  if ((h.flags & kFlagCredited) && !takeTransmission(wire, slot, h)) return;
+  if (h.seq == kControlFrame)
+    handleControl(wire, slot, h);
+  else
+    handleData(wire, slot, h);
+}
+
+bool RdmaConnection::takeTransmission(uint32_t wire, uint32_t slot,
+                                      const FrameHeader& h) {
+  WireState& s = state_[wire];
+  const auto ahead = static_cast<int32_t>(
+      h.transmission - static_cast<uint32_t>(s.nextTransmission));
+  if (ahead < 0) {  // a copy of a transmission already in: no credit spent
+    countLossEvent(LossEvent::Duplicate, 1);
+    postReceive(wire, slot, Credit::None);
+    return false;
   }
-  if (h->seq == kFarewell) {
-    const char* text = reinterpret_cast<const char*>(recvFrame(wire, slot)) +
-                       kFrameHeaderBytes;
-    if (peerFarewell_.empty())
-      peerFarewell_.assign(
-          text, strnlen(text, std::min<size_t>(h->bytes, kFarewellTextBytes)));
-    if (peerFarewell_.empty()) peerFarewell_ = "it said farewell";
-    state_[wire].peerSaidFarewell = true;
-    postReceive(wire, slot);
-    return;
+  if (ahead > 0) {  // transmissions lost before it: their credits come back
+    countLossEvent(LossEvent::Lost, uint64_t(ahead));
+    s.credits += uint64_t(ahead);
+    s.dataCredits += uint64_t(ahead);
   }
+  s.nextTransmission += uint64_t(ahead) + 1;
+  return true;
+}
+
+void RdmaConnection::handleData(uint32_t wire, uint32_t slot,
+                                const FrameHeader& h) {
+  WireState& s = state_[wire];
   // Every piece holds bytes (Connection::commitSend): an empty one would
   // never be read, and the stream would stall behind it until the timeout.
-  if (h->bytes == 0) fail(wire, "a data frame without data");
+  if (h.bytes == 0) fail(wire, "a data frame without data");
+  if (h.seq % wires_.size() != wire || !(h.flags & kFlagCredited))
+    fail(wire, "piece " + std::to_string(h.seq) + " came malformed");
+  const uint64_t piece = h.seq / wires_.size();
+  if (piece != s.dataReceived) {
+    // An old piece sent again, or one after a gap: dropped (go-back-N),
+    // and after a gap the sender is asked for the wire's data again, once
+    // per gap (a probe covers a request that is lost).
+    postReceive(wire, slot, Credit::Data);
+    if (piece > s.dataReceived && s.askedResendAt != s.dataReceived)
+      s.resendWanted = true;
+    return;
+  }
+  ++s.dataReceived;
+  s.nextRecvSeq = h.seq + wires_.size();
+  arrived_[h.seq % arrived_.size()] = {true, wire, slot, h.bytes};
+}
+
+void RdmaConnection::handleCompletion(uint32_t wire, const Completion& c) {
+  if (!c.ok) {
+    const uint64_t number = c.wrId & kWrNumberMask;
+    fail(wire, (c.recv                 ? "the receive into frame slot "
+                : c.wrId & kControlTag ? "the send of control frame "
+                                       : "the send of piece ") +
+                   std::to_string(number) +
+                   " completed with an error: " + c.error);
+  }
+  if (c.recv) {
+    handleReceive(wire, c);
+    return;
+  }
   WireState& s = state_[wire];
-  if (h->seq != s.nextRecvSeq)
-    fail(wire, "frame " + std::to_string(s.nextRecvSeq) + " was lost (frame " +
-                   std::to_string(h->seq) + " came next): the link dropped it");
-  s.nextRecvSeq += wires_.size();
-  Arrived& a = arrived_[h->seq % arrived_.size()];
-  a = {true, wire, slot, h->bytes};
+  ++s.sendsDone;
+  if (c.wrId & kControlTag) {
+    ++s.controlDone;
+    return;
+  }
+  const uint64_t piece = (c.wrId & kWrNumberMask) / wires_.size();
+  --s.inFlight[piece % uint64_t(shape_.depth)];
 }
 
 void RdmaConnection::progress() {
   Completion done[16];
   for (uint32_t w = 0; w < wires_.size(); ++w) {
     int n = wires_[w].cq->poll(done, 16);
-    for (int i = 0; i < n; ++i) {
-      const Completion& c = done[i];
-      if (!c.ok)
-        fail(w, std::string(c.recv ? "a receive" : "a send") +
-                    " failed: " + c.error);
-      if (c.recv) {
-        handleReceive(w, c);
-      } else {
-        ++state_[w].sendsDone;
-      }
-    }
+    for (int i = 0; i < n; ++i) handleCompletion(w, done[i]);
   }
-  maybeReturnCredits();
-}
-
-// Returning credits one frame at a time would double the frames of a
-// one-way stream; waiting for a batch can deadlock a ring, where each rank
-// holds back the credits its left neighbour waits for. So: a batch of half
-// the depth, or sooner when the peer may be running out (its credits, as
-// far as this side can tell, are down to half). Only reposts after data
-// frames count, so two idle ends never trade credit-only frames forever.
-void RdmaConnection::maybeReturnCredits() {
-  const auto depth = uint32_t(shape_.depth);
-  for (uint32_t w = 0; w < wires_.size(); ++w) {
-    WireState& s = state_[w];
-    uint32_t owed = s.dataReposted - s.dataRepostedTold;
-    uint32_t peerCredits = depth + s.repostedTold - s.framesReceived;
-    bool due = owed >= depth / 2 || (owed > 0 && peerCredits <= depth / 2);
-    if (!due || creditsLeft(w) < 1 ||
-        s.sendsPosted - s.sendsDone >= uint64_t(shape_.depth) || acquired_)
-      continue;
-    post(w, kCreditOnly, 0);
-  }
+  for (uint32_t w = 0; w < wires_.size(); ++w)
+    if (state_[w].resendNext < state_[w].dataSent) resend(w);
+  sendControlFrames();
+  probeIfSilent();
 }
 
 std::span<const std::byte> RdmaConnection::peekRecv() {
@@ -235,9 +258,8 @@ void RdmaConnection::releaseRecv(size_t bytes) {
   a.present = false;
   recvOffset_ = 0;
   ++nextRecvSeq_;
-  postReceive(a.wire, a.slot);
-  ++state_[a.wire].dataReposted;
-  maybeReturnCredits();
+  postReceive(a.wire, a.slot, Credit::Data);
+  sendControlFrames();
 }
 
 bool RdmaConnection::peerAlive() const {
@@ -261,32 +283,13 @@ bool RdmaConnection::peerAcceptsSends() const {
 }
 
 std::string RdmaConnection::peerGoneReason() const {
-  return peerFarewell_.empty() ? "the connection broke" : peerFarewell_;
-}
-
-void RdmaConnection::sayFarewell(const std::string& reason) {
-  if (saidFarewell_ || broken_ || acquired_) return;
-  saidFarewell_ = true;
-  const size_t room = std::min<size_t>(shape_.frameBytes - kFrameHeaderBytes,
-                                       kFarewellTextBytes);
-  const size_t length = std::min(reason.size(), room - 1);
-  for (uint32_t w = 0; w < wires_.size(); ++w) {
-    // The credit kept for credit-only frames serves; without one (or with
-    // every send in flight) the peer hears nothing on this wire.
-    const WireState& s = state_[w];
-    if (creditsLeft(w) < 1 ||
-        s.sendsPosted - s.sendsDone >= uint64_t(shape_.depth))
-      continue;
-    std::byte* payload = sendFrame(w, s.sendsPosted) + kFrameHeaderBytes;
-    memcpy(payload, reason.data(), length);
-    payload[length] = std::byte{0};
-    post(w, kFarewell, static_cast<uint32_t>(length + 1));
-  }
+  if (!peerFarewell_.empty()) return peerFarewell_;
+  return failure_.empty() ? "the connection broke" : failure_;
 }
 
 bool RdmaConnection::drained() const {
   for (const WireState& s : state_)
-    if (s.sendsDone != s.sendsPosted) return false;
+    if (s.sendsDone != s.sendsPosted || s.resendNext < s.dataSent) return false;
   return true;
 }
 

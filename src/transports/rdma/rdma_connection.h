@@ -1,39 +1,87 @@
 // A connection to a peer over RDMA: one queue pair per wire (cable), pieces
 // striped over the wires (piece k on wire k % wires), each piece one SEND
-// of a registered frame with a 64-byte header {sequence, length, credits}.
-// Receives are posted before the peer may send into them: the sender spends
-// one credit per frame and the receiver returns credits (cumulative counts
-// per wire) in the headers of its own frames, or in a credit-only frame when
-// it has nothing to send. So on a UC queue pair, which drops a frame that
-// finds no receive, nothing is ever dropped; a frame lost anyway (a link
-// that failed) shows as a gap in a wire's sequence and fails the operation.
+// of a registered frame behind a 64-byte header (rdma_frame.h).
+//
+// Credits: receives are posted before the peer may send into them; the
+// sender spends one credit per data transmission and the receiver grants
+// them back (cumulative counts per wire) in the headers of its own frames,
+// or in a credit-returning control frame when it has nothing to send (one
+// credit stays for those). Two receives per wire are spare, never
+// granted: probes, their answers, requests to resend and farewells land
+// there without spending credits, so they get through when no credit is
+// left.
+//
+// Reliability: UC gives no error when a frame is lost (a Linux-to-Mac path
+// can lose them; a cable can), so each data transmission is numbered per
+// wire, and each frame acknowledges the pieces received in order. The
+// receiver drops a duplicate, takes back the credit of a lost
+// transmission, and on a gap asks for the wire's data again from what it
+// acknowledged (go-back-N within the registered send frames, which keep
+// every unacknowledged piece). A sender that hears no acknowledgement for
+// a while probes, and the answer says what is missing. Lost and resent
+// frames are counted (rdmaLossCounts).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "platform/page_buffer.h"
+#include "transports/rdma/rdma_frame.h"
 #include "transports/rdma/verbs.h"
 #include "transports/transport.h"
 
 namespace mcl::transport::rdma {
 
-constexpr size_t kFrameHeaderBytes = 64;
-constexpr size_t kMaxWires = 8;
+// Thunderbolt's frame: what a SEND's length is counted in on a Mac.
+constexpr uint32_t kTbFrameBytes = 4096;
+
+// The length to SEND `bytes` of a frame with: Apple's provider wants a SEND
+// to cover as many 4 KiB Thunderbolt frames as the receive it lands in
+// (TN3205, as llama.cpp's Apple transport reads it; the emulated provider
+// misplaces the data otherwise), and every receive is `frameBytes` long.
+// So a frame is padded to the least length that covers as many: at 4096
+// bytes or less, none; at 16 KiB, 12 KiB + 64. Inferred from others'
+// reading of Apple's note, not measured on a Mac by this project.
+uint32_t sendLength(uint32_t bytes, uint32_t frameBytes);
 
 struct FrameShape {
   uint32_t frameBytes = 4096;  // header + payload; MCL_RDMA_FRAME_BYTES
   int depth = 32;              // receives (and sends) per wire
 };
 
-// The buffering of one wire that data may fill: depth - 1 frames (one
-// credit stays for credit-only frames), rounded so that half of it is a
-// whole number of frames. Ring rounds are sized from half of it.
+// Receives per wire kept for control frames, never granted as credits.
+constexpr int kSpareReceives = 2;
+// Send frames per wire kept for control frames, after the data frames.
+constexpr int kControlSlots = 4;
+// A wire's registered send frames: one per data piece it may have
+// unacknowledged (depth), and the control frames'.
+inline size_t sendFramesPerWire(const FrameShape& shape) {
+  return size_t(shape.depth) + kControlSlots;
+}
+
+// The buffering of one wire that data may fill: depth - 2 frames (the
+// spare receives are not granted), rounded so that half of it is a whole
+// number of frames. Ring rounds are sized from half of it.
 size_t usableCapacity(const FrameShape& shape);
+
+// What the RDMA connections of this process counted, for mcl-perf's RDMA
+// line and the topology dump: data transmissions known lost (a gap on the
+// wire), duplicates dropped, pieces sent again, probes sent.
+struct RdmaLossCounts {
+  uint64_t lost = 0;
+  uint64_t duplicates = 0;
+  uint64_t resent = 0;
+  uint64_t probes = 0;
+};
+RdmaLossCounts rdmaLossCounts();
+enum class LossEvent { Lost, Duplicate, Resent, Probe };
+void countLossEvent(LossEvent event, uint64_t n);
 
 // One wire: a connected queue pair with its completion queue and the
 // registered send and receive frames. The device context outlives it.
@@ -51,11 +99,37 @@ struct Wire {
   std::unique_ptr<QueuePair> qp;
 };
 
+class RdmaConnection;
+
+// The RDMA connections of one communicator, so that each keeps answering
+// while an operation waits on another (a sender polls a connection only
+// while an operation uses it, and a frame of it lost at the end of the
+// last one is resent only when it does), and so that a normal close hands
+// every piece over first.
+class ConnectionSet {
+ public:
+  void add(RdmaConnection* c);
+  void remove(RdmaConnection* c);
+  // Polls every connection (acknowledgements, probes, resends). A
+  // connection that fails keeps its error for its own next use.
+  void serviceAll();
+  // Once per set: every connection acknowledges what it holds and asks for
+  // acknowledgements, then all wait, up to `bound`, until the peers hold
+  // every piece sent to them or said farewell.
+  void finishAll(std::chrono::nanoseconds bound);
+
+ private:
+  std::mutex mutex_;
+  std::vector<RdmaConnection*> connections_;
+  bool finished_ = false;
+};
+
 class RdmaConnection final : public Connection {
  public:
   // wires: created and connected; their receive frames are posted here.
   RdmaConnection(int rank, int peerRank, std::vector<Wire> wires,
-                 const FrameShape& shape, std::string link);
+                 const FrameShape& shape, std::string link,
+                 std::shared_ptr<ConnectionSet> set);
   ~RdmaConnection() override;
 
   std::span<std::byte> acquireSend(size_t maxBytes) override;
@@ -76,20 +150,45 @@ class RdmaConnection final : public Connection {
   void progress() override;
   bool drained() const override;
   uint64_t bytesHandedOver() const override { return bytesSent_; }
+  // Before a normal close: the set's connections hand every piece over
+  // (ConnectionSet::finishAll), within a second.
+  void finish() override;
+
+  // For ConnectionSet: progress() that keeps a failure for later.
+  void service() noexcept;
+  // Tells the peer what arrived and asks what it holds.
+  void askForAcknowledgements();
+  // Every piece sent is acknowledged, or the peer will take no more.
+  bool handedOver() const;
 
  private:
   struct WireState {
-    uint64_t sendsPosted = 0;     // frames (data and credit-only) posted
+    // Sending. Data pieces on this wire are numbered 0, 1, ... (piece seq
+    // / wires); the registered frame of piece i is i % depth.
+    uint64_t sendsPosted = 0;     // SENDs posted (data and control)
     uint64_t sendsDone = 0;       // their completions
-    uint32_t creditsGranted = 0;  // cumulative, from the peer's headers
-    uint32_t framesSent = 0;      // cumulative frames that used a credit
-    uint32_t reposted = 0;        // cumulative receives reposted here
-    uint32_t repostedTold = 0;    // the last count sent to the peer
-    uint32_t framesReceived = 0;  // cumulative frames that arrived
-    uint32_t dataReposted = 0;    // reposts after data frames
-    uint32_t dataRepostedTold = 0;
-    uint64_t nextRecvSeq = 0;       // the sequence expected next on this wire
-    bool peerSaidFarewell = false;  // no data comes after it on this wire
+    uint64_t dataSent = 0;        // pieces given out on this wire
+    uint64_t dataAcked = 0;       // the peer holds every piece below it
+    uint64_t resendNext = 0;      // the next piece to send again
+    uint64_t transmissions = 0;   // SENDs that spent a credit
+    uint64_t creditsGranted = 0;  // from the peer's headers
+    uint64_t controlPosted = 0;   // control frames posted / completed
+    uint64_t controlDone = 0;
+    std::vector<uint8_t> inFlight;  // per data frame: SENDs not completed
+    // Receiving.
+    uint64_t nextTransmission = 0;  // the transmission expected next
+    uint64_t nextRecvSeq = 0;       // the piece expected next on this wire
+    uint64_t dataReceived = 0;      // pieces received in order
+    uint64_t credits = 0;           // granted to the peer (cumulative)
+    uint64_t creditsTold = 0;       // the last count sent to it
+    // Of those, the ones for data (consumed, dropped or lost): only these
+    // make a credit-returning frame due, so two idle ends never trade
+    // such frames forever.
+    uint64_t dataCredits = 0;
+    uint64_t dataCreditsTold = 0;
+    uint64_t askedResendAt = UINT64_MAX;  // dataReceived when it was asked
+    bool resendWanted = false;            // a gap: ask for it again
+    bool peerSaidFarewell = false;        // no data comes after it on this wire
   };
   struct Arrived {
     bool present = false;
@@ -98,15 +197,29 @@ class RdmaConnection final : public Connection {
     uint32_t bytes = 0;
   };
 
+  // rdma_connection.cpp: the data path.
   std::byte* sendFrame(uint32_t wire, uint64_t index);
   std::byte* recvFrame(uint32_t wire, uint32_t slot);
-  void post(uint32_t wire, uint64_t seq, uint32_t payload);
-  void postReceive(uint32_t wire, uint32_t slot);
-  void writeCredits(std::byte* header);
+  uint64_t creditsLeft(uint32_t wire) const;
+  bool sendRoom(uint32_t wire, bool control) const;
+  void postData(uint32_t wire, uint64_t piece);
+  enum class Credit { None, Control, Data };
+  void postReceive(uint32_t wire, uint32_t slot, Credit credit);
+  // A credited frame's transmission number: false for a duplicate (its
+  // receive reposted), after counting the transmissions lost before it.
+  bool takeTransmission(uint32_t wire, uint32_t slot, const FrameHeader& h);
   void handleReceive(uint32_t wire, const Completion& c);
-  void maybeReturnCredits();
-  uint32_t creditsLeft(uint32_t wire) const;
+  void handleData(uint32_t wire, uint32_t slot, const FrameHeader& h);
+  void handleCompletion(uint32_t wire, const Completion& c);
   [[noreturn]] void fail(uint32_t wire, const std::string& what) const;
+  // rdma_control.cpp: credits, acknowledgements, probes, resends.
+  void writeCounts(FrameHeader& h);
+  void readCounts(uint32_t wire, const FrameHeader& h);
+  bool postControl(uint32_t wire, uint8_t flags, const std::string& text);
+  void handleControl(uint32_t wire, uint32_t slot, const FrameHeader& h);
+  void sendControlFrames();
+  void resend(uint32_t wire);
+  void probeIfSilent();
 
   int rank_;
   int peerRank_;
@@ -114,6 +227,7 @@ class RdmaConnection final : public Connection {
   std::vector<WireState> state_;
   FrameShape shape_;
   std::string link_;
+  std::shared_ptr<ConnectionSet> set_;
   uint64_t nextSendSeq_ = 0;
   bool acquired_ = false;
   uint64_t nextRecvSeq_ = 0;      // the piece peekRecv serves
@@ -121,7 +235,16 @@ class RdmaConnection final : public Connection {
   std::vector<Arrived> arrived_;  // by sequence % (wires * depth)
   uint64_t bytesSent_ = 0;
   mutable bool broken_ = false;  // set by fail(), also from peerAlive()
+  mutable std::string failure_;  // what fail() said
   bool saidFarewell_ = false;
+  bool answerDue_ = false;   // the peer probed: answer with the counts
+  uint32_t answerWire_ = 0;  // on the wire the probe came
+  uint32_t pollsSinceClock_ = 0;
+  int64_t lastAckNs_ = 0;  // when the acknowledgements last moved
+  int64_t lastProbeNs_ = 0;
+  int64_t probeAfterNs_ = 0;  // grows while probes go unanswered
+  uint64_t ackedTotal_ = 0;   // pieces acknowledged, all wires
+  uint64_t ackedAtLook_ = 0;  // ackedTotal_ when the clock was last read
   std::string peerFarewell_;  // the reason the peer gave, once in
 };
 

@@ -22,7 +22,9 @@ constexpr ParamDef kParams[] = {
      "libibverbs.so.1 on Linux)."},
     {"MCL_RDMA_FRAME_BYTES", "4096",
      "Bytes per RDMA frame (64-byte header included), a multiple of 64."},
-    {"MCL_RDMA_DEPTH", "32", "Receives (and sends) posted per RDMA wire."},
+    {"MCL_RDMA_DEPTH", "32",
+     "Receives (and sends) posted per RDMA wire; at most 32 on Apple's "
+     "provider (the 33rd posted receive fails with ENOMEM)."},
     {"MCL_RDMA_QP", "uc", "Queue-pair type: uc (Thunderbolt) or rc."},
     {"MCL_RDMA_INLINE", "0",
      "1: ask queue pairs for 64 bytes of inline data and send small frames "
@@ -45,8 +47,11 @@ constexpr ParamDef kParams[] = {
      "1: the emulated provider also makes RC queue pairs (Apple's makes UC "
      "only)."},
     {"MCL_EMU_FAULTS", "",
-     "Emulated faults: port_down:MAC:DEVICE@MS[;...] takes that cable down "
-     "MS after init."},
+     "Emulated faults, comma-separated: port_down:MAC:DEVICE@MS takes that "
+     "cable down MS after init; drop:RATE, dup:RATE and delay:RATE:US "
+     "(each optionally :MAC:DEVICE for one cable) drop, duplicate or hold "
+     "back frames; drop@N:MAC:DEVICE, dup@N:MAC:DEVICE and "
+     "wc_error@N:MAC:DEVICE hit the Nth frame that end sends."},
 };
 
 }  // namespace

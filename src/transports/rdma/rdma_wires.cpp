@@ -24,11 +24,16 @@ namespace {
 // Completions arrive in memory, with no descriptor to sleep on (the
 // emulated fabric) or only through a completion channel that costs a
 // system call per event: past the executor's spin and yield budgets, nap
-// in short steps.
+// in short steps. Each nap first services every connection of the
+// communicator, so one that no operation uses now still answers probes and
+// sends again what its peer lost.
 class NapWaker final : public Waker {
  public:
+  explicit NapWaker(std::shared_ptr<ConnectionSet> set)
+      : set_(std::move(set)) {}
   uint32_t arm() override { return 0; }
   void sleep(uint32_t, int64_t timeoutNs) override {
+    set_->serviceAll();
     int64_t ns = std::min<int64_t>(timeoutNs, kNapNs);
     if (interrupted_.exchange(false) || ns <= 0) return;
     timespec t{0, static_cast<long>(ns)};
@@ -40,6 +45,7 @@ class NapWaker final : public Waker {
 
  private:
   static constexpr int64_t kNapNs = 50000;
+  std::shared_ptr<ConnectionSet> set_;
   std::atomic<bool> interrupted_{false};
 };
 
@@ -49,7 +55,8 @@ RdmaWires::RdmaWires(int rank, const RdmaOptions& options)
     : rank_(rank),
       options_(options),
       provider_(openProvider(options.provider)),
-      waker_(std::make_unique<NapWaker>()) {
+      connections_(std::make_shared<ConnectionSet>()),
+      waker_(std::make_unique<NapWaker>(connections_)) {
   if (!provider_->emulated() && provider_->devices().empty())
     throw error(mclSystemError,
                 "rank %d: no RDMA devices (%s): RDMA needs Thunderbolt 5 "
@@ -99,6 +106,14 @@ std::unique_ptr<DeviceContext> RdmaWires::openChecked(
                 "rank %d: MCL_RDMA_DEPTH=%d is more than %s takes per queue "
                 "(%d)",
                 rank_, options_.shape.depth, device.c_str(), info.maxQpWr);
+  if (info.maxPostedRecvs > 0 && options_.shape.depth > info.maxPostedRecvs)
+    throw error(mclInvalidArgument,
+                "rank %d: MCL_RDMA_DEPTH=%d is more than %s takes: at most "
+                "%d receives posted per queue pair (%s); use "
+                "MCL_RDMA_DEPTH=%d or less",
+                rank_, options_.shape.depth, device.c_str(),
+                info.maxPostedRecvs, info.recvLimitSource.c_str(),
+                info.maxPostedRecvs);
   if (options_.qpType == QpType::RC && !info.rcSupported)
     throw error(mclInvalidArgument,
                 "rank %d: MCL_RDMA_QP=rc, but %s offers UC queue pairs only "
@@ -241,9 +256,10 @@ void RdmaWires::createWires(const std::map<int, WirePlan>& plan) {
         w.context = ctx.get();
         w.device = device;
         w.remoteDevice = cables[i].second;
-        size_t bytes = size_t(shape.depth) * shape.frameBytes;
-        w.sendFrames = platform::PageBuffer(bytes);
-        w.recvFrames = platform::PageBuffer(bytes);
+        w.sendFrames =
+            platform::PageBuffer(sendFramesPerWire(shape) * shape.frameBytes);
+        w.recvFrames =
+            platform::PageBuffer(size_t(shape.depth) * shape.frameBytes);
         // Whole pages, as JACCL registers them: a registration pins whole
         // pages anyway.
         w.sendMr =
@@ -342,9 +358,9 @@ void RdmaWires::connectWires(const std::vector<std::vector<uint8_t>>& all) {
     byConnection[{p.peer, p.channel}].push_back(std::move(p.wire));
   wires_.clear();
   for (auto& [key, wires] : byConnection)
-    ready_[key] =
-        std::make_unique<RdmaConnection>(rank_, key.first, std::move(wires),
-                                         options_.shape, describe(key.first));
+    ready_[key] = std::make_unique<RdmaConnection>(
+        rank_, key.first, std::move(wires), options_.shape, describe(key.first),
+        connections_);
 }
 
 std::unique_ptr<Connection> RdmaWires::connect(int peer, uint32_t channel) {

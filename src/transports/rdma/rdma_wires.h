@@ -92,6 +92,8 @@ class RdmaWires {
   // The connection made by connectWires (once per peer and channel).
   std::unique_ptr<Connection> connect(int peer, uint32_t channel);
   Waker& waker() { return *waker_; }
+  // What the waker does before each nap (ConnectionSet::serviceAll).
+  void serviceConnections() { connections_->serviceAll(); }
   // Receive buffering toward this rank over one wire.
   size_t capacityPerWire() const;
   std::string describe(int peer) const;  // "rdma_en2->rdma_en4 + ..., UC"
@@ -115,6 +117,7 @@ class RdmaWires {
   std::map<int, WirePlan> plan_;
   std::vector<PendingWire> wires_;
   std::map<std::pair<int, uint32_t>, std::unique_ptr<RdmaConnection>> ready_;
+  std::shared_ptr<ConnectionSet> connections_;
   std::unique_ptr<Waker> waker_;
 };
 

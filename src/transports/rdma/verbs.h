@@ -24,6 +24,10 @@ struct DeviceInfo {
   std::string netdev;  // "en2"; may be empty
   bool rcSupported = false;
   int maxQpWr = 0;  // work requests a queue may hold
+  // Receives one queue pair takes posted at once (0: unknown), and where
+  // the figure comes from: Apple's provider fails the 33rd with ENOMEM.
+  int maxPostedRecvs = 0;
+  std::string recvLimitSource;
 };
 
 enum class PortState { Down, Init, Active };

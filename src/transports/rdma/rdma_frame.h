@@ -1,0 +1,65 @@
+// The 64-byte header every RDMA frame of mcl starts with, and the counts
+// it carries: what RdmaConnection's two halves (rdma_connection.cpp for
+// data, rdma_control.cpp for credits, acknowledgements and retransmits)
+// agree on. A frame is data (a piece of the stream, numbered) or control
+// (no data: credits, acknowledgements, a probe or its answer, a farewell).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace mcl::transport::rdma {
+
+constexpr size_t kFrameHeaderBytes = 64;
+constexpr size_t kMaxWires = 8;
+
+// seq of a control frame; any other seq is a data piece's number.
+constexpr uint64_t kControlFrame = UINT64_MAX;
+
+// Control flags.
+constexpr uint8_t kFlagProbe = 1;     // answer with your acknowledgements
+constexpr uint8_t kFlagAnswer = 2;    // the answer to a probe
+constexpr uint8_t kFlagFarewell = 4;  // payload: why the sender stops
+// A control frame that spent a credit (one returning credits): numbered
+// with the data, so a lost one gives its credit back like lost data. The
+// others (probes, answers, requests to resend, farewells) land in the
+// spare receives, spend none and are not numbered.
+constexpr uint8_t kFlagCredited = 8;
+
+struct FrameHeader {
+  uint64_t seq;    // the piece's number, or kControlFrame
+  uint32_t bytes;  // payload bytes
+  // Frames that spend a credit (data, originals and resends alike, and
+  // credited control frames): this wire's transmission number, so the
+  // receiver tells a lost transmission (a gap) from a duplicate (a number
+  // it has seen).
+  uint32_t transmission;
+  uint8_t wires;   // how many counts follow
+  uint8_t flags;   // control frames
+  uint8_t resend;  // bit w: wire w lost data here; send it again from the
+                   // acknowledged count on
+  uint8_t unused;
+  uint32_t unused2;
+  // Per wire, wrapping 16-bit counts: the credits granted (receives
+  // reposted for data, with transmissions known lost) and the data pieces
+  // received in order (the acknowledgement).
+  uint16_t credits[kMaxWires];
+  uint16_t acked[kMaxWires];
+};
+static_assert(sizeof(FrameHeader) <= kFrameHeaderBytes);
+
+// Widens a wrapping 16-bit count to the 64-bit one it follows (`known`),
+// where the two never drift apart by 32768.
+inline uint64_t widen16(uint16_t seen, uint64_t known) {
+  const auto ahead = static_cast<int16_t>(seen - static_cast<uint16_t>(known));
+  return ahead > 0 ? known + static_cast<uint64_t>(ahead) : known;
+}
+
+// Work-request ids: bit 63 sends; bit 62 control sends; the rest the
+// piece's number (data) or the control frame's (control), or the receive
+// slot.
+constexpr uint64_t kSendTag = uint64_t{1} << 63;
+constexpr uint64_t kControlTag = uint64_t{1} << 62;
+constexpr uint64_t kWrNumberMask = kControlTag - 1;
+
+}  // namespace mcl::transport::rdma
