@@ -296,7 +296,9 @@ MCL_API mclResult_t mclCommUserRank(const mclComm_t comm, int* rank);
 /* The cluster the communicator was built on, as JSON (the format
  * MCL_TOPO_DUMP_FILE writes): hosts with their ranks, every cable with the
  * interface at both ends, its kind, speed and wire number, the shape, the
- * path each pair of ranks takes, and the findings of the cabling checks.
+ * path each pair of ranks takes, the findings of the cabling checks, and
+ * what the transports counted on it ("transport_counters": RDMA's frames
+ * received, lost, duplicated, resent and probes sent).
  * *size is the buffer's size in bytes; it is set to the size needed,
  * terminating NUL included. json may be NULL to ask for the size; a buffer
  * that is too small gives mclInvalidArgument and is left untouched (with

@@ -29,6 +29,7 @@
 #include "common/kill_drill.h"
 #include "common/mcl_error.h"
 #include "common/progress.h"
+#include "common/rdma_frames.h"
 #include "common/run_metadata.h"
 #include "qualify/qualify_command.h"
 
@@ -498,13 +499,18 @@ int runRank(const Options& options, const RankSetup& given) {
     avgBusBw = bench.averageBusBw();
     errors = bench.localErrors();
   }
+  std::vector<mclComm_t> runComms = {comm};
+  for (const Variant& v : variants) runComms.push_back(v.comm);
+  const RdmaFrames frames = rdmaFramesOf(runComms, rank);
   for (const Variant& v : variants)
     if (v.comm != comm)
       checkMcl(rank, "mclCommDestroy", mclCommDestroy(v.comm), nullptr);
   checkMcl(rank, "mclAllReduce",
            mclAllReduce(&errors, &errors, 1, mclInt64, mclSum, comm, nullptr),
            comm);
+  const std::string rdma = rdmaLine(frames, comm, rank);
   report.printFooter(errors, avgBusBw);
+  if (rank == 0 && !rdma.empty()) std::printf("%s\n", rdma.c_str());
   const int64_t peakRss = largestPeakResidentBytes(comm, rank);
   if (rank == 0) {
     const nlohmann::json topology =

@@ -12,6 +12,7 @@
 #include "common/link_probe.h"
 #include "common/mcl_error.h"
 #include "common/progress.h"
+#include "common/rdma_frames.h"
 #include "common/run_metadata.h"
 #include "qualify/mac_speed.h"
 #include "qualify/qualify_report.h"
@@ -143,6 +144,8 @@ CableMeasurement measureCable(const Options& o, const QualifyPlan& plan,
   if (m.deadReason.empty())
     m.deadReason = firstFailure(job, rank, nranks, failure);
   m.dead = !m.deadReason.empty();
+  RdmaFrames frames;
+  if (!m.dead && cable != nullptr) frames = rdmaFramesOf({cable}, rank);
   if (cable != nullptr) {
     if (m.dead)
       mclCommAbort(cable);  // its peer may be gone: do not wait on it
@@ -151,7 +154,8 @@ CableMeasurement measureCable(const Options& o, const QualifyPlan& plan,
   }
   // Each end knows what it timed: a the round trip and a -> b, b the
   // other way; the sum over the job gives everyone all of it.
-  double figures[5] = {0, 0, 0, 0, 0};
+  double figures[7] = {
+      0, 0, 0, 0, 0, double(frames.received), double(frames.lost)};
   if (rank == c.a.rank && !m.dead) {
     figures[0] = m.roundTripUs.min;
     figures[1] = m.roundTripUs.median;
@@ -160,13 +164,15 @@ CableMeasurement measureCable(const Options& o, const QualifyPlan& plan,
   }
   if (rank == c.b.rank && !m.dead) figures[4] = m.gbpsBtoA;
   checkMcl(rank, "mclAllReduce",
-           mclAllReduce(figures, figures, 5, mclFloat64, mclSum, job, nullptr),
+           mclAllReduce(figures, figures, 7, mclFloat64, mclSum, job, nullptr),
            job);
   m.roundTripUs.min = figures[0];
   m.roundTripUs.median = figures[1];
   m.roundTripUs.p99 = figures[2];
   m.gbpsAtoB = figures[3];
   m.gbpsBtoA = figures[4];
+  m.framesReceived = figures[5];
+  m.framesLost = figures[6];
   return m;
 }
 

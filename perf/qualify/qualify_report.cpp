@@ -119,10 +119,11 @@ void printQualifyReport(const QualifyResults& r, std::FILE* out) {
       out,
       "# A cable is SLOW when a direction moves under %.0f%% of its "
       "nominal rate or under half the median of its kind%s, or its "
-      "fastest round trip is over 5x theirs and 1 ms longer; DEAD when "
+      "fastest round trip is over 5x theirs and 1 ms longer%s; DEAD when "
       "nothing passes\n",
       nominalFraction(plan.transport) * 100,
-      plan.emulated ? " (rates are not judged on the emulator)" : "");
+      plan.emulated ? " (rates are not judged on the emulator)" : "",
+      plan.transport == "rdma" ? ", or it loses over 1 frame in 100" : "");
   printCables(r, out);
   printMacs(r, out);
   std::fprintf(out, "#\n");

@@ -22,6 +22,9 @@ constexpr double kPeerFraction = 0.5;
 // two (0.1-0.2 ms measured on the CI VM), the cable having no part in it.
 constexpr double kRoundTripFactor = 5;
 constexpr double kRoundTripExcessUs = 1000;
+// More frames lost than one in this many: the cable is bad, whatever it
+// still moves (issue 48: a wire losing over 1 in 100 is reported).
+constexpr double kLossyOneIn = 100;
 
 double medianOf(std::vector<double> values) { return summarize(values).median; }
 
@@ -91,6 +94,11 @@ void judgeCables(const QualifyPlan& plan,
                    c.nominalGbps, fraction, peers, c.kind, m.reasons);
     judgeDirection(c.b.hostName + " -> " + c.a.hostName, m.gbpsBtoA, floor,
                    c.nominalGbps, fraction, peers, c.kind, m.reasons);
+    if (m.framesLost > 0 && m.framesLost * kLossyOneIn > m.framesReceived)
+      m.reasons.push_back(formatText(
+          "loses %.2f%% of its frames (%.0f of %.0f), each sent again",
+          100 * m.framesLost / m.framesReceived, m.framesLost,
+          m.framesReceived));
     const double trip = medianOf(trips[c.kind]);
     if (m.roundTripUs.min > kRoundTripFactor * trip &&
         m.roundTripUs.min - trip > kRoundTripExcessUs)

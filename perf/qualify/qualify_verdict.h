@@ -2,9 +2,10 @@
 // less than a fraction of its nominal rate (the fraction the transport
 // reaches on a healthy cable) or less than half the median of the cluster's
 // cables of its kind, or when its fastest round trip is many times theirs;
-// DEAD when no traffic passes. A Mac is SLOW when it copies or reduces at less
-// than half the median Mac, or reduces slower than its fastest cable
-// delivers (it, not the cable, would then limit every all-reduce).
+// DEAD when no traffic passes; SLOW too when it loses more than one frame
+// in 100 (RDMA sends each again, at a cost). A Mac is SLOW when it copies or
+// reduces at less than half the median Mac, or reduces slower than its fastest
+// cable delivers (it, not the cable, would then limit every all-reduce).
 #pragma once
 
 #include <string>
@@ -25,6 +26,10 @@ struct CableMeasurement {
   SampleSummary roundTripUs;
   double gbpsAtoB = 0;  // GB/s (1e9 bytes)
   double gbpsBtoA = 0;
+  // RDMA: the frames both ends received during the test (those lost on
+  // the way included) and the ones lost, each of which was sent again.
+  double framesReceived = 0;
+  double framesLost = 0;
   Verdict verdict = Verdict::Ok;
   std::vector<std::string> reasons;  // why SLOW or DEAD
 };

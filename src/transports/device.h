@@ -168,6 +168,12 @@ class Device {
   // The fewest wires between two ranks joined by this device (the tuner
   // splits large transfers over them), known after connect().
   virtual int fewestWires() const { return 1; }
+  // What the transport counted on this communicator, by name ("lost":
+  // frames RDMA lost and sent again), for the topology dump; empty for a
+  // transport that counts nothing.
+  virtual std::vector<std::pair<std::string, uint64_t>> counters() const {
+    return {};
+  }
 
  protected:
   uint64_t commId_ = 0;

@@ -274,7 +274,93 @@ std::string checkSplit(Mpi& m, int rank, int size) {
   return "";
 }
 
+// Four messages of different shapes to the next rank in sequence, and
+// four from the previous one (mlx #3149: back-to-back send/recv of
+// different shapes). Even ranks send first; odd ranks receive first, so an
+// odd ring cannot wait on itself.
+std::string soakSendRecv(Mpi& m, int rank, int size, int round, long* calls) {
+  const Dtype row{"bfloat16", m.bfloat16, Form::Bf16, 2};
+  const size_t shapes[] = {1000, 16384, 77, 65536};
+  const int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+  auto sendAll = [&] {
+    for (size_t count : shapes) {
+      std::vector<uint8_t> out = bytesOf(row, rank + 3 * round, count);
+      m.send(out.data(), int(count), m.bfloat16, next, 0, m.world);
+      ++*calls;
+    }
+  };
+  auto recvAll = [&]() -> std::string {
+    for (size_t count : shapes) {
+      std::vector<uint8_t> got(count * 2);
+      MPI_Status status{};
+      m.recv(got.data(), int(count), m.bfloat16, prev, mcl::mpi::kAnyTag,
+             m.world, &status);
+      ++*calls;
+      const std::string diff =
+          firstDifference(got, bytesOf(row, prev + 3 * round, count), 2);
+      if (!diff.empty())
+        return "recv of " + std::to_string(count) + " bfloat16 from rank " +
+               std::to_string(prev) + ": " + diff;
+    }
+    return "";
+  };
+  if (rank % 2 == 0) sendAll();
+  std::string failure = recvAll();
+  if (rank % 2 != 0) sendAll();
+  return failure;
+}
+
+std::string soakRound(Mpi& m, int rank, int size, int round, long* calls) {
+  const Dtype row{"bfloat16", m.bfloat16, Form::Bf16, 2};
+  const size_t hidden = 8192;
+  for (size_t tokens : {size_t(1), size_t(2048)}) {
+    if (tokens > 1 && round % 8 != 7) continue;
+    const size_t count = tokens * hidden;
+    std::vector<uint8_t> want(count * 2);
+    for (size_t i = 0; i < count; ++i)
+      encode(Form::Bf16, 2, reduceAll(Form::Bf16, Reduce::Sum, size, i),
+             want.data() + i * 2);
+    for (int r = 0; r < (tokens == 1 ? 16 : 1); ++r) {
+      std::vector<uint8_t> x = bytesOf(row, rank, count);
+      m.allreduce(mcl::mpi::kInPlace, x.data(), int(count), m.bfloat16,
+                  m.sumBf16, m.world);
+      ++*calls;
+      const std::string diff = firstDifference(x, want, 2);
+      if (!diff.empty())
+        return "all_sum of " + std::to_string(tokens) +
+               " bfloat16 rows: " + diff;
+    }
+  }
+  std::vector<uint8_t> mine = bytesOf(row, rank + round, hidden);
+  std::vector<uint8_t> all(mine.size() * size_t(size));
+  m.allgather(mine.data(), int(hidden), m.bfloat16, all.data(), int(hidden),
+              m.bfloat16, m.world);
+  ++*calls;
+  for (int r = 0; r < size; ++r) {
+    const std::vector<uint8_t> part(all.begin() + long(mine.size()) * r,
+                                    all.begin() + long(mine.size()) * (r + 1));
+    const std::string diff =
+        firstDifference(part, bytesOf(row, r + round, hidden), 2);
+    if (!diff.empty())
+      return "all_gather, rank " + std::to_string(r) + "'s part: " + diff;
+  }
+  return soakSendRecv(m, rank, size, round, calls);
+}
+
 }  // namespace
+
+std::string runSoak(Mpi& m, int rank, int size, int rounds, long* calls) {
+  std::string failure;
+  std::thread worker([&] {
+    for (int round = 0; round < rounds && failure.empty(); ++round) {
+      failure = soakRound(m, rank, size, round, calls);
+      if (!failure.empty())
+        failure = "round " + std::to_string(round) + ": " + failure;
+    }
+  });
+  worker.join();
+  return failure;
+}
 
 std::string runCalls(Mpi& m, int rank, int size) {
   std::string failure;

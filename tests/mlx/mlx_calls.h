@@ -15,4 +15,12 @@ namespace mlx_replay {
 // "" or the first mismatch, naming the call, dtype, count and element.
 std::string runCalls(Mpi& mpi, int rank, int size);
 
+// mlx-lm's traffic back to back for `rounds` rounds, as a long
+// tensor-parallel run sends it, every result checked exactly: per round
+// 16 decode rows (all_sum of 16 KiB of bfloat16), an all_gather of a row,
+// and four send/recv of different shapes around the ring in sequence;
+// every eighth round a 2048-token prefill all_sum (32 MiB). Returns "" or
+// the first mismatch; *calls counts the calls made.
+std::string runSoak(Mpi& mpi, int rank, int size, int rounds, long* calls);
+
 }  // namespace mlx_replay

@@ -21,6 +21,10 @@
 //         communicator of mcl's own over the same transport, size by size,
 //         alternating, and mlx-lm's decode step both ways (mlx_timing.h);
 //         rank 0 prints the table
+// soak    mlx-lm's traffic back to back for kSoakRounds rounds: decode
+//         rows, prefill all_sums, all_gathers, send/recv of different
+//         shapes, each checked (mlx_calls.h); with MCL_EMU_FAULTS, on
+//         cables that lose frames
 // Exit status 0 when every rank did as expected; each rank's output is
 // printed when one did not. A rank still running after --limit seconds
 // (default 300) is a hang: every rank is killed and the run fails.
@@ -46,6 +50,8 @@
 #include "mlx_timing.h"
 
 namespace {
+
+constexpr int kSoakRounds = 96;
 
 struct Options {
   std::string library;
@@ -99,6 +105,19 @@ int rankMain(const Options& o, int rank) {
       fprintf(stderr, "rank %d: %s\n", rank, failure.c_str());
     mpi.finalize();
     return failure.empty() ? 0 : 1;
+  }
+  if (o.scenario == "soak") {
+    long calls = 0;
+    const std::string failure =
+        mlx_replay::runSoak(mpi, rank, size, kSoakRounds, &calls);
+    if (!failure.empty()) {
+      fprintf(stderr, "rank %d: soak: %s\n", rank, failure.c_str());
+      return 1;
+    }
+    mpi.finalize();
+    printf("rank %d of %d: soak: %ld calls in %d rounds, every result exact\n",
+           rank, size, calls, kSoakRounds);
+    return 0;
   }
   const std::string failure = mlx_replay::runCalls(mpi, rank, size);
   if (!failure.empty()) {
@@ -158,7 +177,7 @@ int main(int argc, char** argv) {
     fprintf(stderr,
             "usage: mcl-mlx-replay --library PATH [--np N] [--transport "
             "shm|tcp|rdma] [--fabric JSON] [--scenario "
-            "calls|killed|alone|misuse|timing] "
+            "calls|killed|alone|misuse|timing|soak] "
             "[--limit SECONDS]\n");
     return 2;
   }

@@ -436,6 +436,11 @@ mclResult_t mclCommGetTopology(const mclComm_t comm, char* json, size_t* size) {
         ref->peerSegments ? ref->peerSegments->mappedBytes() : 0;
     memory["zero_copy_calls"] =
         ref->peerSegments ? ref->peerSegments->inPlaceCalls() : 0;
+    nlohmann::json counters = nlohmann::json::object();
+    for (const auto& device : ref->devices)
+      for (const auto& [name, value] : device->counters())
+        counters[device->name()][name] = value;
+    j["transport_counters"] = counters;
     std::string text =
         j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
     size_t have = *size;

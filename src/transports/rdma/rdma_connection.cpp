@@ -49,12 +49,10 @@ RdmaConnection::RdmaConnection(int rank, int peerRank, std::vector<Wire> wires,
     for (uint32_t slot = 0; slot < uint32_t(shape_.depth); ++slot)
       postReceive(w, slot, Credit::None);  // the initial credits
   }
-  if (set_) set_->add(this);
+  set_->add(this);
 }
 
-RdmaConnection::~RdmaConnection() {
-  if (set_) set_->remove(this);
-}
+RdmaConnection::~RdmaConnection() { set_->remove(this); }
 
 std::byte* RdmaConnection::sendFrame(uint32_t wire, uint64_t index) {
   return wires_[wire].sendFrames.data() + index * shape_.frameBytes;
@@ -117,10 +115,10 @@ std::span<std::byte> RdmaConnection::acquireSend(size_t maxBytes) {
     const WireState& s = state_[wire];
     // Pieces to send again go first; a frame is reused once its piece is
     // acknowledged and its last SEND completed.
-    // One credit stays for credit-returning frames, so returning credits
-    // can never be blocked by data.
+    // Data may spend every credit: a credit-returning frame without one
+    // goes into a spare receive instead (sendControlFrames).
     return s.resendNext == s.dataSent && sendRoom(wire, false) &&
-           creditsLeft(wire) > 1 &&
+           creditsLeft(wire) > 0 &&
            s.dataSent - s.dataAcked < uint64_t(shape_.depth) &&
            s.inFlight[s.dataSent % uint64_t(shape_.depth)] == 0;
   };
@@ -170,16 +168,19 @@ bool RdmaConnection::takeTransmission(uint32_t wire, uint32_t slot,
   const auto ahead = static_cast<int32_t>(
       h.transmission - static_cast<uint32_t>(s.nextTransmission));
   if (ahead < 0) {  // a copy of a transmission already in: no credit spent
-    countLossEvent(LossEvent::Duplicate, 1);
+    set_->count(LossEvent::Duplicate, 1);
     postReceive(wire, slot, Credit::None);
     return false;
   }
   if (ahead > 0) {  // transmissions lost before it: their credits come back
-    countLossEvent(LossEvent::Lost, uint64_t(ahead));
+    set_->count(LossEvent::Lost, uint64_t(ahead));
+    s.windowLost += uint64_t(ahead);
     s.credits += uint64_t(ahead);
     s.dataCredits += uint64_t(ahead);
   }
   s.nextTransmission += uint64_t(ahead) + 1;
+  set_->count(LossEvent::Received, uint64_t(ahead) + 1);
+  s.windowReceived += uint64_t(ahead) + 1;
   return true;
 }
 
@@ -238,7 +239,7 @@ void RdmaConnection::progress() {
   for (uint32_t w = 0; w < wires_.size(); ++w)
     if (state_[w].resendNext < state_[w].dataSent) resend(w);
   sendControlFrames();
-  probeIfSilent();
+  lookAtClock();
 }
 
 std::span<const std::byte> RdmaConnection::peekRecv() {

@@ -5,11 +5,11 @@
 // Credits: receives are posted before the peer may send into them; the
 // sender spends one credit per data transmission and the receiver grants
 // them back (cumulative counts per wire) in the headers of its own frames,
-// or in a credit-returning control frame when it has nothing to send (one
-// credit stays for those). Two receives per wire are spare, never
-// granted: probes, their answers, requests to resend and farewells land
-// there without spending credits, so they get through when no credit is
-// left.
+// or in a credit-returning control frame when it has nothing to send. Two
+// receives per wire are spare, never granted: probes, their answers,
+// requests to resend, farewells and a credit-returning frame of a side
+// whose data spent every credit land there, so they get through when the
+// data window is full.
 //
 // Reliability: UC gives no error when a frame is lost (a Linux-to-Mac path
 // can lose them; a cable can), so each data transmission is numbered per
@@ -22,6 +22,7 @@
 // frames are counted (rdmaLossCounts).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -70,18 +71,21 @@ inline size_t sendFramesPerWire(const FrameShape& shape) {
 // number of frames. Ring rounds are sized from half of it.
 size_t usableCapacity(const FrameShape& shape);
 
-// What the RDMA connections of this process counted, for mcl-perf's RDMA
-// line and the topology dump: data transmissions known lost (a gap on the
-// wire), duplicates dropped, pieces sent again, probes sent.
+// What RDMA connections counted, for mcl-perf's RDMA line, the topology
+// dump and qualify: credited transmissions that reached this side (those
+// known lost included), the ones known lost (a gap on the wire),
+// duplicates dropped, pieces sent again, probes sent.
 struct RdmaLossCounts {
+  uint64_t received = 0;
   uint64_t lost = 0;
   uint64_t duplicates = 0;
   uint64_t resent = 0;
   uint64_t probes = 0;
 };
+enum class LossEvent { Received, Lost, Duplicate, Resent, Probe };
+constexpr size_t kLossEvents = 5;
+// The whole process' counts (every communicator's).
 RdmaLossCounts rdmaLossCounts();
-enum class LossEvent { Lost, Duplicate, Resent, Probe };
-void countLossEvent(LossEvent event, uint64_t n);
 
 // One wire: a connected queue pair with its completion queue and the
 // registered send and receive frames. The device context outlives it.
@@ -108,6 +112,9 @@ class RdmaConnection;
 // every piece over first.
 class ConnectionSet {
  public:
+  // Counts for this set and for the process.
+  void count(LossEvent event, uint64_t n);
+  RdmaLossCounts counts() const;
   void add(RdmaConnection* c);
   void remove(RdmaConnection* c);
   // Polls every connection (acknowledgements, probes, resends). A
@@ -122,6 +129,7 @@ class ConnectionSet {
   std::mutex mutex_;
   std::vector<RdmaConnection*> connections_;
   bool finished_ = false;
+  std::atomic<uint64_t> counts_[kLossEvents]{};
 };
 
 class RdmaConnection final : public Connection {
@@ -170,6 +178,7 @@ class RdmaConnection final : public Connection {
     uint64_t dataSent = 0;        // pieces given out on this wire
     uint64_t dataAcked = 0;       // the peer holds every piece below it
     uint64_t resendNext = 0;      // the next piece to send again
+    uint64_t probedAt = 0;        // dataSent when the last probe went
     uint64_t transmissions = 0;   // SENDs that spent a credit
     uint64_t creditsGranted = 0;  // from the peer's headers
     uint64_t controlPosted = 0;   // control frames posted / completed
@@ -188,7 +197,9 @@ class RdmaConnection final : public Connection {
     uint64_t dataCreditsTold = 0;
     uint64_t askedResendAt = UINT64_MAX;  // dataReceived when it was asked
     bool resendWanted = false;            // a gap: ask for it again
-    bool peerSaidFarewell = false;        // no data comes after it on this wire
+    uint64_t windowReceived = 0;          // transmissions in the loss window
+    uint64_t windowLost = 0;
+    bool peerSaidFarewell = false;  // no data comes after it on this wire
   };
   struct Arrived {
     bool present = false;
@@ -219,7 +230,9 @@ class RdmaConnection final : public Connection {
   void handleControl(uint32_t wire, uint32_t slot, const FrameHeader& h);
   void sendControlFrames();
   void resend(uint32_t wire);
-  void probeIfSilent();
+  void lookAtClock();
+  void probeIfSilent(int64_t now);
+  void reportLosses(int64_t now);
 
   int rank_;
   int peerRank_;
@@ -243,6 +256,8 @@ class RdmaConnection final : public Connection {
   int64_t lastAckNs_ = 0;  // when the acknowledgements last moved
   int64_t lastProbeNs_ = 0;
   int64_t probeAfterNs_ = 0;  // grows while probes go unanswered
+  int64_t lossWindowNs_ = 0;  // when the loss window began
+  int64_t lossWarnedNs_ = 0;  // the last warning about a lossy wire
   uint64_t ackedTotal_ = 0;   // pieces acknowledged, all wires
   uint64_t ackedAtLook_ = 0;  // ackedTotal_ when the clock was last read
   std::string peerFarewell_;  // the reason the peer gave, once in

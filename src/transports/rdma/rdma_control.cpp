@@ -23,14 +23,20 @@ namespace {
 constexpr size_t kFarewellTextBytes = 248;
 // A sender whose acknowledgements stand still while pieces are
 // unacknowledged probes after this long, then at twice the interval up to
-// the most: long beside a round trip (microseconds), short beside an
-// operation a lost frame would stall.
-constexpr int64_t kFirstProbeNs = 200'000;
+// the most: long beside a round trip (microseconds) and beside the time a
+// busy machine keeps a peer from running, short beside an operation a lost
+// frame would stall.
+constexpr int64_t kFirstProbeNs = 1'000'000;
 constexpr int64_t kMostProbeNs = 20'000'000;
 // The clock is read once per this many polls.
 constexpr uint32_t kPollsPerClockLook = 16;
+// A wire losing more than one frame in this many over a window is lossy;
+// a warning says so at most once per kLossWarnNs per connection.
+constexpr uint64_t kLossyOneIn = 100;
+constexpr int64_t kLossWindowNs = 1'000'000'000;
+constexpr int64_t kLossWarnNs = 10'000'000'000;
 
-std::atomic<uint64_t> lossEvents[4]{};
+std::atomic<uint64_t> lossEvents[kLossEvents]{};
 
 int64_t nowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -40,15 +46,21 @@ int64_t nowNs() {
 
 }  // namespace
 
-void countLossEvent(LossEvent event, uint64_t n) {
+RdmaLossCounts countsOf(const std::atomic<uint64_t>* events) {
+  auto count = [&](LossEvent e) { return events[size_t(e)].load(); };
+  return {count(LossEvent::Received), count(LossEvent::Lost),
+          count(LossEvent::Duplicate), count(LossEvent::Resent),
+          count(LossEvent::Probe)};
+}
+
+RdmaLossCounts rdmaLossCounts() { return countsOf(lossEvents); }
+
+void ConnectionSet::count(LossEvent event, uint64_t n) {
+  counts_[size_t(event)].fetch_add(n, std::memory_order_relaxed);
   lossEvents[size_t(event)].fetch_add(n, std::memory_order_relaxed);
 }
 
-RdmaLossCounts rdmaLossCounts() {
-  auto count = [](LossEvent e) { return lossEvents[size_t(e)].load(); };
-  return {count(LossEvent::Lost), count(LossEvent::Duplicate),
-          count(LossEvent::Resent), count(LossEvent::Probe)};
-}
+RdmaLossCounts ConnectionSet::counts() const { return countsOf(counts_); }
 
 void RdmaConnection::writeCounts(FrameHeader& h) {
   h.wires = static_cast<uint8_t>(wires_.size());
@@ -87,8 +99,11 @@ void RdmaConnection::readCounts(uint32_t wire, const FrameHeader& h) {
 bool RdmaConnection::postControl(uint32_t wire, uint8_t flags,
                                  const std::string& text) {
   if (!sendRoom(wire, true)) return false;
+  // With a credit to spend, a control frame spends it (its receive is
+  // granted back like data's); without, it lands in a spare receive. The
+  // two spares then serve only a side whose data filled the window.
+  if (creditsLeft(wire) > 0) flags |= kFlagCredited;
   const bool credited = flags & kFlagCredited;
-  if (credited && creditsLeft(wire) < 1) return false;
   WireState& s = state_[wire];
   std::byte* frame =
       sendFrame(wire, uint64_t(shape_.depth) + s.controlPosted % kControlSlots);
@@ -106,6 +121,8 @@ bool RdmaConnection::postControl(uint32_t wire, uint8_t flags,
   }
   h->bytes = static_cast<uint32_t>(length);
   writeCounts(*h);
+  if (flags & kFlagProbe)
+    for (WireState& x : state_) x.probedAt = x.dataSent;
   Wire& w = wires_[wire];
   const auto bytes = static_cast<uint32_t>(kFrameHeaderBytes + length);
   w.qp->postSend(kSendTag | kControlTag | s.controlPosted, *w.sendMr, frame,
@@ -131,12 +148,13 @@ void RdmaConnection::handleControl(uint32_t wire, uint32_t slot,
     answerDue_ = true;
     answerWire_ = wire;
   }
-  // The answer to a probe: what the peer holds now. Anything sent before
-  // the probe and not acknowledged was lost; what was sent after it and is
-  // still on its way arrives twice, and the second copy is dropped.
+  // The answer to a probe: what the peer holds now. A piece sent before
+  // the probe and not acknowledged was lost: the wire goes back to it (what
+  // was sent after it arrives twice, and the second copy is dropped). One
+  // sent after the probe may still be on its way: not resent for this.
   if (h.flags & kFlagAnswer)
     for (WireState& x : state_)
-      if (x.dataAcked < x.dataSent) x.resendNext = x.dataAcked;
+      if (x.dataAcked < x.probedAt) x.resendNext = x.dataAcked;
   // A credited frame's receive is granted back (not urgently); the others
   // came into a spare receive.
   postReceive(wire, slot,
@@ -158,7 +176,7 @@ void RdmaConnection::sendControlFrames() {
     const uint64_t owed = s.dataCredits - s.dataCreditsTold;
     const uint64_t peerCredits = granted + s.creditsTold - s.nextTransmission;
     if (owed >= depth / 2 || (owed > 0 && peerCredits <= granted / 2))
-      postControl(w, kFlagCredited, "");
+      postControl(w, 0, "");
     const bool answer = answerDue_ && answerWire_ == w;
     if ((answer || s.resendWanted) &&
         postControl(w, answer ? kFlagAnswer : 0, "") && answer)
@@ -173,18 +191,50 @@ void RdmaConnection::resend(uint32_t wire) {
   // credit it was given.
   while (!acquired_ && s.resendNext < s.dataSent) {
     const uint64_t piece = s.resendNext;
-    if (!sendRoom(wire, false) || creditsLeft(wire) <= 1 ||
+    if (!sendRoom(wire, false) || creditsLeft(wire) == 0 ||
         s.inFlight[piece % depth] != 0)
       return;
     postData(wire, piece);
     ++s.resendNext;
-    countLossEvent(LossEvent::Resent, 1);
+    set_->count(LossEvent::Resent, 1);
   }
 }
 
-void RdmaConnection::probeIfSilent() {
+void RdmaConnection::lookAtClock() {
   if (++pollsSinceClock_ < kPollsPerClockLook) return;
   pollsSinceClock_ = 0;
+  const int64_t now = nowNs();
+  probeIfSilent(now);
+  reportLosses(now);
+}
+
+// A wire that keeps losing frames works (each loss costs a resend), but
+// slower and on borrowed time: said once in a while, naming the cable.
+void RdmaConnection::reportLosses(int64_t now) {
+  if (lossWindowNs_ == 0) lossWindowNs_ = now;
+  if (now - lossWindowNs_ < kLossWindowNs) return;
+  for (uint32_t w = 0; w < wires_.size(); ++w) {
+    WireState& s = state_[w];
+    const bool lossy = s.windowLost * kLossyOneIn > s.windowReceived;
+    if (lossy && (lossWarnedNs_ == 0 || now - lossWarnedNs_ >= kLossWarnNs)) {
+      lossWarnedNs_ = now;
+      MCL_LOG(Warn, kLogColl,
+              "rank %d: rdma from rank %d over %s<-%s loses frames: %llu of "
+              "%llu (%.2f%%) in the last %.1f s, each sent again: check the "
+              "cable (mcl-perf qualify)",
+              rank_, peerRank_, wires_[w].device.c_str(),
+              wires_[w].remoteDevice.c_str(),
+              static_cast<unsigned long long>(s.windowLost),
+              static_cast<unsigned long long>(s.windowReceived),
+              100.0 * double(s.windowLost) / double(s.windowReceived),
+              double(now - lossWindowNs_) / 1e9);
+    }
+    s.windowLost = s.windowReceived = 0;
+  }
+  lossWindowNs_ = now;
+}
+
+void RdmaConnection::probeIfSilent(int64_t now) {
   int unacked = -1;
   for (uint32_t w = 0; w < wires_.size() && unacked < 0; ++w)
     if (state_[w].dataAcked < state_[w].dataSent) unacked = int(w);
@@ -192,7 +242,6 @@ void RdmaConnection::probeIfSilent() {
     lastAckNs_ = 0;
     return;
   }
-  const int64_t now = nowNs();
   if (lastAckNs_ == 0 || ackedTotal_ != ackedAtLook_) {
     ackedAtLook_ = ackedTotal_;
     lastAckNs_ = now;
@@ -202,7 +251,7 @@ void RdmaConnection::probeIfSilent() {
   if (now - lastAckNs_ < probeAfterNs_ || now - lastProbeNs_ < probeAfterNs_)
     return;
   if (!postControl(uint32_t(unacked), kFlagProbe, "")) return;
-  countLossEvent(LossEvent::Probe, 1);
+  set_->count(LossEvent::Probe, 1);
   lastProbeNs_ = now;
   probeAfterNs_ = std::min(2 * probeAfterNs_, kMostProbeNs);
 }
@@ -237,9 +286,7 @@ void RdmaConnection::service() noexcept {
   }
 }
 
-void RdmaConnection::finish() {
-  if (set_) set_->finishAll(std::chrono::seconds(1));
-}
+void RdmaConnection::finish() { set_->finishAll(std::chrono::seconds(1)); }
 
 void ConnectionSet::add(RdmaConnection* c) {
   std::lock_guard<std::mutex> lock(mutex_);

@@ -171,4 +171,14 @@ BufferUse RdmaDevice::bufferUse() const {
   return u;
 }
 
+std::vector<std::pair<std::string, uint64_t>> RdmaDevice::counters() const {
+  if (!wires_) return {};
+  const RdmaLossCounts c = wires_->lossCounts();
+  return {{"frames_received", c.received},
+          {"frames_lost", c.lost},
+          {"frames_duplicated", c.duplicates},
+          {"frames_resent", c.resent},
+          {"probes", c.probes}};
+}
+
 }  // namespace mcl::transport::rdma

@@ -20,10 +20,10 @@ constexpr uint64_t kControlFrame = UINT64_MAX;
 constexpr uint8_t kFlagProbe = 1;     // answer with your acknowledgements
 constexpr uint8_t kFlagAnswer = 2;    // the answer to a probe
 constexpr uint8_t kFlagFarewell = 4;  // payload: why the sender stops
-// A control frame that spent a credit (one returning credits): numbered
-// with the data, so a lost one gives its credit back like lost data. The
-// others (probes, answers, requests to resend, farewells) land in the
-// spare receives, spend none and are not numbered.
+// A control frame that spent a credit (every one does when its sender has
+// a credit left): numbered with the data, so a lost one gives its credit
+// back like lost data. One sent without (its sender's data spent every
+// credit) lands in a spare receive and is not numbered.
 constexpr uint8_t kFlagCredited = 8;
 
 struct FrameHeader {

@@ -81,11 +81,36 @@ RdmaWires::RdmaWires(int rank, const RdmaOptions& options)
 }
 
 RdmaWires::~RdmaWires() {
+  const RdmaLossCounts c = connections_->counts();
+  if (c.lost + c.duplicates + c.resent > 0)
+    MCL_LOG(Info, kLogInit,
+            "rank %d: rdma frames: %llu received, %llu lost, %llu "
+            "duplicated, %llu sent again, %llu probes",
+            rank_, static_cast<unsigned long long>(c.received),
+            static_cast<unsigned long long>(c.lost),
+            static_cast<unsigned long long>(c.duplicates),
+            static_cast<unsigned long long>(c.resent),
+            static_cast<unsigned long long>(c.probes));
   if (!provider_->emulated()) return;
   // Credits exist so that no frame ever finds no receive: on the emulated
-  // fabric, which counts them, a drop outside a fault is a bug.
+  // fabric, which counts them, a drop outside a fault is a bug (or the
+  // price of one: a duplicate takes a receive no credit paid for).
+  const EmuFaultCounts hit = emuFaultCounts();
+  if (hit.dropped + hit.duplicated + hit.delayed + hit.failed > 0)
+    MCL_LOG(Info, kLogInit,
+            "rank %d: MCL_EMU_FAULTS in this process: %llu frames dropped, "
+            "%llu duplicated, %llu delayed, %llu failed",
+            rank_, static_cast<unsigned long long>(hit.dropped),
+            static_cast<unsigned long long>(hit.duplicated),
+            static_cast<unsigned long long>(hit.delayed),
+            static_cast<unsigned long long>(hit.failed));
   uint64_t dropped = emuFramesDropped();
-  if (dropped > 0)
+  if (dropped > 0 && hit.duplicated > 0)
+    MCL_LOG(Info, kLogInit,
+            "rank %d: the emulated fabric dropped %llu frame(s) in this "
+            "process (UC: no receive was posted when they arrived)",
+            rank_, static_cast<unsigned long long>(dropped));
+  else if (dropped > 0)
     MCL_LOG(Warn, kLogInit,
             "rank %d: the emulated fabric dropped %llu frame(s) in this "
             "process (UC: no receive was posted when they arrived)",

@@ -94,6 +94,7 @@ class RdmaWires {
   Waker& waker() { return *waker_; }
   // What the waker does before each nap (ConnectionSet::serviceAll).
   void serviceConnections() { connections_->serviceAll(); }
+  RdmaLossCounts lossCounts() const { return connections_->counts(); }
   // Receive buffering toward this rank over one wire.
   size_t capacityPerWire() const;
   std::string describe(int peer) const;  // "rdma_en2->rdma_en4 + ..., UC"

@@ -1,0 +1,60 @@
+#include "common/rdma_frames.h"
+
+#include <mcl/mcl.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "common/join.h"
+#include "common/mcl_error.h"
+#include "common/text_format.h"
+
+namespace mcl::perf {
+
+RdmaFrames rdmaFramesOf(const std::vector<mclComm_t>& comms, int rank) {
+  RdmaFrames f;
+  std::vector<mclComm_t> seen;
+  for (mclComm_t comm : comms) {
+    if (comm == nullptr ||
+        std::find(seen.begin(), seen.end(), comm) != seen.end())
+      continue;
+    seen.push_back(comm);
+    const nlohmann::json top = nlohmann::json::parse(topologyJson(comm, rank));
+    const nlohmann::json counters =
+        top.value("transport_counters", nlohmann::json::object());
+    if (!counters.contains("rdma")) continue;
+    const nlohmann::json& rdma = counters["rdma"];
+    auto count = [&](const char* name) {
+      return rdma.value(name, uint64_t{0});
+    };
+    f.any = true;
+    f.received += count("frames_received");
+    f.lost += count("frames_lost");
+    f.duplicated += count("frames_duplicated");
+    f.resent += count("frames_resent");
+    f.probes += count("probes");
+  }
+  return f;
+}
+
+std::string rdmaLine(RdmaFrames mine, mclComm_t comm, int rank) {
+  int64_t sums[6] = {mine.any ? 1 : 0,     int64_t(mine.received),
+                     int64_t(mine.lost),   int64_t(mine.duplicated),
+                     int64_t(mine.resent), int64_t(mine.probes)};
+  checkMcl(rank, "mclAllReduce",
+           mclAllReduce(sums, sums, 6, mclInt64, mclSum, comm, nullptr), comm);
+  if (sums[0] == 0) return "";
+  const double lostShare =
+      sums[1] > 0 ? 100.0 * double(sums[2]) / double(sums[1]) : 0;
+  return formatText(
+      "# RDMA frames (all ranks): %lld received, %lld lost (%.4f%%), %lld "
+      "duplicated, %lld sent again, %lld probes",
+      static_cast<long long>(sums[1]), static_cast<long long>(sums[2]),
+      lostShare, static_cast<long long>(sums[3]),
+      static_cast<long long>(sums[4]), static_cast<long long>(sums[5]));
+}
+
+}  // namespace mcl::perf
