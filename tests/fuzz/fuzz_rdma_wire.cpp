@@ -3,7 +3,9 @@
 //   0  the queue-pair addresses all-gathered at init (rdma_wires.h)
 //   1  frames arriving on the wires of a connection (rdma_connection.h),
 //      through a fake queue pair: what the reader gets must be exactly the
-//      data frames it accepted, in sequence order, byte for byte
+//      data frames the protocol accepts (a fresh transmission number, the
+//      next piece of its wire), in sequence order, byte for byte; a
+//      duplicate, an old piece or one after a gap is dropped, never read
 //   2  a topology file (JSON), then each rank's wire plan from it
 //      (transports/rdma/rdma_wire_plan.h): both ends of a pair must list the
 //      same cables in the same order
@@ -62,7 +64,6 @@ void queuePairAddresses(const uint8_t* data, size_t size) {
 
 constexpr int kDepth = 4;
 constexpr uint32_t kFrameBytes = 256;
-constexpr uint64_t kCreditOnly = UINT64_MAX;
 
 struct FakeRegion final : rdma::MemoryRegion {
   uint32_t lkey() const override { return 0; }
@@ -136,7 +137,8 @@ void framesOnWires(const uint8_t* data, size_t size) {
   for (rdma::Wire& w : wires) {
     w.device = "rdma_en2";
     w.remoteDevice = "rdma_en3";
-    w.sendFrames = mcl::platform::PageBuffer(size_t{kDepth} * kFrameBytes);
+    w.sendFrames = mcl::platform::PageBuffer(
+        rdma::sendFramesPerWire({kFrameBytes, kDepth}) * kFrameBytes);
     w.recvFrames = mcl::platform::PageBuffer(size_t{kDepth} * kFrameBytes);
     w.sendMr = std::make_unique<FakeRegion>();
     w.recvMr = std::make_unique<FakeRegion>();
@@ -150,10 +152,15 @@ void framesOnWires(const uint8_t* data, size_t size) {
   rdma::FrameShape shape;
   shape.frameBytes = kFrameBytes;
   shape.depth = kDepth;
-  rdma::RdmaConnection connection(0, 1, std::move(wires), shape, "fuzz");
+  rdma::RdmaConnection connection(0, 1, std::move(wires), shape, "fuzz",
+                                  std::make_shared<rdma::ConnectionSet>());
 
   std::map<uint64_t, Bytes> accepted;  // data frames not yet read, by seq
   uint64_t nextToRead = 0;
+  // The receiver's rules, per wire: the transmission expected next, and
+  // the pieces received in order.
+  std::vector<uint64_t> nextTransmission(wireCount, 0);
+  std::vector<uint64_t> piecesIn(wireCount, 0);
   acceptedOr(mclRemoteError, [&] {
     while (!in.empty()) {
       FakeQueuePair& qp = *qps[in.u8() % wireCount];
@@ -172,15 +179,24 @@ void framesOnWires(const uint8_t* data, size_t size) {
       c.recv = true;
       c.bytes = arrived;
       qp.cq->ready.push_back(c);
-      connection.progress();  // accepts the frame, or throws
-      uint64_t seq = 0;
-      uint32_t bytes = 0;
-      memcpy(&seq, r.data, sizeof(seq));
-      memcpy(&bytes, r.data + 8, sizeof(bytes));
-      if (seq != kCreditOnly) {
+      connection.progress();  // takes the frame, or throws
+      rdma::FrameHeader h;
+      memcpy(&h, r.data, sizeof(h));
+      const uint32_t w = static_cast<uint32_t>(
+          std::find(qps.begin(), qps.end(), &qp) - qps.begin());
+      bool fresh = true;
+      if (h.flags & rdma::kFlagCredited) {
+        const auto ahead = static_cast<int32_t>(
+            h.transmission - static_cast<uint32_t>(nextTransmission[w]));
+        fresh = ahead >= 0;
+        if (fresh) nextTransmission[w] += uint64_t(ahead) + 1;
+      }
+      if (fresh && h.seq != rdma::kControlFrame &&
+          h.seq / wireCount == piecesIn[w]) {
+        ++piecesIn[w];
         const auto* payload =
             reinterpret_cast<const uint8_t*>(r.data) + rdma::kFrameHeaderBytes;
-        accepted[seq] = Bytes(payload, payload + bytes);
+        accepted[h.seq] = Bytes(payload, payload + h.bytes);
       }
       // Read whatever is next in sequence, in two parts.
       for (auto it = accepted.find(nextToRead); it != accepted.end();

@@ -234,13 +234,17 @@ def qp_address(target, channel, index, qpn):
             u32(qpn * 7) + u32(0) + u32(1024))
 
 
-CREDIT_ONLY = 0xFFFFFFFFFFFFFFFF
+CONTROL = 0xFFFFFFFFFFFFFFFF
+CREDITED = 8  # rdma_frame.h's kFlagCredited
 
 
-def rdma_frame(wire, seq, payload, wires=1, reposted=(0,) * 8, length=None):
-    """One arrival: wire, length, the 64-byte header, then the payload."""
-    header = struct.pack("<QII", seq, len(payload), wires)
-    header += struct.pack("<8I", *reposted)
+def rdma_frame(wire, seq, payload, transmission, wires=1, flags=CREDITED,
+               credits=(0,) * 8, acked=(0,) * 8, length=None):
+    """One arrival: wire, length, the 64-byte header (rdma_frame.h), then
+    the payload."""
+    header = struct.pack("<QIIBBBBI", seq, len(payload), transmission, wires,
+                         flags, 0, 0, 0)
+    header += struct.pack("<8H", *credits) + struct.pack("<8H", *acked)
     body = header.ljust(64, b"\0") + payload
     if length is None:
         length = len(body)
@@ -255,18 +259,27 @@ def rdma():
     write(t, "addresses_count_too_big.bin", b"\0" + u32(1000) +
           qp_address(1, 0, 0, 17))
     write(t, "frames_one_wire.bin", b"\1\0" +
-          rdma_frame(0, 0, b"hello") + rdma_frame(0, 1, bytes(192)) +
-          rdma_frame(0, CREDIT_ONLY, b"", reposted=(4, 0, 0, 0, 0, 0, 0, 0)) +
-          rdma_frame(0, 2, b"x"))
+          rdma_frame(0, 0, b"hello", 0) + rdma_frame(0, 1, bytes(192), 1) +
+          rdma_frame(0, CONTROL, b"", 2, credits=(4, 0, 0, 0, 0, 0, 0, 0)) +
+          rdma_frame(0, 2, b"x", 3))
     write(t, "frames_two_wires.bin", b"\1\1" +
-          rdma_frame(1, 1, b"second", wires=2) +
-          rdma_frame(0, 0, b"first", wires=2) +
-          rdma_frame(0, 2, b"third", wires=2) +
-          rdma_frame(1, 3, b"fourth", wires=2))
-    write(t, "frames_lost.bin", b"\1\0" + rdma_frame(0, 1, b"skips 0"))
-    write(t, "frames_short.bin", b"\1\0" + rdma_frame(0, 0, b"abc", length=40))
-    write(t, "frames_wrong_wires.bin", b"\1\0" + rdma_frame(0, 0, b"", wires=3))
-    write(t, "frames_empty_data.bin", b"\1\0" + rdma_frame(0, 0, b""))
+          rdma_frame(1, 1, b"second", 0, wires=2) +
+          rdma_frame(0, 0, b"first", 0, wires=2) +
+          rdma_frame(0, 2, b"third", 1, wires=2) +
+          rdma_frame(1, 3, b"fourth", 1, wires=2))
+    # Piece 0 lost: piece 1 is dropped until piece 0 comes again.
+    write(t, "frames_lost.bin", b"\1\0" + rdma_frame(0, 1, b"skips 0", 1) +
+          rdma_frame(0, 0, b"zero again", 2) + rdma_frame(0, 1, b"one", 3))
+    write(t, "frames_duplicate.bin", b"\1\0" + rdma_frame(0, 0, b"once", 0) +
+          rdma_frame(0, 0, b"twice", 0) + rdma_frame(0, 1, b"next", 1))
+    write(t, "frames_uncredited_control.bin", b"\1\0" +
+          rdma_frame(0, CONTROL, b"", 0, flags=1) +
+          rdma_frame(0, 0, b"data", 0))
+    write(t, "frames_short.bin", b"\1\0" +
+          rdma_frame(0, 0, b"abc", 0, length=40))
+    write(t, "frames_wrong_wires.bin", b"\1\0" +
+          rdma_frame(0, 0, b"", 0, wires=3))
+    write(t, "frames_empty_data.bin", b"\1\0" + rdma_frame(0, 0, b"", 0))
     for name in ["mesh4.json", "doubled_pair.json", "mlx_ring_hostfile.json"]:
         with open(os.path.join(CORPUS, "topology_json", name), "rb") as f:
             write(t, "plan_" + name, b"\2" + f.read())

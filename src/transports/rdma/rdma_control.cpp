@@ -38,7 +38,7 @@ constexpr int64_t kLossWarnNs = 10'000'000'000;
 
 std::atomic<uint64_t> lossEvents[kLossEvents]{};
 
-int64_t nowNs() {
+int64_t monotonicNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
@@ -203,7 +203,7 @@ void RdmaConnection::resend(uint32_t wire) {
 void RdmaConnection::lookAtClock() {
   if (++pollsSinceClock_ < kPollsPerClockLook) return;
   pollsSinceClock_ = 0;
-  const int64_t now = nowNs();
+  const int64_t now = monotonicNs();
   probeIfSilent(now);
   reportLosses(now);
 }

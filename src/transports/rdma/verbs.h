@@ -5,6 +5,24 @@
 // tests). Only what the transport needs: devices, ports, protection domain
 // with registered memory, completion queues, UC/RC queue pairs with
 // two-sided SEND/RECV. Errors throw mcl::Error naming the device.
+//
+// Apple's provider, as others found it (docs/rdma.md has the table; the
+// emulated provider enforces each rule):
+// - UC queue pairs only, RC creation fails with errno 102: measured (MLX
+//   JACCL, exo).
+// - Path MTU 1024, no inline data, page-aligned registrations: the
+//   settings MLX's JACCL uses, known to work; others untested.
+// - Frames over 4 KiB only from macOS 26.3: measured by MLX (FrameLimit).
+// - A SEND must cover as many 4 KiB Thunderbolt frames as the receive it
+//   lands in: inferred from Apple's TN3205 as llama.cpp's Apple transport
+//   (PR #26421) reads it (rdma_connection.h's sendLength).
+// - At most 32 receives posted per queue pair, the 33rd fails with ENOMEM:
+//   measured (hellas-ai/thunderbolt-ibverbs; DeviceInfo::maxPostedRecvs).
+// - A lost UC frame gives no error: measured on the Linux-to-Mac path by
+//   thunderbolt-ibverbs and hellas' llama.cpp patches (RdmaConnection
+//   numbers, acknowledges and resends).
+// - Every work completion's status must be checked: mlx PR #3152
+//   (Completion::ok; RdmaConnection fails naming the wire and frame).
 #pragma once
 
 #include <array>
