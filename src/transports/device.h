@@ -168,6 +168,13 @@ class Device {
   // The fewest wires between two ranks joined by this device (the tuner
   // splits large transfers over them), known after connect().
   virtual int fewestWires() const { return 1; }
+  // Around every stretch in which the communicator's own thread uses its
+  // connections (a turn; the farewells of a failure or a destroy): a
+  // transport whose connections other threads may service (RDMA, from the
+  // naps of other communicators) keeps them off meanwhile. Nested calls
+  // are allowed.
+  virtual void beginCalls() {}
+  virtual void endCalls() {}
   // What the transport counted on this communicator, by name ("lost":
   // frames RDMA lost and sent again), for the topology dump; empty for a
   // transport that counts nothing.

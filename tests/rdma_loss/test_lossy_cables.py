@@ -66,6 +66,23 @@ def test_every_size_exact_with_frames_lost(faults):
         assert frames["duplicated"] > 0, out
 
 
+@pytest.mark.parametrize("collective", ["allreduce", "allgather",
+                                        "reducescatter", "alltoall"])
+def test_four_macs_every_type_exact_with_frames_lost(collective):
+    # Every pair on two cables, small and large sizes (direct, tree and
+    # ring schedules alike), every data type.
+    run = subprocess.run(
+        [PERF, collective, "-np", "4", "-b", "8", "-e", "1M", "-f", "16",
+         "-n", "5", "-w", "1", "-c", "1", "-d", "all"],
+        env=emu_env("mesh4_doubled", MCL_EMU_FAULTS="drop:0.002,dup:0.001"),
+        text=True, capture_output=True, timeout=300)
+    out = run.stdout + run.stderr
+    assert run.returncode == 0, out
+    assert "# Out of bounds values : 0 OK" in run.stdout, out
+    frames = rdma_frames(run.stdout)
+    assert frames["lost"] > 0 and frames["resent"] > 0, out
+
+
 def test_no_loss_counts_nothing_lost():
     run = subprocess.run(
         [PERF, "allreduce", "-np", "2", "-b", "8", "-e", "4M", "-f", "16",

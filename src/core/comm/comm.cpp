@@ -32,6 +32,7 @@ bool mclComm::fail(mclResult_t code, const std::string& message) {
 }
 
 void mclComm::tellPeers(const std::string& reason, bool finished) noexcept {
+  useDevices(true);
   if (peerWatch) {
     if (finished)
       peerWatch->sayGoodbye(reason);
@@ -59,6 +60,7 @@ void mclComm::tellPeers(const std::string& reason, bool finished) noexcept {
         // Best effort: the peer then sees the connection close instead.
       }
     }
+  useDevices(false);
 }
 
 void mclComm::failAndTellPeers(mclResult_t code, const std::string& message) {
@@ -100,8 +102,21 @@ uint64_t mclComm::takeTicket() {
   return nextTicket_.fetch_add(1, std::memory_order_acq_rel);
 }
 
+void mclComm::useDevices(bool begin) noexcept {
+  for (auto& device : devices) {
+    if (device == nullptr) continue;
+    if (begin)
+      device->beginCalls();
+    else
+      device->endCalls();
+  }
+}
+
 void mclComm::waitTurn(uint64_t ticket) {
-  if (serving_.load(std::memory_order_acquire) == ticket) return;
+  if (serving_.load(std::memory_order_acquire) == ticket) {
+    useDevices(true);
+    return;
+  }
   waiters_.fetch_add(1, std::memory_order_seq_cst);
   std::unique_lock<std::mutex> lock(orderMutex_);
   // Earlier batches are each bounded by the timeout; the slices only make
@@ -115,6 +130,7 @@ void mclComm::waitTurn(uint64_t ticket) {
     turnChanged_.wait_for(lock, std::chrono::milliseconds(20));
   }
   waiters_.fetch_sub(1, std::memory_order_seq_cst);
+  useDevices(true);
 }
 
 void mclComm::drainSkippedLocked() {
@@ -127,6 +143,7 @@ void mclComm::drainSkippedLocked() {
 }
 
 void mclComm::finishTurn() {
+  useDevices(false);
   // Either a waiter (or a skip) counted itself before this increment and
   // is seen below, or it comes after and sees the new turn itself.
   serving_.fetch_add(1, std::memory_order_seq_cst);

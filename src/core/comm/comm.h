@@ -104,6 +104,9 @@ struct mclComm {
   // finished: this rank did all it was asked (it destroys the
   // communicator), so peers weigh the news after what is still on its way.
   void tellPeers(const std::string& reason, bool finished = false) noexcept;
+  // Transport::Device::beginCalls / endCalls on every device: around a
+  // turn, and around tellPeers.
+  void useDevices(bool begin) noexcept;
   // fail(), then tellPeers() when this failure is the first; with the
   // turn held.
   void failAndTellPeers(mclResult_t code, const std::string& message);

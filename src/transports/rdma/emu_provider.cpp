@@ -343,7 +343,8 @@ class EmuQueuePair final : public QueuePair {
   EmuEnd peer_;                // the far end of this port's cable
   bool connected_ = false;
   int64_t wireFreeNs_ = 0;
-  uint32_t takenFrames_ = 0;  // of the SEND at the inbound wire's tail
+  int64_t lastArrivalNs_ = 0;  // of the last frame sent
+  uint32_t takenFrames_ = 0;   // of the SEND at the inbound wire's tail
   std::deque<Send> sends_;
   std::deque<Recv> recvs_;
 };
@@ -389,9 +390,13 @@ void EmuQueuePair::progressSends(int64_t now) {
     if (fate.delayNs > 0) countFault(EmuFrameFaultKind::Delay);
     const int copies = fate.duplicate && free >= 2 ? 2 : 1;
     if (copies == 2) countFault(EmuFrameFaultKind::Duplicate);
+    // A cable keeps its order: a frame held back holds back the ones
+    // behind it, which arrive after it.
+    lastArrivalNs_ =
+        std::max(lastArrivalNs_, wireFreeNs_ + latencyNs + fate.delayNs);
     for (int c = 0; c < copies; ++c) {
       EmuFrameHeader* f = frameAt(out_, head);
-      f->arrivalNs = wireFreeNs_ + latencyNs + fate.delayNs;
+      f->arrivalNs = lastArrivalNs_;
       f->bytes = s.bytes;
       std::memcpy(f + 1, s.data, s.bytes);
       out_->head.store(++head, std::memory_order_release);
@@ -426,9 +431,10 @@ bool EmuQueuePair::placeFrame(const EmuFrameHeader* f) {
   const uint32_t chunk = std::min(kLinkFrameBytes, f->bytes - offset);
   ++takenFrames_;
   const uint32_t at = r.frames * kLinkFrameBytes;
-  if (at + chunk > r.bytes) {
+  if (at + chunk > r.bytes) {  // the receive fails, the SEND is dropped
     cq_.push({r.wrId, false, true, 0, "local length error"});
     recvs_.pop_front();
+    takenFrames_ = tbFrames(f->bytes);
     return true;
   }
   std::memcpy(r.data + at, reinterpret_cast<const std::byte*>(f + 1) + offset,

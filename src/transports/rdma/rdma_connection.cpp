@@ -84,11 +84,15 @@ uint64_t RdmaConnection::creditsLeft(uint32_t wire) const {
          s.transmissions;
 }
 
-// Room in the send queue (a control frame leaves the last place to a data
-// frame already acquired), and for a control frame a free control slot.
+uint64_t RdmaConnection::reservedFor(uint32_t wire) const {
+  return acquired_ && nextSendSeq_ % wires_.size() == wire ? 1 : 0;
+}
+
+// Room in the send queue (leaving its place to a data frame acquired and
+// not committed), and for a control frame a free control slot.
 bool RdmaConnection::sendRoom(uint32_t wire, bool control) const {
   const WireState& s = state_[wire];
-  const uint64_t queue = uint64_t(shape_.depth) - (control && acquired_);
+  const uint64_t queue = uint64_t(shape_.depth) - reservedFor(wire);
   if (s.sendsPosted - s.sendsDone >= queue) return false;
   return !control || s.controlPosted - s.controlDone < kControlSlots;
 }
@@ -98,9 +102,9 @@ void RdmaConnection::postData(uint32_t wire, uint64_t piece) {
   const size_t frameIndex = piece % uint64_t(shape_.depth);
   std::byte* frame = sendFrame(wire, frameIndex);
   auto* h = reinterpret_cast<FrameHeader*>(frame);
-  h->transmission = static_cast<uint32_t>(s.transmissions++);
   h->flags = kFlagCredited;
-  writeCounts(*h);
+  writeCounts(wire, *h);
+  h->transmission = static_cast<uint32_t>(s.transmissions++);
   Wire& w = wires_[wire];
   const auto bytes = static_cast<uint32_t>(kFrameHeaderBytes + h->bytes);
   w.qp->postSend(kSendTag | h->seq, *w.sendMr, frame,
@@ -111,6 +115,13 @@ void RdmaConnection::postData(uint32_t wire, uint64_t piece) {
 
 std::span<std::byte> RdmaConnection::acquireSend(size_t maxBytes) {
   auto wire = static_cast<uint32_t>(nextSendSeq_ % wires_.size());
+  const size_t room =
+      std::min<size_t>(maxBytes, shape_.frameBytes - kFrameHeaderBytes);
+  std::byte* frame =
+      sendFrame(wire, state_[wire].dataSent % uint64_t(shape_.depth));
+  // Acquired before and not committed (a caller that found no room on
+  // another connection): the same frame, its place and credit kept.
+  if (acquired_) return {frame + kFrameHeaderBytes, room};
   auto ready = [&] {
     const WireState& s = state_[wire];
     // Pieces to send again go first; a frame is reused once its piece is
@@ -124,13 +135,12 @@ std::span<std::byte> RdmaConnection::acquireSend(size_t maxBytes) {
   };
   if (!ready()) {
     progress();
-    if (!ready()) return {};
+    if (!ready()) {
+      if (creditsLeft(wire) == 0) state_[wire].starved = true;
+      return {};
+    }
   }
   acquired_ = true;
-  size_t room =
-      std::min<size_t>(maxBytes, shape_.frameBytes - kFrameHeaderBytes);
-  std::byte* frame =
-      sendFrame(wire, state_[wire].dataSent % uint64_t(shape_.depth));
   return {frame + kFrameHeaderBytes, room};
 }
 
@@ -143,7 +153,10 @@ void RdmaConnection::commitSend(size_t bytes) {
   h->seq = nextSendSeq_;
   h->bytes = static_cast<uint32_t>(bytes);
   postData(wire, s.dataSent);
-  s.resendNext = ++s.dataSent;
+  // A go-back that came while the frame was acquired resends it too.
+  if (s.resendNext == s.dataSent) ++s.resendNext;
+  ++s.dataSent;
+  s.starved = false;
   ++nextSendSeq_;
   bytesSent_ += bytes;
 }
@@ -155,7 +168,13 @@ void RdmaConnection::handleReceive(uint32_t wire, const Completion& c) {
   if (h.wires != wires_.size() || h.bytes + kFrameHeaderBytes > c.bytes)
     fail(wire, "a malformed frame (the two ends disagree on the wires)");
   readCounts(wire, h);
-  if ((h.flags & kFlagCredited) && !takeTransmission(wire, slot, h)) return;
+  catchUp(wire, h.before);
+  if (h.flags & kFlagCredited) {
+    if (!takeTransmission(wire, slot, h)) return;
+  } else {
+    ++state_[wire].uncreditedReceived;
+  }
+  applyResendRequests(h);
   if (h.seq == kControlFrame)
     handleControl(wire, slot, h);
   else
@@ -172,15 +191,10 @@ bool RdmaConnection::takeTransmission(uint32_t wire, uint32_t slot,
     postReceive(wire, slot, Credit::None);
     return false;
   }
-  if (ahead > 0) {  // transmissions lost before it: their credits come back
-    set_->count(LossEvent::Lost, uint64_t(ahead));
-    s.windowLost += uint64_t(ahead);
-    s.credits += uint64_t(ahead);
-    s.dataCredits += uint64_t(ahead);
-  }
-  s.nextTransmission += uint64_t(ahead) + 1;
-  set_->count(LossEvent::Received, uint64_t(ahead) + 1);
-  s.windowReceived += uint64_t(ahead) + 1;
+  catchUp(wire, h.transmission);  // those lost before it
+  ++s.nextTransmission;
+  set_->count(LossEvent::Received, 1);
+  ++s.windowReceived;
   return true;
 }
 

@@ -112,6 +112,18 @@ class RdmaConnection;
 // every piece over first.
 class ConnectionSet {
  public:
+  ConnectionSet();
+  ~ConnectionSet();
+  ConnectionSet(const ConnectionSet&) = delete;
+  ConnectionSet& operator=(const ConnectionSet&) = delete;
+  // Held by the communicator's own thread while it uses the connections
+  // (RdmaDevice::beginCalls/endCalls: a turn, a destroy's farewells).
+  void beginUse() { use_.lock(); }
+  void endUse() { use_.unlock(); }
+  // Services the other communicators' sets of this process that no thread
+  // uses now: a sender that waits on one communicator still answers and
+  // resends on another, where its peer may wait for a lost frame.
+  void serviceOthers();
   // Counts for this set and for the process.
   void count(LossEvent event, uint64_t n);
   RdmaLossCounts counts() const;
@@ -126,6 +138,7 @@ class ConnectionSet {
   void finishAll(std::chrono::nanoseconds bound);
 
  private:
+  std::recursive_mutex use_;
   std::mutex mutex_;
   std::vector<RdmaConnection*> connections_;
   bool finished_ = false;
@@ -168,28 +181,35 @@ class RdmaConnection final : public Connection {
   void askForAcknowledgements();
   // Every piece sent is acknowledged, or the peer will take no more.
   bool handedOver() const;
+  // No answer owed to the peer, and every SEND posted has completed.
+  bool quiet() const;
 
  private:
   struct WireState {
     // Sending. Data pieces on this wire are numbered 0, 1, ... (piece seq
     // / wires); the registered frame of piece i is i % depth.
-    uint64_t sendsPosted = 0;     // SENDs posted (data and control)
-    uint64_t sendsDone = 0;       // their completions
-    uint64_t dataSent = 0;        // pieces given out on this wire
-    uint64_t dataAcked = 0;       // the peer holds every piece below it
-    uint64_t resendNext = 0;      // the next piece to send again
-    uint64_t probedAt = 0;        // dataSent when the last probe went
-    uint64_t transmissions = 0;   // SENDs that spent a credit
-    uint64_t creditsGranted = 0;  // from the peer's headers
-    uint64_t controlPosted = 0;   // control frames posted / completed
+    uint64_t sendsPosted = 0;      // SENDs posted (data and control)
+    uint64_t sendsDone = 0;        // their completions
+    uint64_t dataSent = 0;         // pieces given out on this wire
+    uint64_t dataAcked = 0;        // the peer holds every piece below it
+    uint64_t resendNext = 0;       // the next piece to send again
+    uint64_t probedAt = 0;         // dataSent when the last probe went
+    bool starved = false;          // data waits for a credit
+    uint8_t uncreditedSent = 0;    // uncredited frames posted (wrapping)
+    uint8_t uncreditedEchoed = 0;  // ... the peer says it received
+    int64_t spareFullSinceNs = 0;  // when the spare budget ran out
+    uint64_t transmissions = 0;    // SENDs that spent a credit
+    uint64_t creditsGranted = 0;   // from the peer's headers
+    uint64_t controlPosted = 0;    // control frames posted / completed
     uint64_t controlDone = 0;
     std::vector<uint8_t> inFlight;  // per data frame: SENDs not completed
     // Receiving.
-    uint64_t nextTransmission = 0;  // the transmission expected next
-    uint64_t nextRecvSeq = 0;       // the piece expected next on this wire
-    uint64_t dataReceived = 0;      // pieces received in order
-    uint64_t credits = 0;           // granted to the peer (cumulative)
-    uint64_t creditsTold = 0;       // the last count sent to it
+    uint64_t nextTransmission = 0;   // the transmission expected next
+    uint8_t uncreditedReceived = 0;  // uncredited frames received
+    uint64_t nextRecvSeq = 0;        // the piece expected next on this wire
+    uint64_t dataReceived = 0;       // pieces received in order
+    uint64_t credits = 0;            // granted to the peer (cumulative)
+    uint64_t creditsTold = 0;        // the last count sent to it
     // Of those, the ones for data (consumed, dropped or lost): only these
     // make a credit-returning frame due, so two idle ends never trade
     // such frames forever.
@@ -224,8 +244,13 @@ class RdmaConnection final : public Connection {
   void handleCompletion(uint32_t wire, const Completion& c);
   [[noreturn]] void fail(uint32_t wire, const std::string& what) const;
   // rdma_control.cpp: credits, acknowledgements, probes, resends.
-  void writeCounts(FrameHeader& h);
+  void writeCounts(uint32_t wire, FrameHeader& h);
   void readCounts(uint32_t wire, const FrameHeader& h);
+  void catchUp(uint32_t wire, uint32_t before);
+  void applyResendRequests(const FrameHeader& h);
+  // 1 on the wire whose frame is acquired and not committed: the place in
+  // the queue and the credit that commit counts on.
+  uint64_t reservedFor(uint32_t wire) const;
   bool postControl(uint32_t wire, uint8_t flags, const std::string& text);
   void handleControl(uint32_t wire, uint32_t slot, const FrameHeader& h);
   void sendControlFrames();
@@ -255,10 +280,12 @@ class RdmaConnection final : public Connection {
   uint32_t pollsSinceClock_ = 0;
   int64_t lastAckNs_ = 0;  // when the acknowledgements last moved
   int64_t lastProbeNs_ = 0;
-  int64_t probeAfterNs_ = 0;  // grows while probes go unanswered
-  int64_t lossWindowNs_ = 0;  // when the loss window began
-  int64_t lossWarnedNs_ = 0;  // the last warning about a lossy wire
-  uint64_t ackedTotal_ = 0;   // pieces acknowledged, all wires
+  int64_t probeAfterNs_ = 0;   // grows while probes go unanswered
+  int64_t lossWindowNs_ = 0;   // when the loss window began
+  int64_t lossWarnedNs_ = 0;   // the last warning about a lossy wire
+  uint64_t ackedTotal_ = 0;    // pieces acknowledged, all wires
+  uint64_t grantedTotal_ = 0;  // credits granted by the peer, all wires
+
   uint64_t ackedAtLook_ = 0;  // ackedTotal_ when the clock was last read
   std::string peerFarewell_;  // the reason the peer gave, once in
 };

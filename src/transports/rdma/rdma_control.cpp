@@ -62,9 +62,11 @@ void ConnectionSet::count(LossEvent event, uint64_t n) {
 
 RdmaLossCounts ConnectionSet::counts() const { return countsOf(counts_); }
 
-void RdmaConnection::writeCounts(FrameHeader& h) {
+void RdmaConnection::writeCounts(uint32_t wire, FrameHeader& h) {
   h.wires = static_cast<uint8_t>(wires_.size());
   h.resend = 0;
+  h.before = static_cast<uint32_t>(state_[wire].transmissions);
+  h.uncreditedSeen = state_[wire].uncreditedReceived;
   for (uint32_t x = 0; x < wires_.size(); ++x) {
     WireState& s = state_[x];
     h.credits[x] = static_cast<uint16_t>(s.credits);
@@ -80,11 +82,21 @@ void RdmaConnection::writeCounts(FrameHeader& h) {
 }
 
 // The peer's counts, from any frame (an old copy's are older and change
-// nothing): credits, what it holds, and the wires it wants again.
+// nothing): credits, what it holds, and the uncredited frames of this wire
+// it received.
 void RdmaConnection::readCounts(uint32_t wire, const FrameHeader& h) {
+  WireState& own = state_[wire];
+  const auto echoed =
+      static_cast<int8_t>(h.uncreditedSeen - own.uncreditedEchoed);
+  const auto sent =
+      static_cast<int8_t>(own.uncreditedSent - own.uncreditedEchoed);
+  if (echoed > 0)
+    own.uncreditedEchoed += static_cast<uint8_t>(std::min(echoed, sent));
   for (uint32_t x = 0; x < wires_.size(); ++x) {
     WireState& s = state_[x];
-    s.creditsGranted = widen16(h.credits[x], s.creditsGranted);
+    const uint64_t granted = widen16(h.credits[x], s.creditsGranted);
+    grantedTotal_ += granted - s.creditsGranted;
+    s.creditsGranted = granted;
     const uint64_t acked = widen16(h.acked[x], s.dataAcked);
     if (acked > s.dataSent)
       fail(wire, "the peer acknowledged piece " + std::to_string(acked) +
@@ -92,24 +104,60 @@ void RdmaConnection::readCounts(uint32_t wire, const FrameHeader& h) {
     ackedTotal_ += acked - s.dataAcked;
     s.dataAcked = acked;
     s.resendNext = std::max(s.resendNext, s.dataAcked);
-    if ((h.resend >> x) & 1) s.resendNext = s.dataAcked;
   }
+}
+
+// Transmissions on `wire` before `before` that did not arrive were lost (a
+// queue pair delivers in order): their credits come back.
+void RdmaConnection::catchUp(uint32_t wire, uint32_t before) {
+  WireState& s = state_[wire];
+  const auto ahead =
+      static_cast<int32_t>(before - static_cast<uint32_t>(s.nextTransmission));
+  if (ahead <= 0) return;
+  const auto lost = uint64_t(ahead);
+  set_->count(LossEvent::Lost, lost);
+  set_->count(LossEvent::Received, lost);
+  s.windowLost += lost;
+  s.windowReceived += lost;
+  s.credits += lost;
+  s.dataCredits += lost;
+  s.nextTransmission += lost;
+}
+
+// The wires the peer wants again from what it acknowledged: from a fresh
+// frame only (a duplicate's request was served when the original came).
+void RdmaConnection::applyResendRequests(const FrameHeader& h) {
+  if (h.resend == 0) return;
+  for (uint32_t x = 0; x < wires_.size(); ++x)
+    if ((h.resend >> x) & 1) state_[x].resendNext = state_[x].dataAcked;
+}
+
+bool RdmaConnection::quiet() const {
+  if (answerDue_) return false;
+  for (const WireState& s : state_)
+    if (s.sendsDone != s.sendsPosted) return false;
+  return true;
 }
 
 bool RdmaConnection::postControl(uint32_t wire, uint8_t flags,
                                  const std::string& text) {
   if (!sendRoom(wire, true)) return false;
+  WireState& s = state_[wire];
   // With a credit to spend, a control frame spends it (its receive is
   // granted back like data's); without, it lands in a spare receive. The
-  // two spares then serve only a side whose data filled the window.
-  if (creditsLeft(wire) > 0) flags |= kFlagCredited;
+  // two spares then serve only a side whose data filled the window, and
+  // only as many at a time as there are: a probe, its answer and a
+  // farewell may go beyond (rare, and each is sent again if lost).
+  if (creditsLeft(wire) > reservedFor(wire)) flags |= kFlagCredited;
   const bool credited = flags & kFlagCredited;
-  WireState& s = state_[wire];
+  const bool mustGo = flags & (kFlagProbe | kFlagAnswer | kFlagFarewell);
+  if (!credited && !mustGo &&
+      uint8_t(s.uncreditedSent - s.uncreditedEchoed) >= kSpareReceives)
+    return false;
   std::byte* frame =
       sendFrame(wire, uint64_t(shape_.depth) + s.controlPosted % kControlSlots);
   auto* h = reinterpret_cast<FrameHeader*>(frame);
   h->seq = kControlFrame;
-  h->transmission = credited ? static_cast<uint32_t>(s.transmissions++) : 0;
   h->flags = flags;
   size_t length = 0;
   if (!text.empty()) {
@@ -120,9 +168,10 @@ bool RdmaConnection::postControl(uint32_t wire, uint8_t flags,
     frame[kFrameHeaderBytes + length++] = std::byte{0};
   }
   h->bytes = static_cast<uint32_t>(length);
-  writeCounts(*h);
-  if (flags & kFlagProbe)
-    for (WireState& x : state_) x.probedAt = x.dataSent;
+  writeCounts(wire, *h);
+  h->transmission = credited ? static_cast<uint32_t>(s.transmissions++) : 0;
+  if (!credited) ++s.uncreditedSent;
+  if (flags & kFlagProbe) s.probedAt = s.dataSent;
   Wire& w = wires_[wire];
   const auto bytes = static_cast<uint32_t>(kFrameHeaderBytes + length);
   w.qp->postSend(kSendTag | kControlTag | s.controlPosted, *w.sendMr, frame,
@@ -148,13 +197,13 @@ void RdmaConnection::handleControl(uint32_t wire, uint32_t slot,
     answerDue_ = true;
     answerWire_ = wire;
   }
-  // The answer to a probe: what the peer holds now. A piece sent before
-  // the probe and not acknowledged was lost: the wire goes back to it (what
-  // was sent after it arrives twice, and the second copy is dropped). One
-  // sent after the probe may still be on its way: not resent for this.
-  if (h.flags & kFlagAnswer)
-    for (WireState& x : state_)
-      if (x.dataAcked < x.probedAt) x.resendNext = x.dataAcked;
+  // The answer to this wire's probe: what the peer holds now. A piece sent
+  // on this wire before the probe and not acknowledged was lost (the wire
+  // delivers in order): the wire goes back to it. One sent after the probe
+  // may still be on its way: not resent for this. (Other wires' pieces
+  // keep no order with this one: their own probes answer for them.)
+  if ((h.flags & kFlagAnswer) && s.dataAcked < s.probedAt)
+    s.resendNext = s.dataAcked;
   // A credited frame's receive is granted back (not urgently); the others
   // came into a spare receive.
   postReceive(wire, slot,
@@ -187,11 +236,10 @@ void RdmaConnection::sendControlFrames() {
 void RdmaConnection::resend(uint32_t wire) {
   WireState& s = state_[wire];
   const auto depth = uint64_t(shape_.depth);
-  // Not while a frame is acquired: its commit counts on the room and the
-  // credit it was given.
-  while (!acquired_ && s.resendNext < s.dataSent) {
+  // Leaving a frame acquired and not committed its place and its credit.
+  while (s.resendNext < s.dataSent) {
     const uint64_t piece = s.resendNext;
-    if (!sendRoom(wire, false) || creditsLeft(wire) == 0 ||
+    if (!sendRoom(wire, false) || creditsLeft(wire) <= reservedFor(wire) ||
         s.inFlight[piece % depth] != 0)
       return;
     postData(wire, piece);
@@ -206,6 +254,18 @@ void RdmaConnection::lookAtClock() {
   const int64_t now = monotonicNs();
   probeIfSilent(now);
   reportLosses(now);
+  // Spare receives the peer never said it received were lost with their
+  // frames (or it stopped polling): after a while the budget comes back.
+  for (WireState& s : state_) {
+    if (uint8_t(s.uncreditedSent - s.uncreditedEchoed) < kSpareReceives) {
+      s.spareFullSinceNs = 0;
+    } else if (s.spareFullSinceNs == 0) {
+      s.spareFullSinceNs = now;
+    } else if (now - s.spareFullSinceNs >= kFirstProbeNs) {
+      s.uncreditedEchoed = s.uncreditedSent;
+      s.spareFullSinceNs = 0;
+    }
+  }
 }
 
 // A wire that keeps losing frames works (each loss costs a resend), but
@@ -234,24 +294,35 @@ void RdmaConnection::reportLosses(int64_t now) {
   lossWindowNs_ = now;
 }
 
+// A wire needs a probe when pieces on it are unacknowledged, or when it
+// waits for a credit (data or a resend waiting): nothing else may come
+// back if what the peer would answer was lost.
 void RdmaConnection::probeIfSilent(int64_t now) {
-  int unacked = -1;
-  for (uint32_t w = 0; w < wires_.size() && unacked < 0; ++w)
-    if (state_[w].dataAcked < state_[w].dataSent) unacked = int(w);
-  if (unacked < 0) {
+  auto needsProbe = [&](const WireState& s) {
+    return s.dataAcked < s.dataSent ||
+           (creditsLeft(uint32_t(&s - state_.data())) == 0 &&
+            (s.starved || s.resendNext < s.dataSent));
+  };
+  if (std::none_of(state_.begin(), state_.end(), needsProbe)) {
     lastAckNs_ = 0;
     return;
   }
-  if (lastAckNs_ == 0 || ackedTotal_ != ackedAtLook_) {
-    ackedAtLook_ = ackedTotal_;
+  const uint64_t mark = ackedTotal_ + grantedTotal_;
+  if (lastAckNs_ == 0 || mark != ackedAtLook_) {
+    ackedAtLook_ = mark;
     lastAckNs_ = now;
     probeAfterNs_ = kFirstProbeNs;
     return;
   }
   if (now - lastAckNs_ < probeAfterNs_ || now - lastProbeNs_ < probeAfterNs_)
     return;
-  if (!postControl(uint32_t(unacked), kFlagProbe, "")) return;
-  set_->count(LossEvent::Probe, 1);
+  bool probed = false;
+  for (uint32_t w = 0; w < wires_.size(); ++w)
+    if (needsProbe(state_[w]) && postControl(w, kFlagProbe, "")) {
+      set_->count(LossEvent::Probe, 1);
+      probed = true;
+    }
+  if (!probed) return;
   lastProbeNs_ = now;
   probeAfterNs_ = std::min(2 * probeAfterNs_, kMostProbeNs);
 }
@@ -266,7 +337,14 @@ void RdmaConnection::sayFarewell(const std::string& reason) {
 }
 
 void RdmaConnection::askForAcknowledgements() {
-  if (!broken_ && !saidFarewell_) postControl(0, kFlagProbe, "");
+  if (broken_ || saidFarewell_) return;
+  bool asked = false;
+  for (uint32_t w = 0; w < wires_.size(); ++w)
+    if (state_[w].dataAcked < state_[w].dataSent)
+      asked = postControl(w, kFlagProbe, "") || asked;
+  // Nothing unacknowledged here: one probe still tells the peer what
+  // arrived, which it may wait for.
+  if (!asked) postControl(0, kFlagProbe, "");
 }
 
 bool RdmaConnection::handedOver() const {
@@ -287,6 +365,38 @@ void RdmaConnection::service() noexcept {
 }
 
 void RdmaConnection::finish() { set_->finishAll(std::chrono::seconds(1)); }
+
+namespace {
+
+// Every ConnectionSet of the process, for serviceOthers.
+std::mutex registryMutex;
+std::vector<ConnectionSet*>& registry() {
+  static std::vector<ConnectionSet*> sets;
+  return sets;
+}
+
+}  // namespace
+
+ConnectionSet::ConnectionSet() {
+  std::lock_guard<std::mutex> lock(registryMutex);
+  registry().push_back(this);
+}
+
+ConnectionSet::~ConnectionSet() {
+  std::lock_guard<std::mutex> lock(registryMutex);
+  std::erase(registry(), this);
+}
+
+void ConnectionSet::serviceOthers() {
+  // The registry's lock is held throughout, so no set is destroyed while
+  // it is serviced; a set in use by its own thread is left to it.
+  std::lock_guard<std::mutex> lock(registryMutex);
+  for (ConnectionSet* other : registry()) {
+    if (other == this || !other->use_.try_lock()) continue;
+    other->serviceAll();
+    other->use_.unlock();
+  }
+}
 
 void ConnectionSet::add(RdmaConnection* c) {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -319,7 +429,9 @@ void ConnectionSet::finishAll(std::chrono::nanoseconds bound) {
     bool all = true;
     for (RdmaConnection* c : connections_) {
       c->service();
-      all = all && c->handedOver();
+      // Its answers to the peer's probes must have left too: the queue
+      // pair is destroyed next.
+      all = all && c->handedOver() && c->quiet();
     }
     if (all) return;
     if (std::chrono::steady_clock::now() >= deadline) break;

@@ -181,4 +181,12 @@ std::vector<std::pair<std::string, uint64_t>> RdmaDevice::counters() const {
           {"probes", c.probes}};
 }
 
+void RdmaDevice::beginCalls() {
+  if (wires_) wires_->beginUse();
+}
+
+void RdmaDevice::endCalls() {
+  if (wires_) wires_->endUse();
+}
+
 }  // namespace mcl::transport::rdma

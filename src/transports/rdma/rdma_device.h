@@ -50,6 +50,8 @@ class RdmaDevice final : public Device {
   uint64_t receiveCapacity() const override;
   BufferUse bufferUse() const override;
   int fewestWires() const override { return fewestWires_; }
+  void beginCalls() override;
+  void endCalls() override;
   // Frames received (credited transmissions), lost, duplicated, resent
   // and probes sent on this communicator's wires (rdma_connection.h).
   std::vector<std::pair<std::string, uint64_t>> counters() const override;

@@ -38,8 +38,13 @@ struct FrameHeader {
   uint8_t flags;   // control frames
   uint8_t resend;  // bit w: wire w lost data here; send it again from the
                    // acknowledged count on
-  uint8_t unused;
-  uint32_t unused2;
+  // Uncredited frames received on this wire from the peer (wrapping): the
+  // sender's budget of spare receives comes back with it.
+  uint8_t uncreditedSeen;
+  // This wire's credited transmissions posted before this frame: a frame
+  // of any kind tells the receiver of transmissions lost before it (a
+  // queue pair delivers in order), even one that spends no credit.
+  uint32_t before;
   // Per wire, wrapping 16-bit counts: the credits granted (receives
   // reposted for data, with transmissions known lost) and the data pieces
   // received in order (the acknowledgement).

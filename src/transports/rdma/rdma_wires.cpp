@@ -34,6 +34,7 @@ class NapWaker final : public Waker {
   uint32_t arm() override { return 0; }
   void sleep(uint32_t, int64_t timeoutNs) override {
     set_->serviceAll();
+    set_->serviceOthers();
     int64_t ns = std::min<int64_t>(timeoutNs, kNapNs);
     if (interrupted_.exchange(false) || ns <= 0) return;
     timespec t{0, static_cast<long>(ns)};

@@ -95,6 +95,8 @@ class RdmaWires {
   // What the waker does before each nap (ConnectionSet::serviceAll).
   void serviceConnections() { connections_->serviceAll(); }
   RdmaLossCounts lossCounts() const { return connections_->counts(); }
+  void beginUse() { connections_->beginUse(); }
+  void endUse() { connections_->endUse(); }
   // Receive buffering toward this rank over one wire.
   size_t capacityPerWire() const;
   std::string describe(int peer) const;  // "rdma_en2->rdma_en4 + ..., UC"
