@@ -184,6 +184,10 @@ void framesOnWires(const uint8_t* data, size_t size) {
       memcpy(&h, r.data, sizeof(h));
       const uint32_t w = static_cast<uint32_t>(
           std::find(qps.begin(), qps.end(), &qp) - qps.begin());
+      // Transmissions before this frame that did not come were lost.
+      const auto missed = static_cast<int32_t>(
+          h.before - static_cast<uint32_t>(nextTransmission[w]));
+      if (missed > 0) nextTransmission[w] += uint64_t(missed);
       bool fresh = true;
       if (h.flags & rdma::kFlagCredited) {
         const auto ahead = static_cast<int32_t>(

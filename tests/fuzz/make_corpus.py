@@ -239,11 +239,14 @@ CREDITED = 8  # rdma_frame.h's kFlagCredited
 
 
 def rdma_frame(wire, seq, payload, transmission, wires=1, flags=CREDITED,
-               credits=(0,) * 8, acked=(0,) * 8, length=None):
+               credits=(0,) * 8, acked=(0,) * 8, length=None, before=None):
     """One arrival: wire, length, the 64-byte header (rdma_frame.h), then
-    the payload."""
+    the payload. `before`: the credited transmissions sent before it on
+    its wire (a credited frame's own number, unless a test says else)."""
+    if before is None:
+        before = transmission
     header = struct.pack("<QIIBBBBI", seq, len(payload), transmission, wires,
-                         flags, 0, 0, 0)
+                         flags, 0, 0, before)
     header += struct.pack("<8H", *credits) + struct.pack("<8H", *acked)
     body = header.ljust(64, b"\0") + payload
     if length is None:
@@ -275,6 +278,10 @@ def rdma():
     write(t, "frames_uncredited_control.bin", b"\1\0" +
           rdma_frame(0, CONTROL, b"", 0, flags=1) +
           rdma_frame(0, 0, b"data", 0))
+    # A probe that says two transmissions came before it: both were lost.
+    write(t, "frames_lost_before_probe.bin", b"\1\0" +
+          rdma_frame(0, CONTROL, b"", 0, flags=1, before=2) +
+          rdma_frame(0, 0, b"zero again", 2))
     write(t, "frames_short.bin", b"\1\0" +
           rdma_frame(0, 0, b"abc", 0, length=40))
     write(t, "frames_wrong_wires.bin", b"\1\0" +
