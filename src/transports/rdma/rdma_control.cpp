@@ -147,7 +147,8 @@ bool RdmaConnection::postControl(uint32_t wire, uint8_t flags,
   // granted back like data's); without, it lands in a spare receive. The
   // two spares then serve only a side whose data filled the window, and
   // only as many at a time as there are: a probe, its answer and a
-  // farewell may go beyond (rare, and each is sent again if lost).
+  // farewell may go beyond (rare; a probe or an answer lost for it is
+  // asked for again, a farewell is best effort).
   if (creditsLeft(wire) > reservedFor(wire)) flags |= kFlagCredited;
   const bool credited = flags & kFlagCredited;
   const bool mustGo = flags & (kFlagProbe | kFlagAnswer | kFlagFarewell);
