@@ -126,20 +126,6 @@ EmuFrameFault frameFault(const std::string& item, const Devices& devices) {
 
 }  // namespace
 
-const char* emuFrameFaultName(EmuFrameFaultKind kind) {
-  switch (kind) {
-    case EmuFrameFaultKind::Drop:
-      return "dropped";
-    case EmuFrameFaultKind::Duplicate:
-      return "duplicated";
-    case EmuFrameFaultKind::Delay:
-      return "delayed";
-    case EmuFrameFaultKind::CompletionError:
-      return "failed";
-  }
-  return "?";
-}
-
 double EmuFaultDice::uniform() {
   // splitmix64: small, seedable, and good enough to pick frames.
   uint64_t z = (rng_ += 0x9e3779b97f4a7c15ULL);

@@ -31,7 +31,6 @@ struct EmuPortFault {
 };
 
 enum class EmuFrameFaultKind { Drop, Duplicate, Delay, CompletionError };
-const char* emuFrameFaultName(EmuFrameFaultKind kind);
 
 struct EmuFrameFault {
   EmuFrameFaultKind kind = EmuFrameFaultKind::Drop;

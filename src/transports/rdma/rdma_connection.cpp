@@ -44,7 +44,6 @@ RdmaConnection::RdmaConnection(int rank, int peerRank, std::vector<Wire> wires,
       set_(std::move(set)),
       arrived_(wires_.size() * size_t(shape.depth)) {
   for (uint32_t w = 0; w < wires_.size(); ++w) {
-    state_[w].nextRecvSeq = w;
     state_[w].inFlight.assign(size_t(shape_.depth), 0);
     for (uint32_t slot = 0; slot < uint32_t(shape_.depth); ++slot)
       postReceive(w, slot, Credit::None);  // the initial credits
@@ -217,7 +216,6 @@ void RdmaConnection::handleData(uint32_t wire, uint32_t slot,
     return;
   }
   ++s.dataReceived;
-  s.nextRecvSeq = h.seq + wires_.size();
   arrived_[h.seq % arrived_.size()] = {true, wire, slot, h.bytes};
 }
 

@@ -206,7 +206,6 @@ class RdmaConnection final : public Connection {
     // Receiving.
     uint64_t nextTransmission = 0;   // the transmission expected next
     uint8_t uncreditedReceived = 0;  // uncredited frames received
-    uint64_t nextRecvSeq = 0;        // the piece expected next on this wire
     uint64_t dataReceived = 0;       // pieces received in order
     uint64_t credits = 0;            // granted to the peer (cumulative)
     uint64_t creditsTold = 0;        // the last count sent to it
