@@ -37,10 +37,23 @@ bool flushLane(Lane& lane, bool* moved) {
   return all;
 }
 
+// A plain receive lands where it belongs: a network transport reads it
+// from its socket straight into `out` (its pieces then peek as `out`'s own
+// bytes, and progressStep's copy is skipped). Posted when the step starts,
+// as the connection's one reader; PostedReceives ends it.
+void postPlainReceive(Step& s) {
+  if (s.posted || s.done != 0 || s.task != nullptr || s.recvFrom == nullptr ||
+      s.sendTo != nullptr || s.reduce || s.divide || s.out == nullptr)
+    return;
+  s.recvFrom->postRecv(s.out, s.bytes);
+  s.posted = true;
+}
+
 bool progressLane(Lane& lane) {
   bool moved = false;
   while (!lane.stepsDone()) {
     Step& step = lane.steps[lane.next];
+    postPlainReceive(step);
     moved |= progressStep(step);
     if (step.done < step.bytes) break;
     ++lane.next;
@@ -273,10 +286,32 @@ transport::Waker* commonWaker(std::span<Lane> lanes) {
   return w;
 }
 
+// Ends the receives the lanes' steps posted into the caller's memory
+// (Step::posted) when the call returns, however it returns: nothing may
+// write there afterwards.
+class PostedReceives {
+ public:
+  explicit PostedReceives(std::span<Lane> lanes) : lanes_(lanes) {}
+  PostedReceives(const PostedReceives&) = delete;
+  PostedReceives& operator=(const PostedReceives&) = delete;
+  ~PostedReceives() {
+    for (Lane& lane : lanes_)
+      for (Step& s : lane.steps)
+        if (s.posted) {
+          s.recvFrom->withdrawRecv();
+          s.posted = false;
+        }
+  }
+
+ private:
+  std::span<Lane> lanes_;
+};
+
 }  // namespace
 
 void runLanes(std::span<Lane> lanes) {
   if (lanes.empty()) return;
+  const PostedReceives posted(lanes);
   bool allDone = false;
   progressAll(lanes, &allDone);
   if (allDone) return;

@@ -140,7 +140,7 @@ bool progressStep(Step& s) {
       kernels::reduce(out, first, second, len / elementBytes, s.type, s.op);
       if (s.divide) kernels::divide(out, len / elementBytes, s.type, s.divisor);
     } else {
-      if (out != source) {
+      if (out != source) {  // equal when the bytes were received there
         // A large result copied into the caller's buffer goes past the
         // caches: nothing reads it again soon.
         if (s.streamOut)

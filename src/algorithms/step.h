@@ -48,6 +48,9 @@ struct Step {
   // Copies into `out` bypass the caches: the operation is too large for
   // its result to be read from them.
   bool streamOut = false;
+  // recvFrom was told that this step's bytes belong at `out` (postRecv;
+  // the executor does it for its lanes' plain receives).
+  bool posted = false;
   StepTask* task = nullptr;  // when set, runs instead of the fields above
   // For messages: whom we wait on, and in which operation.
   int recvPeer = -1;

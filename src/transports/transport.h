@@ -81,6 +81,19 @@ class Connection {
     return 0;
   }
   virtual bool sendsFromCallerMemory() const { return false; }
+  // Receives straight into the caller's memory, for transports that copy
+  // from a socket anyway: the next `bytes` bytes of the stream (from where
+  // the reader stands now) belong at dst, and whole pieces that fall inside
+  // them are read there instead of into the transport's buffer; peekRecv
+  // then returns spans of dst itself. Only the one reader of the connection
+  // posts, at the start of its bytes. withdrawRecv ends the post before the
+  // caller's call returns; a piece half read into dst by then (the call
+  // failed) breaks the connection, as its bytes are lost. Others ignore both.
+  virtual void postRecv(std::byte* dst, size_t bytes) {
+    (void)dst;
+    (void)bytes;
+  }
+  virtual void withdrawRecv() {}
 
   // Moves bytes that were committed but not yet handed to the peer (a
   // network transport's send queue), without blocking. An operation is

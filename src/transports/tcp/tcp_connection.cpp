@@ -52,7 +52,11 @@ TcpConnection::TcpConnection(int peerRank, std::vector<ProvenSocket> sockets,
       recvBuffer_(size_t{shape.slots} * shape.slotBytes),
       recvLength_(shape.slots),
       recvDone_(shape.slots),
-      sendWritten_(shape.slots) {
+      sendWritten_(shape.slots),
+      headerPiece_(shape.slots, UINT64_MAX),
+      headerLength_(shape.slots),
+      pieceStart_(shape.slots),
+      recvDirect_(shape.slots) {
   for (size_t i = 0; i < sockets.size(); ++i) {
     Stripe s;
     s.socket = std::move(sockets[i].socket);
@@ -72,6 +76,64 @@ std::byte* TcpConnection::sendSlot(uint64_t piece) const {
 std::byte* TcpConnection::recvSlot(uint64_t piece) const {
   return const_cast<std::byte*>(recvBuffer_.data()) +
          (piece % shape_.slots) * shape_.slotBytes;
+}
+
+std::byte* TcpConnection::recvPayload(uint64_t piece) const {
+  std::byte* direct = recvDirect_[piece % shape_.slots];
+  return direct != nullptr ? direct : recvSlot(piece);
+}
+
+void TcpConnection::learnHeader(uint64_t piece, uint32_t length) {
+  const size_t slot = piece % shape_.slots;
+  headerPiece_[slot] = piece;
+  headerLength_[slot] = length;
+  // Stripes read headers out of order: a start is known once every piece
+  // before it has its header.
+  for (size_t next = startsKnown_ % shape_.slots;
+       headerPiece_[next] == startsKnown_; next = startsKnown_ % shape_.slots) {
+    pieceStart_[next] = nextStart_;
+    nextStart_ += headerLength_[next];
+    ++startsKnown_;
+  }
+}
+
+bool TcpConnection::placePayload(uint64_t piece) {
+  const size_t slot = piece % shape_.slots;
+  recvDirect_[slot] = nullptr;
+  // Never under MCL_WIRE_PROTECT: a piece is checked before anybody may
+  // see it, in its slot.
+  if (postDst_ == nullptr || tagBytes() != 0) return true;
+  // Where the piece starts comes with an earlier piece's header, on another
+  // socket: this one waits for it (read in the same pass, or soon).
+  if (piece >= startsKnown_) return false;
+  const uint64_t start = pieceStart_[slot];
+  if (start >= postStart_ && start + headerLength_[slot] <= postEnd_)
+    recvDirect_[slot] = postDst_ + (start - postStart_);
+  return true;
+}
+
+void TcpConnection::postRecv(std::byte* dst, size_t bytes) {
+  postDst_ = dst;
+  postStart_ = bytesReleased_;
+  postEnd_ = bytesReleased_ + bytes;
+}
+
+void TcpConnection::withdrawRecv() {
+  if (postDst_ == nullptr) return;
+  postDst_ = nullptr;
+  // A piece read (or being read) into the caller's memory and not yet
+  // taken: only a failed call leaves one. Its bytes cannot follow it back
+  // into the slot, so the stream cannot go on.
+  for (std::byte*& direct : recvDirect_) {
+    if (direct != nullptr && !broken_) {
+      broken_ = true;
+      if (peerFarewell_.empty())
+        peerFarewell_ =
+            "a call failed while a piece from it was read into that call's "
+            "buffer: the connection cannot go on";
+    }
+    direct = nullptr;
+  }
 }
 
 void TcpConnection::fail(const char* what, int err) {
@@ -270,9 +332,13 @@ void TcpConnection::pullStripe(Stripe& s) {
       want = kHeaderBytes - s.recvOffset;
     } else if (s.recvOffset < kHeaderBytes + body) {
       const size_t done = s.recvOffset - kHeaderBytes;
+      if (!s.farewell && !s.placed) {
+        if (!placePayload(s.recvPiece)) return;
+        s.placed = true;
+      }
       target = s.farewell
                    ? farewellText_.data() + done
-                   : reinterpret_cast<char*>(recvSlot(s.recvPiece)) + done;
+                   : reinterpret_cast<char*>(recvPayload(s.recvPiece)) + done;
       want = body - done;
     } else {
       const size_t done = s.recvOffset - kHeaderBytes - body;
@@ -305,9 +371,11 @@ void TcpConnection::pullStripe(Stripe& s) {
       }
       continue;
     }
-    if (s.recvOffset == kHeaderBytes &&
-        !pieceHeaderExpected(s.recvHeader, s.recvPiece, shape_.slotBytes))
-      fail("the byte stream is out of step (corrupt header)", 0);
+    if (s.recvOffset == kHeaderBytes) {
+      if (!pieceHeaderExpected(s.recvHeader, s.recvPiece, shape_.slotBytes))
+        fail("the byte stream is out of step (corrupt header)", 0);
+      learnHeader(s.recvPiece, s.recvHeader.length);
+    }
     if (s.recvOffset < kHeaderBytes ||
         s.recvOffset < kHeaderBytes + s.recvHeader.length + tag)
       continue;
@@ -324,6 +392,7 @@ void TcpConnection::pullStripe(Stripe& s) {
     recvLength_[slot] = s.recvHeader.length;
     recvDone_[slot] = 1;
     s.recvOffset = 0;
+    s.placed = false;
     s.recvPiece += stride;
   }
 }
@@ -371,21 +440,24 @@ void TcpConnection::commitSend(size_t bytes) {
 }
 
 std::span<const std::byte> TcpConnection::peekRecv() {
+  if (broken_) return {};  // what came after a failure is not to be read
   const size_t slot = recvConsumed_ % shape_.slots;
   if (recvDone_[slot] == 0) {
     progress();
     if (recvDone_[slot] == 0) return {};
   }
-  return {recvSlot(recvConsumed_) + recvOffset_,
+  return {recvPayload(recvConsumed_) + recvOffset_,
           recvLength_[slot] - recvOffset_};
 }
 
 void TcpConnection::releaseRecv(size_t bytes) {
   const size_t slot = recvConsumed_ % shape_.slots;
   recvOffset_ += static_cast<uint32_t>(bytes);
+  bytesReleased_ += bytes;
   if (recvOffset_ < recvLength_[slot]) return;
   recvOffset_ = 0;
   recvDone_[slot] = 0;
+  recvDirect_[slot] = nullptr;
   ++recvConsumed_;
 }
 

@@ -65,6 +65,8 @@ class TcpConnection final : public Connection {
   const char* linkName() const override { return link_.c_str(); }
   size_t sendFrom(const std::byte* data, size_t bytes) override;
   bool sendsFromCallerMemory() const override { return true; }
+  void postRecv(std::byte* dst, size_t bytes) override;
+  void withdrawRecv() override;
   void progress() override;
   bool drained() const override { return sendFlushed_ == sendCommitted_; }
   WireProtect protection() const { return protect_; }
@@ -88,6 +90,7 @@ class TcpConnection final : public Connection {
     PieceHeader recvHeader{};
     size_t recvOffset = 0;
     bool farewell = false;  // the header read announced a farewell
+    bool placed = false;    // placePayload decided where the payload goes
     bool closed = false;    // the peer closed its end or said farewell
     // Under mac or encrypt: the socket's keys, the tag of the piece being
     // sent (sealed once, when its first byte goes) and of the one read.
@@ -99,6 +102,16 @@ class TcpConnection final : public Connection {
 
   std::byte* sendSlot(uint64_t piece) const;
   std::byte* recvSlot(uint64_t piece) const;
+  // Where the piece's payload is read to and peeked from: the caller's
+  // memory for a piece read straight there (postRecv), else its slot.
+  std::byte* recvPayload(uint64_t piece) const;
+  // A piece's header is in: learns where each piece starts in the byte
+  // stream (known in piece order, whatever the order of the sockets).
+  void learnHeader(uint64_t piece, uint32_t length);
+  // Before a piece's first payload byte: whether it is read into the
+  // posted memory (recvPayload); false while a post waits to learn where
+  // the piece starts.
+  bool placePayload(uint64_t piece);
   void pushStripe(Stripe& s);
   void pullStripe(Stripe& s);
   // The stripe's farewell is in (or the peer closed during it).
@@ -131,6 +144,21 @@ class TcpConnection final : public Connection {
   std::vector<uint8_t> sendWritten_;  // per slot: written to its socket
   uint64_t recvConsumed_ = 0;         // pieces released
   uint32_t recvOffset_ = 0;           // within the current piece
+  // Receiving into the caller's memory (postRecv): the stream's bytes
+  // [postStart_, postEnd_) belong at postDst_. Per slot: the piece whose
+  // header was read there, its length and where it starts in the stream
+  // (known for every piece before startsKnown_, whose start is
+  // nextStart_), and its payload's place in the caller's memory or null.
+  uint64_t bytesReleased_ = 0;
+  std::byte* postDst_ = nullptr;
+  uint64_t postStart_ = 0;
+  uint64_t postEnd_ = 0;
+  std::vector<uint64_t> headerPiece_;
+  std::vector<uint32_t> headerLength_;
+  std::vector<uint64_t> pieceStart_;
+  uint64_t startsKnown_ = 0;
+  uint64_t nextStart_ = 0;
+  std::vector<std::byte*> recvDirect_;
   bool broken_ = false;
   uint64_t bytesWritten_ = 0;
   bool saidFarewell_ = false;  // nothing more may be sent

@@ -1,0 +1,197 @@
+// A TCP connection reads whole pieces that fall inside a posted receive
+// straight into the caller's memory (postRecv), and everything else into
+// its slots, with the same bytes either way; a post withdrawn while a piece
+// it received is still unread (the call failed) breaks the connection,
+// saying why. Two connections joined by Unix stream socket pairs, two
+// stripes each, so pieces arrive out of order across sockets.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "transports/tcp/tcp_connection.h"
+
+namespace mcl::transport::tcp {
+namespace {
+
+constexpr TcpSlots kShape{4, 1024};
+
+struct Pair {
+  std::unique_ptr<TcpConnection> sender;
+  std::unique_ptr<TcpConnection> receiver;
+};
+
+Pair connectedPair(size_t stripes, WireProtect protect = WireProtect::None) {
+  std::vector<ProvenSocket> a, b;
+  for (size_t i = 0; i < stripes; ++i) {
+    int fds[2];
+    EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+    for (int fd : fds) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    SessionKeys keys;
+    keys.send.fill(7);
+    keys.receive.fill(7);
+    a.push_back({platform::Socket(fds[0]), keys});
+    b.push_back({platform::Socket(fds[1]), keys});
+  }
+  Pair p;
+  p.sender =
+      std::make_unique<TcpConnection>(1, std::move(a), kShape, "test link",
+                                      protect, PieceCipher::ChaCha20Poly1305);
+  p.receiver =
+      std::make_unique<TcpConnection>(0, std::move(b), kShape, "test link",
+                                      protect, PieceCipher::ChaCha20Poly1305);
+  return p;
+}
+
+std::vector<std::byte> pattern(size_t bytes, int seed) {
+  std::vector<std::byte> v(bytes);
+  for (size_t i = 0; i < bytes; ++i)
+    v[i] = static_cast<std::byte>((i * 31 + static_cast<size_t>(seed)) & 0xff);
+  return v;
+}
+
+// Sends `data` in pieces of at most `piece` bytes (the window allowing).
+void sendAll(TcpConnection& c, const std::vector<std::byte>& data, size_t piece,
+             size_t* sent) {
+  while (*sent < data.size()) {
+    const size_t n =
+        c.sendFrom(data.data() + *sent, std::min(piece, data.size() - *sent));
+    if (n == 0) return;
+    *sent += n;
+  }
+}
+
+struct Received {
+  std::vector<std::byte> bytes;
+  size_t pieces = 0;
+  size_t inPlace = 0;  // peeked at their place in `dst`
+};
+
+// Moves `data` from sender to receiver, reading `bytes` of it at a time;
+// the receiver copies what it peeks into dst unless it is already there.
+Received move(Pair& p, const std::vector<std::byte>& data, size_t piece,
+              std::byte* dst, size_t bytes) {
+  Received r;
+  size_t sent = 0;
+  for (int spins = 0; r.bytes.size() < bytes && spins < 1'000'000; ++spins) {
+    sendAll(*p.sender, data, piece, &sent);
+    p.sender->progress();
+    const std::span<const std::byte> in = p.receiver->peekRecv();
+    if (in.empty()) continue;
+    const size_t n = std::min(in.size(), bytes - r.bytes.size());
+    std::byte* place = dst + r.bytes.size();
+    ++r.pieces;
+    if (in.data() == place)
+      ++r.inPlace;
+    else
+      std::copy(in.data(), in.data() + n, place);
+    r.bytes.insert(r.bytes.end(), place, place + n);
+    p.receiver->releaseRecv(n);
+  }
+  return r;
+}
+
+TEST(TcpDirectReceive, PiecesInsideThePostLandInTheCallersMemory) {
+  Pair p = connectedPair(2);
+  const std::vector<std::byte> data = pattern(10 * 1024, 1);
+  std::vector<std::byte> dst(data.size());
+  p.receiver->postRecv(dst.data(), dst.size());
+  const Received r = move(p, data, 1024, dst.data(), dst.size());
+  p.receiver->withdrawRecv();
+  EXPECT_EQ(r.bytes, data);
+  EXPECT_EQ(dst, data);
+  EXPECT_EQ(r.pieces, 10u);
+  EXPECT_EQ(r.inPlace, 10u) << "every piece was read straight into dst";
+  EXPECT_TRUE(p.receiver->peerAlive());
+}
+
+TEST(TcpDirectReceive, PiecesReadBeforeThePostComeFromTheSlots) {
+  Pair p = connectedPair(2);
+  const std::vector<std::byte> data = pattern(6 * 1024, 2);
+  size_t sent = 0;
+  // Two pieces are in the receiver's slots before anybody posts.
+  sendAll(*p.sender, data, 1024, &sent);
+  for (int i = 0; i < 1000; ++i) {
+    p.sender->progress();
+    p.receiver->progress();
+  }
+  std::vector<std::byte> dst(data.size());
+  p.receiver->postRecv(dst.data(), dst.size());
+  Received r;
+  while (r.bytes.size() < data.size()) {
+    sendAll(*p.sender, data, 1024, &sent);
+    p.sender->progress();
+    const std::span<const std::byte> in = p.receiver->peekRecv();
+    if (in.empty()) continue;
+    std::byte* place = dst.data() + r.bytes.size();
+    r.inPlace += in.data() == place;
+    if (in.data() != place) std::copy(in.begin(), in.end(), place);
+    r.bytes.insert(r.bytes.end(), place, place + in.size());
+    p.receiver->releaseRecv(in.size());
+  }
+  p.receiver->withdrawRecv();
+  EXPECT_EQ(r.bytes, data);
+  // The four slots held the first four pieces; the last two came straight.
+  EXPECT_EQ(r.inPlace, 2u);
+  EXPECT_TRUE(p.receiver->peerAlive());
+}
+
+TEST(TcpDirectReceive, APieceReachingPastThePostGoesToItsSlot) {
+  Pair p = connectedPair(1);
+  const std::vector<std::byte> data = pattern(3 * 1000, 3);
+  // The post ends inside the third piece: it goes to its slot, and the
+  // next reader finds its bytes there.
+  std::vector<std::byte> dst(2500);
+  p.receiver->postRecv(dst.data(), dst.size());
+  const Received first = move(p, data, 1000, dst.data(), dst.size());
+  p.receiver->withdrawRecv();
+  EXPECT_EQ(first.inPlace, 2u);
+  std::vector<std::byte> rest(500);
+  const Received second = move(p, data, 1000, rest.data(), rest.size());
+  std::vector<std::byte> all = first.bytes;
+  all.insert(all.end(), second.bytes.begin(), second.bytes.end());
+  EXPECT_EQ(all, data);
+  EXPECT_TRUE(p.receiver->peerAlive());
+}
+
+TEST(TcpDirectReceive, UnderWireProtectionPiecesAreCheckedInTheirSlots) {
+  Pair p = connectedPair(2, WireProtect::Mac);
+  const std::vector<std::byte> data = pattern(4 * 1024, 4);
+  std::vector<std::byte> dst(data.size());
+  p.receiver->postRecv(dst.data(), dst.size());
+  const Received r = move(p, data, 1024, dst.data(), dst.size());
+  p.receiver->withdrawRecv();
+  EXPECT_EQ(r.bytes, data);
+  EXPECT_EQ(r.inPlace, 0u);
+}
+
+TEST(TcpDirectReceive, AWithdrawnPostWithAPieceUnreadBreaksTheConnection) {
+  Pair p = connectedPair(1);
+  const std::vector<std::byte> data = pattern(2048, 5);
+  std::vector<std::byte> dst(data.size());
+  p.receiver->postRecv(dst.data(), dst.size());
+  size_t sent = 0;
+  sendAll(*p.sender, data, 1024, &sent);
+  for (int i = 0; i < 1000; ++i) {
+    p.sender->progress();
+    p.receiver->progress();
+  }
+  // The call that posted failed before it read its pieces: they are in
+  // memory the caller may free now, and cannot be read any more.
+  p.receiver->withdrawRecv();
+  EXPECT_FALSE(p.receiver->peerAlive());
+  EXPECT_TRUE(p.receiver->peekRecv().empty());
+  EXPECT_NE(p.receiver->peerGoneReason().find("a call failed while a piece"),
+            std::string::npos)
+      << p.receiver->peerGoneReason();
+}
+
+}  // namespace
+}  // namespace mcl::transport::tcp
