@@ -113,7 +113,9 @@ class TcpConnection final : public Connection {
   // the piece starts.
   bool placePayload(uint64_t piece);
   void pushStripe(Stripe& s);
-  void pullStripe(Stripe& s);
+  // Reads what the stripe has, up to the window; true if any byte came or
+  // the peer closed it.
+  bool pullStripe(Stripe& s);
   // The stripe's farewell is in (or the peer closed during it).
   void takeFarewell(Stripe& s);
   // Seals the stripe's current piece (once) and returns where its payload
