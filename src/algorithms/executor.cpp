@@ -56,6 +56,11 @@ bool progressLane(Lane& lane) {
     postPlainReceive(step);
     moved |= progressStep(step);
     if (step.done < step.bytes) break;
+    if (step.posted) {
+      // Every byte of it is read: nothing more may go to its memory.
+      step.recvFrom->withdrawRecv();
+      step.posted = false;
+    }
     ++lane.next;
   }
   if (lane.stepsDone() && !lane.flushed) lane.flushed = flushLane(lane, &moved);

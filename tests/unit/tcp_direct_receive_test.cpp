@@ -2,15 +2,21 @@
 // straight into the caller's memory (postRecv), and everything else into
 // its slots, with the same bytes either way; a post withdrawn while a piece
 // it received is still unread (the call failed) breaks the connection,
-// saying why. Two connections joined by Unix stream socket pairs, two
-// stripes each, so pieces arrive out of order across sockets.
+// saying why. On an idle socket it reads a piece's header and payload in
+// one call, carrying whatever came past the piece (the next pieces, a
+// farewell) to the reads that follow. Two connections joined by Unix
+// stream socket pairs, two stripes each, so pieces arrive out of order
+// across sockets.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <exception>
 #include <span>
 #include <string>
 #include <utility>
@@ -191,6 +197,147 @@ TEST(TcpDirectReceive, AWithdrawnPostWithAPieceUnreadBreaksTheConnection) {
   EXPECT_NE(p.receiver->peerGoneReason().find("a call failed while a piece"),
             std::string::npos)
       << p.receiver->peerGoneReason();
+}
+
+// A receiver on raw socket pairs, its peer's ends written by hand.
+struct RawPeer {
+  std::vector<int> ends;
+  std::unique_ptr<TcpConnection> receiver;
+
+  explicit RawPeer(size_t stripes) {
+    std::vector<ProvenSocket> sockets;
+    for (size_t i = 0; i < stripes; ++i) {
+      int fds[2];
+      EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+      fcntl(fds[1], F_SETFL, fcntl(fds[1], F_GETFL) | O_NONBLOCK);
+      ends.push_back(fds[0]);
+      sockets.push_back({platform::Socket(fds[1]), SessionKeys{}});
+    }
+    receiver = std::make_unique<TcpConnection>(3, std::move(sockets), kShape,
+                                               "cable en5", WireProtect::None,
+                                               PieceCipher::ChaCha20Poly1305);
+  }
+  ~RawPeer() {
+    for (int fd : ends) close(fd);
+  }
+  // Piece `piece` (on socket piece % stripes) carrying `payload`.
+  void send(uint32_t piece, std::span<const std::byte> payload) {
+    const PieceHeader header{static_cast<uint32_t>(payload.size()), piece};
+    std::vector<std::byte> frame(sizeof header);
+    memcpy(frame.data(), &header, sizeof header);
+    frame.insert(frame.end(), payload.begin(), payload.end());
+    EXPECT_EQ(write(ends[piece % ends.size()], frame.data(), frame.size()),
+              static_cast<ssize_t>(frame.size()));
+  }
+};
+
+TEST(TcpDirectReceive, PiecesArrivingOutOfOrderFindTheirPlaces) {
+  // Piece 1 (second socket) is in before piece 0 (first socket): where it
+  // starts is known only once piece 0's header is.
+  RawPeer peer(2);
+  const std::vector<std::byte> data = pattern(1000 + 600, 7);
+  std::vector<std::byte> dst(data.size());
+  peer.receiver->postRecv(dst.data(), dst.size());
+  peer.send(1, std::span(data).subspan(1000));
+  for (int i = 0; i < 100; ++i) EXPECT_TRUE(peer.receiver->peekRecv().empty());
+  peer.send(0, std::span(data).first(1000));
+  std::vector<std::byte> got;
+  size_t inPlace = 0;
+  for (int spins = 0; got.size() < data.size() && spins < 100000; ++spins) {
+    const std::span<const std::byte> in = peer.receiver->peekRecv();
+    if (in.empty()) continue;
+    inPlace += in.data() == dst.data() + got.size();
+    got.insert(got.end(), in.begin(), in.end());
+    peer.receiver->releaseRecv(in.size());
+  }
+  peer.receiver->withdrawRecv();
+  EXPECT_EQ(got, data);
+  EXPECT_EQ(inPlace, 2u);
+  EXPECT_TRUE(peer.receiver->peerAlive());
+}
+
+TEST(TcpDirectReceive, APostThatEndedHoldsNoPieceBack) {
+  // The post covered piece 0 only; piece 2 (same socket) and piece 1 come
+  // after it and go to their slots at once, start known or not.
+  RawPeer peer(2);
+  const std::vector<std::byte> data = pattern(300, 8);
+  std::vector<std::byte> dst(100);
+  peer.receiver->postRecv(dst.data(), dst.size());
+  peer.send(0, std::span(data).first(100));
+  peer.send(2, std::span(data).subspan(200, 100));
+  std::vector<std::byte> got;
+  for (int spins = 0; got.size() < 100 && spins < 100000; ++spins) {
+    const std::span<const std::byte> in = peer.receiver->peekRecv();
+    if (in.empty()) continue;
+    EXPECT_EQ(in.data(), dst.data());
+    got.insert(got.end(), in.begin(), in.end());
+    peer.receiver->releaseRecv(in.size());
+  }
+  // Piece 2 was read whole into its slot, not held on its socket.
+  int unread = -1;
+  ASSERT_EQ(ioctl(peer.receiver->socketFd(0), FIONREAD, &unread), 0);
+  EXPECT_EQ(unread, 0);
+  peer.send(1, std::span(data).subspan(100, 100));
+  for (int spins = 0; got.size() < data.size() && spins < 100000; ++spins) {
+    const std::span<const std::byte> in = peer.receiver->peekRecv();
+    if (in.empty()) continue;
+    got.insert(got.end(), in.begin(), in.end());
+    peer.receiver->releaseRecv(in.size());
+  }
+  peer.receiver->withdrawRecv();
+  EXPECT_EQ(got, data);
+  EXPECT_TRUE(peer.receiver->peerAlive());
+}
+
+TEST(TcpWholeReads, BytesPastAPieceAreTheNextPiecesInOrder) {
+  // Five small pieces and a farewell are all on the one socket before the
+  // receiver looks: its first read takes a piece and what follows (up to a
+  // slot's bytes), the rest is carried, read in order, and the farewell
+  // comes last, after every piece.
+  Pair p = connectedPair(1);
+  const std::vector<std::byte> data = pattern(5 * 100, 6);
+  size_t sent = 0;
+  sendAll(*p.sender, data, 100, &sent);
+  ASSERT_EQ(sent, data.size());
+  p.sender->sayFarewell("the sender is done");
+  std::vector<std::byte> got;
+  for (int spins = 0; got.size() < data.size() && spins < 100000; ++spins) {
+    const std::span<const std::byte> in = p.receiver->peekRecv();
+    if (in.empty()) continue;
+    EXPECT_TRUE(p.receiver->peerAlive());
+    got.insert(got.end(), in.begin(), in.end());
+    p.receiver->releaseRecv(in.size());
+  }
+  EXPECT_EQ(got, data);
+  for (int i = 0; i < 100 && p.receiver->peerAlive(); ++i)
+    p.receiver->progress();
+  EXPECT_FALSE(p.receiver->peerAlive());
+  EXPECT_EQ(p.receiver->peerGoneReason(), "the sender is done");
+}
+
+TEST(TcpWholeReads, AFarewellFirstIsReadWhole) {
+  Pair p = connectedPair(2);
+  p.sender->sayFarewell("gave up before sending anything");
+  for (int i = 0; i < 100 && p.receiver->peerAlive(); ++i)
+    p.receiver->progress();
+  EXPECT_FALSE(p.receiver->peerAlive());
+  EXPECT_EQ(p.receiver->peerGoneReason(), "gave up before sending anything");
+}
+
+TEST(TcpWholeReads, AHeaderOutOfStepIsRefusedNamingThePeer) {
+  // A header announcing piece 7 where piece 0 is due, and its bytes.
+  RawPeer peer(1);
+  const std::vector<std::byte> payload = pattern(16, 9);
+  peer.send(7, payload);
+  try {
+    for (int i = 0; i < 100; ++i) peer.receiver->progress();
+    FAIL() << "a header out of step was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 3 over cable en5: the byte "
+                                         "stream is out of step"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

@@ -76,7 +76,10 @@ class TcpConnection final : public Connection {
   size_t socketCount() const { return stripes_.size(); }
   int socketFd(size_t i) const { return stripes_[i].socket.fd(); }
   bool wantsWrite(size_t i) const;
-  // Whether socket i has a slot to read into (else readable data waits).
+  // Whether progress() would read socket i now, with nothing coming (the
+  // waker sleeps on those only): it has a slot to read into, and carries
+  // the next header due or is in the middle of a piece that knows its
+  // place.
   bool wantsRead(size_t i) const;
 
  private:
@@ -91,7 +94,14 @@ class TcpConnection final : public Connection {
     size_t recvOffset = 0;
     bool farewell = false;  // the header read announced a farewell
     bool placed = false;    // placePayload decided where the payload goes
-    bool closed = false;    // the peer closed its end or said farewell
+    // The socket had nothing at the last look: the next bytes most likely
+    // start one message, read with its header in one call (readWhole).
+    bool idle = true;
+    // Bytes that call read past its piece: the next ones of this socket,
+    // taken before the socket's own (readStripe).
+    std::vector<std::byte> carry;
+    size_t carryAt = 0;
+    bool closed = false;  // the peer closed its end or said farewell
     // Under mac or encrypt: the socket's keys, the tag of the piece being
     // sent (sealed once, when its first byte goes) and of the one read.
     std::unique_ptr<PieceSeal> seal;
@@ -112,10 +122,20 @@ class TcpConnection final : public Connection {
   // posted memory (recvPayload); false while a post waits to learn where
   // the piece starts.
   bool placePayload(uint64_t piece);
+  // The stripe's piece has its header in and waits to learn where it goes.
+  bool waitsForPlace(const Stripe& s) const;
   void pushStripe(Stripe& s);
   // Reads what the stripe has, up to the window; true if any byte came or
   // the peer closed it.
   bool pullStripe(Stripe& s);
+  // recv(2) on the stripe's socket, after the bytes it carries.
+  ssize_t readStripe(Stripe& s, void* target, size_t want);
+  // At a piece's start on an idle socket: its header and its payload in
+  // one system call instead of two (what a small message costs most is
+  // system calls), into the header and the piece's slot; whatever came
+  // past the piece is carried. Returns what recvmsg returned; the bytes
+  // are accounted as pullStripe's own read would.
+  ssize_t readWhole(Stripe& s);
   // The stripe's farewell is in (or the peer closed during it).
   void takeFarewell(Stripe& s);
   // Seals the stripe's current piece (once) and returns where its payload
