@@ -109,7 +109,7 @@ int decodeStep(const mx::distributed::Group& group, int layers, int hidden,
   return 0;
 }
 
-bool positive(const char* text, long long* value) {
+bool nonNegative(const char* text, long long* value) {
   char* end = nullptr;
   *value = std::strtoll(text, &end, 10);
   return end != text && *end == '\0' && *value >= 0;
@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
   const std::string backend = argv[1], mode = argv[2];
   long long a[5];
   for (int i = 0; i < 5; ++i)
-    if (!positive(argv[3 + i], &a[i])) {
+    if (!nonNegative(argv[3 + i], &a[i])) {
       std::fprintf(stderr, "%s: argument %d (%s) is not a count\n", argv[0],
                    3 + i, argv[3 + i]);
       return 2;

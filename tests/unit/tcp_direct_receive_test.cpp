@@ -82,16 +82,15 @@ struct Received {
   size_t inPlace = 0;  // peeked at their place in `dst`
 };
 
-// Moves `data` from sender to receiver, reading `bytes` of it at a time;
-// the receiver copies what it peeks into dst unless it is already there.
-Received move(Pair& p, const std::vector<std::byte>& data, size_t piece,
-              std::byte* dst, size_t bytes) {
+// Reads `bytes` from the receiver into dst, copying what it peeks unless
+// it is there already; `feed` runs before each look.
+template <typename Feed>
+Received receive(TcpConnection& receiver, std::byte* dst, size_t bytes,
+                 Feed feed) {
   Received r;
-  size_t sent = 0;
   for (int spins = 0; r.bytes.size() < bytes && spins < 1'000'000; ++spins) {
-    sendAll(*p.sender, data, piece, &sent);
-    p.sender->progress();
-    const std::span<const std::byte> in = p.receiver->peekRecv();
+    feed();
+    const std::span<const std::byte> in = receiver.peekRecv();
     if (in.empty()) continue;
     const size_t n = std::min(in.size(), bytes - r.bytes.size());
     std::byte* place = dst + r.bytes.size();
@@ -101,9 +100,19 @@ Received move(Pair& p, const std::vector<std::byte>& data, size_t piece,
     else
       std::copy(in.data(), in.data() + n, place);
     r.bytes.insert(r.bytes.end(), place, place + n);
-    p.receiver->releaseRecv(n);
+    receiver.releaseRecv(n);
   }
   return r;
+}
+
+// Moves `data` from sender to receiver (from byte *sent on), reading
+// `bytes` of it into dst.
+Received move(Pair& p, const std::vector<std::byte>& data, size_t piece,
+              std::byte* dst, size_t bytes, size_t* sent) {
+  return receive(*p.receiver, dst, bytes, [&] {
+    sendAll(*p.sender, data, piece, sent);
+    p.sender->progress();
+  });
 }
 
 TEST(TcpDirectReceive, PiecesInsideThePostLandInTheCallersMemory) {
@@ -111,7 +120,8 @@ TEST(TcpDirectReceive, PiecesInsideThePostLandInTheCallersMemory) {
   const std::vector<std::byte> data = pattern(10 * 1024, 1);
   std::vector<std::byte> dst(data.size());
   p.receiver->postRecv(dst.data(), dst.size());
-  const Received r = move(p, data, 1024, dst.data(), dst.size());
+  size_t sent = 0;
+  const Received r = move(p, data, 1024, dst.data(), dst.size(), &sent);
   p.receiver->withdrawRecv();
   EXPECT_EQ(r.bytes, data);
   EXPECT_EQ(dst, data);
@@ -132,18 +142,7 @@ TEST(TcpDirectReceive, PiecesReadBeforeThePostComeFromTheSlots) {
   }
   std::vector<std::byte> dst(data.size());
   p.receiver->postRecv(dst.data(), dst.size());
-  Received r;
-  while (r.bytes.size() < data.size()) {
-    sendAll(*p.sender, data, 1024, &sent);
-    p.sender->progress();
-    const std::span<const std::byte> in = p.receiver->peekRecv();
-    if (in.empty()) continue;
-    std::byte* place = dst.data() + r.bytes.size();
-    r.inPlace += in.data() == place;
-    if (in.data() != place) std::copy(in.begin(), in.end(), place);
-    r.bytes.insert(r.bytes.end(), place, place + in.size());
-    p.receiver->releaseRecv(in.size());
-  }
+  const Received r = move(p, data, 1024, dst.data(), dst.size(), &sent);
   p.receiver->withdrawRecv();
   EXPECT_EQ(r.bytes, data);
   // The four slots held the first four pieces; the last two came straight.
@@ -158,11 +157,12 @@ TEST(TcpDirectReceive, APieceReachingPastThePostGoesToItsSlot) {
   // next reader finds its bytes there.
   std::vector<std::byte> dst(2500);
   p.receiver->postRecv(dst.data(), dst.size());
-  const Received first = move(p, data, 1000, dst.data(), dst.size());
+  size_t sent = 0;
+  const Received first = move(p, data, 1000, dst.data(), dst.size(), &sent);
   p.receiver->withdrawRecv();
   EXPECT_EQ(first.inPlace, 2u);
   std::vector<std::byte> rest(500);
-  const Received second = move(p, data, 1000, rest.data(), rest.size());
+  const Received second = move(p, data, 1000, rest.data(), rest.size(), &sent);
   std::vector<std::byte> all = first.bytes;
   all.insert(all.end(), second.bytes.begin(), second.bytes.end());
   EXPECT_EQ(all, data);
@@ -174,7 +174,8 @@ TEST(TcpDirectReceive, UnderWireProtectionPiecesAreCheckedInTheirSlots) {
   const std::vector<std::byte> data = pattern(4 * 1024, 4);
   std::vector<std::byte> dst(data.size());
   p.receiver->postRecv(dst.data(), dst.size());
-  const Received r = move(p, data, 1024, dst.data(), dst.size());
+  size_t sent = 0;
+  const Received r = move(p, data, 1024, dst.data(), dst.size(), &sent);
   p.receiver->withdrawRecv();
   EXPECT_EQ(r.bytes, data);
   EXPECT_EQ(r.inPlace, 0u);
@@ -243,18 +244,10 @@ TEST(TcpDirectReceive, PiecesArrivingOutOfOrderFindTheirPlaces) {
   peer.send(1, std::span(data).subspan(1000));
   for (int i = 0; i < 100; ++i) EXPECT_TRUE(peer.receiver->peekRecv().empty());
   peer.send(0, std::span(data).first(1000));
-  std::vector<std::byte> got;
-  size_t inPlace = 0;
-  for (int spins = 0; got.size() < data.size() && spins < 100000; ++spins) {
-    const std::span<const std::byte> in = peer.receiver->peekRecv();
-    if (in.empty()) continue;
-    inPlace += in.data() == dst.data() + got.size();
-    got.insert(got.end(), in.begin(), in.end());
-    peer.receiver->releaseRecv(in.size());
-  }
+  const Received r = receive(*peer.receiver, dst.data(), dst.size(), [] {});
   peer.receiver->withdrawRecv();
-  EXPECT_EQ(got, data);
-  EXPECT_EQ(inPlace, 2u);
+  EXPECT_EQ(r.bytes, data);
+  EXPECT_EQ(r.inPlace, 2u);
   EXPECT_TRUE(peer.receiver->peerAlive());
 }
 
@@ -267,26 +260,18 @@ TEST(TcpDirectReceive, APostThatEndedHoldsNoPieceBack) {
   peer.receiver->postRecv(dst.data(), dst.size());
   peer.send(0, std::span(data).first(100));
   peer.send(2, std::span(data).subspan(200, 100));
-  std::vector<std::byte> got;
-  for (int spins = 0; got.size() < 100 && spins < 100000; ++spins) {
-    const std::span<const std::byte> in = peer.receiver->peekRecv();
-    if (in.empty()) continue;
-    EXPECT_EQ(in.data(), dst.data());
-    got.insert(got.end(), in.begin(), in.end());
-    peer.receiver->releaseRecv(in.size());
-  }
+  const Received first = receive(*peer.receiver, dst.data(), 100, [] {});
+  EXPECT_EQ(first.inPlace, 1u);
   // Piece 2 was read whole into its slot, not held on its socket.
   int unread = -1;
   ASSERT_EQ(ioctl(peer.receiver->socketFd(0), FIONREAD, &unread), 0);
   EXPECT_EQ(unread, 0);
   peer.send(1, std::span(data).subspan(100, 100));
-  for (int spins = 0; got.size() < data.size() && spins < 100000; ++spins) {
-    const std::span<const std::byte> in = peer.receiver->peekRecv();
-    if (in.empty()) continue;
-    got.insert(got.end(), in.begin(), in.end());
-    peer.receiver->releaseRecv(in.size());
-  }
+  std::vector<std::byte> rest(200);
+  const Received second = receive(*peer.receiver, rest.data(), 200, [] {});
   peer.receiver->withdrawRecv();
+  std::vector<std::byte> got = first.bytes;
+  got.insert(got.end(), second.bytes.begin(), second.bytes.end());
   EXPECT_EQ(got, data);
   EXPECT_TRUE(peer.receiver->peerAlive());
 }
@@ -302,15 +287,11 @@ TEST(TcpWholeReads, BytesPastAPieceAreTheNextPiecesInOrder) {
   sendAll(*p.sender, data, 100, &sent);
   ASSERT_EQ(sent, data.size());
   p.sender->sayFarewell("the sender is done");
-  std::vector<std::byte> got;
-  for (int spins = 0; got.size() < data.size() && spins < 100000; ++spins) {
-    const std::span<const std::byte> in = p.receiver->peekRecv();
-    if (in.empty()) continue;
-    EXPECT_TRUE(p.receiver->peerAlive());
-    got.insert(got.end(), in.begin(), in.end());
-    p.receiver->releaseRecv(in.size());
-  }
-  EXPECT_EQ(got, data);
+  // While a piece is owed, the farewell behind it does not count yet.
+  std::vector<std::byte> dst(data.size());
+  const Received r = receive(*p.receiver, dst.data(), dst.size(),
+                             [&] { EXPECT_TRUE(p.receiver->peerAlive()); });
+  EXPECT_EQ(r.bytes, data);
   for (int i = 0; i < 100 && p.receiver->peerAlive(); ++i)
     p.receiver->progress();
   EXPECT_FALSE(p.receiver->peerAlive());
