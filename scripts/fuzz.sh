@@ -3,9 +3,12 @@
 # corpus in tests/fuzz/corpus, as many at once as there are cores. The
 # targets are built in the AddressSanitizer tree (build-asan/, with clang:
 # scripts/lib/sanitized-build.sh), whose objects carry libFuzzer's coverage:
-# a tree scripts/sanitize.sh has built is used as it is. New inputs go to a
-# scratch directory, so the committed corpus only grows by hand. Exit status
-# non-zero when a target crashes or fails to build.
+# a tree scripts/sanitize.sh has built is used as it is. New inputs go to
+# MCLBUILD_CACHE_DIR/fuzz-corpus (CI sets it), so that each run goes on from
+# where the last one stopped and a short run still fuzzes deep over many
+# runs; without it, or when it cannot be written, to a scratch directory.
+# The committed corpus only grows by hand. Exit status non-zero when a
+# target crashes or fails to build.
 #   scripts/fuzz.sh [SECONDS_PER_TARGET]   (default 20)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,13 +25,22 @@ sanitized_build asan "${fuzz_targets[@]/#/fuzz_}"
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
+# Where each target's new inputs go: the cache when there is one (any bytes
+# in it are just more inputs: a damaged cache costs nothing).
+corpus=$scratch/new
+if [ -n "${MCLBUILD_CACHE_DIR:-}" ] && mkdir -p "$MCLBUILD_CACHE_DIR/fuzz-corpus" 2>/dev/null &&
+  [ -w "$MCLBUILD_CACHE_DIR/fuzz-corpus" ]; then
+  corpus=$MCLBUILD_CACHE_DIR/fuzz-corpus
+fi
+echo "== fuzz: new inputs kept in $corpus =="
+
 # fuzz_one TARGET: runs it, prints its totals; on a failure its log and
 # the input that failed, and exit status 1.
 fuzz_one() {
   local t=$1 status=0 f
-  mkdir -p "$scratch/$t"
+  mkdir -p "$corpus/$t"
   # -rss_limit and -timeout turn runaway memory or time into failures.
-  build-asan/fuzz/fuzz_"$t" "$scratch/$t" "tests/fuzz/corpus/$t" \
+  build-asan/fuzz/fuzz_"$t" "$corpus/$t" "tests/fuzz/corpus/$t" \
     -max_total_time="$seconds" -timeout=5 -rss_limit_mb=1024 \
     -artifact_prefix="$scratch/$t-" -print_final_stats=1 \
     >"$scratch/$t.log" 2>&1 || status=$?
@@ -46,7 +58,7 @@ fuzz_one() {
   fi
 }
 export -f fuzz_one
-export scratch seconds
+export scratch corpus seconds
 failed=0
 printf '%s\n' "${fuzz_targets[@]}" |
   xargs -P "$jobs" -I{} bash -c 'fuzz_one {}' || failed=1
