@@ -1,8 +1,9 @@
 """perf/compare builds the MPI and Gloo programs, runs them and mcl-perf
 at the same sizes, and prints one table per setup with every library's
 median and the ratios, the issue's targets with the figure reached, and
-JSON that perf/plot draws. Times are not judged here: only that every
-library ran every size and the report says so consistently."""
+JSON that perf/plot draws. Times are not judged here (the runs are
+--quick): only that every library ran every size and the report says so
+consistently."""
 
 import json
 import os
@@ -39,12 +40,13 @@ def only_mlx_skipped(table):
 
 def test_tcp_setup_against_openmpi_and_gloo(tmp_path):
     out = tmp_path / "json"
-    run = subprocess.run([sys.executable, COMPARE, "--rounds", "1",
+    run = subprocess.run([sys.executable, COMPARE, "--rounds", "1", "--quick",
                           "--setups", "tcp2", "--json", str(out), "--perf",
                           PERF], capture_output=True, text=True, timeout=600,
                          env=NO_MLX)
     assert run.returncode == 0, run.stdout + run.stderr
     table = run.stdout
+    assert "1 rounds (quick: a twentieth of the calls)" in table, table
     assert "== tcp2: all-reduce, 2 ranks, TCP loopback" in table
     assert only_mlx_skipped(table), table
     rows = {}
@@ -136,7 +138,7 @@ def test_unknown_setup_is_refused():
 
 
 def test_decode_step_against_openmpi(tmp_path):
-    run = subprocess.run([sys.executable, COMPARE, "--rounds", "1",
+    run = subprocess.run([sys.executable, COMPARE, "--rounds", "1", "--quick",
                           "--setups", "decode-shm2", "--no-kernels", "--json",
                           str(tmp_path), "--perf", PERF],
                          capture_output=True, text=True, timeout=600)
@@ -166,7 +168,7 @@ def test_missing_mlx_skips_only_its_columns(tmp_path, prefix, says):
     env = dict(NO_MLX)
     if prefix:
         env["MLX_PREFIX"] = prefix
-    run = subprocess.run([sys.executable, COMPARE, "--rounds", "1",
+    run = subprocess.run([sys.executable, COMPARE, "--rounds", "1", "--quick",
                           "--setups", "decode-tcp2", "--no-kernels", "--json",
                           str(tmp_path), "--perf", PERF],
                          capture_output=True, text=True, timeout=600, env=env)
