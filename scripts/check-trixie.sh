@@ -4,13 +4,16 @@
 #   gcc    GCC 14 with libstdc++ (build-gcc14/): library, mcl-perf and
 #          every test; the unit tests run.
 #   libcxx clang 19 with LLVM libc++ 19 (build-libcxx/), the standard library
-#          Apple's toolchain ships: library, mcl-perf and every test, with
-#          GoogleTest built with libc++ too (Debian's Google Benchmark is
-#          libstdc++'s: perf/micro is left out); the unit and integration
-#          tests run. Then clang-tidy 19's misc-include-cleaner over the
-#          same sources, file by file (build-includes/, configured only):
-#          every standard header a file uses is included by that file
-#          (.clang-tidy-includes).
+#          Apple's toolchain ships, and with AddressSanitizer +
+#          UndefinedBehaviorSanitizer + LeakSanitizer: this is the ASan run
+#          of scripts/sanitize.sh asan (every unit and integration test, the
+#          library and tests built as there, GoogleTest built with libc++
+#          too), so that one build and one run cover both (mcl-perf and the
+#          rest of the tree compile with libc++ in the include check's tree
+#          and the macOS check). Then clang-tidy 19's misc-include-cleaner
+#          over the whole tree, file by file (build-includes/, configured
+#          only): every standard header a file uses is included by that
+#          file (.clang-tidy-includes).
 #   Both compilers build unity (batches of files as one; files with a
 #   platform branch alone, cmake/unity.cmake): README's build and the
 #   include check see every file on its own.
@@ -53,7 +56,7 @@ packages=(g++ clang libc++-dev libc++abi-dev cmake ninja-build pkg-config
   nlohmann-json3-dev libcli11-dev libhwloc-dev libibverbs-dev python3
   python3-dev python3-numpy pybind11-dev libdlpack-dev ca-certificates clang-tidy
   python3-torch libtorch-dev python3-pytest python3-venv python3-pip python3-setuptools
-  python3-wheel python3-pybind11 binutils ccache)
+  python3-wheel python3-pybind11 binutils ccache libclang-rt-19-dev)
 stamp="$chroot_dir/.mcl-packages"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "${packages[*]}" ]; then
   if [ ! -x "$chroot_dir/usr/bin/apt-get" ]; then
@@ -166,13 +169,14 @@ libcxx_deps() {
 
 if [ "$what" = libcxx ] || [ "$what" = all ]; then
   start=$SECONDS
-  echo "== trixie: $(in_trixie 'clang --version | head -1') with libc++ =="
+  echo "== trixie: $(in_trixie 'clang --version | head -1') with libc++ and ASan =="
   libcxx_deps
-  in_trixie "use_ccache trixie-libcxx &&
-    cmake -S . -B build-libcxx $libcxx_tree -DCMAKE_UNITY_BUILD=ON \
-    \${ccache_cmake[@]+\"\${ccache_cmake[@]}\"} >/dev/null &&
-    cmake --build build-libcxx -j $jobs && ccache_summary trixie-libcxx"
-  echo "== trixie libc++: built in $((SECONDS - start)) s =="
+  # The fuzz targets stay in the host's ASan tree (scripts/fuzz.sh).
+  in_trixie "MCL_WERROR=1 MCLBUILD_SANITIZE_TREE=build-libcxx \
+    MCLBUILD_SANITIZE_CCACHE=trixie-libcxx-asan MCLBUILD_SANITIZE_FUZZERS=0 \
+    MCLBUILD_SANITIZE_CMAKE='$libcxx -DCMAKE_PREFIX_PATH=$deps \
+      -DCMAKE_DISABLE_FIND_PACKAGE_benchmark=ON' \
+    scripts/sanitize.sh asan"
   # ldd's output is taken whole first: with pipefail, grep -q leaving at the
   # first match can kill ldd with SIGPIPE and fail the pipeline at random.
   in_trixie "libs=\$(ldd build-libcxx/tests/unit/mcl-unit-tests) &&
@@ -180,8 +184,7 @@ if [ "$what" = libcxx ] || [ "$what" = all ]; then
     echo "check-trixie: the libc++ build is not linked with libc++ alone" >&2
     exit 1
   }
-  run_tests build-libcxx 'unit|integration'
-  echo "== trixie libc++: built and tested in $((SECONDS - start)) s =="
+  echo "== trixie libc++ with ASan: built and tested in $((SECONDS - start)) s =="
 fi
 
 if [ "$what" = libcxx ] || [ "$what" = all ] || [ "$what" = includes ]; then

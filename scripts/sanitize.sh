@@ -48,7 +48,7 @@ run_unit_shards() {
   local pids=()
   for ((i = 0; i < jobs; i++)); do
     GTEST_TOTAL_SHARDS=$jobs GTEST_SHARD_INDEX=$i \
-      "build-$kind/tests/unit/mcl-unit-tests" --gtest_brief=1 \
+      "$(sanitized_tree "$kind")/tests/unit/mcl-unit-tests" --gtest_brief=1 \
       >"$logs/unit-shard$i.txt" 2>&1 &
     pids+=($!)
   done
@@ -74,8 +74,8 @@ run_asan() {
   echo "== asan: unit tests =="
   run_unit_shards asan || status=1
   echo "== asan: integration tests =="
-  ctest --test-dir build-asan -L '^integration$' --output-on-failure \
-    -j "$jobs" || status=1
+  ctest --test-dir "$(sanitized_tree asan)" -L '^integration$' \
+    --output-on-failure -j "$jobs" || status=1
   unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
   check_reports asan
   echo "== asan: tests ran in $((SECONDS - start)) s =="
@@ -103,7 +103,7 @@ run_tsan() {
   sanitized_build tsan mcl-integration-tests
   local start=$SECONDS
   export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:log_path=$logs/tsan"
-  ctest --test-dir build-tsan -L '^integration$' -R "$tsan_tests" \
+  ctest --test-dir "$(sanitized_tree tsan)" -L '^integration$' -R "$tsan_tests" \
     --output-on-failure -j "$jobs" || status=1
   unset TSAN_OPTIONS
   check_reports tsan
