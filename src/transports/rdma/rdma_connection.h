@@ -24,12 +24,14 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "platform/page_buffer.h"
@@ -110,20 +112,31 @@ struct Wire {
 class RdmaConnection;
 
 // The RDMA connections of one communicator, so that each keeps answering
-// while an operation waits on another (a sender polls a connection only
-// while an operation uses it, and a frame of it lost at the end of the
-// last one is resent only when it does), and so that a normal close hands
-// every piece over first.
+// while no operation uses it, and so that a normal close hands every piece
+// over first. An operation polls only its own connections, and a rank may
+// go on from its last one to wait elsewhere: on a communicator over shared
+// memory or TCP, or in its own compute. A frame of that operation lost on
+// the way (its last piece, an answer to a probe) can be sent again only by
+// this rank, and its peer waits for it: so the set's keeper, a thread of
+// its own, services the set whenever no thread uses it, and an operation
+// that naps services the other sets of the process as well.
 class ConnectionSet {
  public:
   ConnectionSet();
-  ~ConnectionSet();
+  ~ConnectionSet();  // stops the keeper
   ConnectionSet(const ConnectionSet&) = delete;
   ConnectionSet& operator=(const ConnectionSet&) = delete;
   // Held by the communicator's own thread while it uses the connections
   // (RdmaDevice::beginCalls/endCalls: a turn, a destroy's farewells).
   void beginUse() { use_.lock(); }
   void endUse() { use_.unlock(); }
+  // Starts the keeper (once): from then on, every use of the connections
+  // must hold beginUse/endUse, as a communicator's turns do. It services
+  // the set at most 1 ms apart while a connection has something to
+  // recover (a piece unacknowledged, a probe to answer, a resend or a
+  // credit waited for), the probes' first interval; when none has, at
+  // doubling intervals up to 20 ms, the probes' longest.
+  void keepServiced();
   // Services the other communicators' sets of this process that no thread
   // uses now: a sender that waits on one communicator still answers and
   // resends on another, where its peer may wait for a lost frame.
@@ -134,19 +147,26 @@ class ConnectionSet {
   void add(RdmaConnection* c);
   void remove(RdmaConnection* c);
   // Polls every connection (acknowledgements, probes, resends). A
-  // connection that fails keeps its error for its own next use.
-  void serviceAll();
+  // connection that fails keeps its error for its own next use. True when
+  // one of them has something to recover (RdmaConnection::service).
+  bool serviceAll();
   // Once per set: every connection acknowledges what it holds and asks for
   // acknowledgements, then all wait, up to `bound`, until the peers hold
   // every piece sent to them or said farewell.
   void finishAll(std::chrono::nanoseconds bound);
 
  private:
+  void keep();
+
   std::recursive_mutex use_;
   std::mutex mutex_;
   std::vector<RdmaConnection*> connections_;
   bool finished_ = false;
   std::atomic<uint64_t> counts_[kLossEvents]{};
+  std::mutex keeperMutex_;
+  std::condition_variable keeperWake_;
+  bool keeperStops_ = false;
+  std::thread keeper_;
 };
 
 class RdmaConnection final : public Connection {
@@ -179,8 +199,12 @@ class RdmaConnection final : public Connection {
   // (ConnectionSet::finishAll), within a second.
   void finish() override;
 
-  // For ConnectionSet: progress() that keeps a failure for later.
-  void service() noexcept;
+  // For ConnectionSet: progress() that keeps a failure for later, reading
+  // the clock (probes, resends) whatever the polls since. True when the
+  // connection has something to recover that the clock drives: a piece
+  // unacknowledged, a resend or a credit waited for, an answer or a SEND
+  // not yet out.
+  bool service() noexcept;
   // Tells the peer what arrived and asks what it holds.
   void askForAcknowledgements();
   // Every piece sent is acknowledged, or the peer will take no more.
@@ -262,6 +286,10 @@ class RdmaConnection final : public Connection {
   void sendControlFrames();
   void resend(uint32_t wire);
   void lookAtClock();
+  // Pieces unacknowledged on the wire, or data or a resend that waits for
+  // a credit: nothing else may come back if what the peer would answer
+  // was lost. Never after the peer's farewell on the wire.
+  bool needsProbe(uint32_t wire) const;
   void probeIfSilent(int64_t now);
   void reportLosses(int64_t now);
 

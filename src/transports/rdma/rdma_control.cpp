@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -305,16 +306,17 @@ void RdmaConnection::reportLosses(int64_t now) {
   lossWindowNs_ = now;
 }
 
-// A wire needs a probe when pieces on it are unacknowledged, or when it
-// waits for a credit (data or a resend waiting): nothing else may come
-// back if what the peer would answer was lost.
+bool RdmaConnection::needsProbe(uint32_t wire) const {
+  const WireState& s = state_[wire];
+  if (s.peerSaidFarewell) return false;  // it answers no more
+  return s.dataAcked < s.dataSent ||
+         (creditsLeft(wire) == 0 && (s.starved || s.resendNext < s.dataSent));
+}
+
 void RdmaConnection::probeIfSilent(int64_t now) {
-  auto needsProbe = [&](const WireState& s) {
-    return s.dataAcked < s.dataSent ||
-           (creditsLeft(uint32_t(&s - state_.data())) == 0 &&
-            (s.starved || s.resendNext < s.dataSent));
-  };
-  if (std::none_of(state_.begin(), state_.end(), needsProbe)) {
+  bool any = false;
+  for (uint32_t w = 0; w < wires_.size(); ++w) any = any || needsProbe(w);
+  if (!any) {
     lastAckNs_ = 0;
     return;
   }
@@ -329,7 +331,7 @@ void RdmaConnection::probeIfSilent(int64_t now) {
     return;
   bool probed = false;
   for (uint32_t w = 0; w < wires_.size(); ++w)
-    if (needsProbe(state_[w]) && postControl(w, kFlagProbe, "")) {
+    if (needsProbe(w) && postControl(w, kFlagProbe, "")) {
       set_->count(LossEvent::Probe, 1);
       probed = true;
     }
@@ -367,12 +369,19 @@ bool RdmaConnection::handedOver() const {
   return true;
 }
 
-void RdmaConnection::service() noexcept {
+bool RdmaConnection::service() noexcept {
+  // Services come far apart beside polls: each reads the clock.
+  pollsSinceClock_ = kPollsPerClockLook - 1;
   try {
     progress();
   } catch (...) {
     // fail() kept the reason; the connection's next use reports it.
   }
+  if (broken_) return false;
+  if (!quiet()) return true;
+  for (uint32_t w = 0; w < wires_.size(); ++w)
+    if (needsProbe(w) || state_[w].resendNext < state_[w].dataSent) return true;
+  return false;
 }
 
 void RdmaConnection::finish() { set_->finishAll(std::chrono::seconds(1)); }
@@ -394,8 +403,37 @@ ConnectionSet::ConnectionSet() {
 }
 
 ConnectionSet::~ConnectionSet() {
+  {
+    std::lock_guard<std::mutex> lock(keeperMutex_);
+    keeperStops_ = true;
+  }
+  keeperWake_.notify_all();
+  if (keeper_.joinable()) keeper_.join();
   std::lock_guard<std::mutex> lock(registryMutex);
   std::erase(registry(), this);
+}
+
+void ConnectionSet::keepServiced() {
+  std::lock_guard<std::mutex> lock(keeperMutex_);
+  if (!keeper_.joinable()) keeper_ = std::thread([this] { keep(); });
+}
+
+void ConnectionSet::keep() {
+  int64_t intervalNs = kFirstProbeNs;
+  std::unique_lock<std::mutex> lock(keeperMutex_);
+  while (!keeperWake_.wait_for(lock, std::chrono::nanoseconds(intervalNs),
+                               [this] { return keeperStops_; })) {
+    lock.unlock();
+    // A thread that uses the set services it itself (its polls, its naps).
+    bool recovering = true;
+    if (use_.try_lock()) {
+      recovering = serviceAll();
+      use_.unlock();
+    }
+    intervalNs =
+        recovering ? kFirstProbeNs : std::min(2 * intervalNs, kMostProbeNs);
+    lock.lock();
+  }
 }
 
 void ConnectionSet::serviceOthers() {
@@ -419,9 +457,12 @@ void ConnectionSet::remove(RdmaConnection* c) {
   std::erase(connections_, c);
 }
 
-void ConnectionSet::serviceAll() {
+bool ConnectionSet::serviceAll() {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (RdmaConnection* c : connections_) c->service();
+  bool recovering = false;
+  for (RdmaConnection* c : connections_)
+    recovering = c->service() || recovering;
+  return recovering;
 }
 
 void ConnectionSet::finishAll(std::chrono::nanoseconds bound) {

@@ -142,7 +142,11 @@ void RdmaDevice::connect(const std::vector<int>& peers, InitExchange& exchange,
   if (wires_) wires_->createWires(plan);
   const std::vector<std::vector<uint8_t>> all =
       exchange.allGather(wires_ ? wires_->addresses() : encodeAddresses({}));
-  if (wires_) wires_->connectWires(all);
+  if (wires_) {
+    wires_->connectWires(all);
+    // Every use from here on is a turn's (beginCalls/endCalls).
+    wires_->keepServiced();
+  }
   fewestWires_ = std::max(1, RdmaWires::fewestWiresPerPair(all));
   for (int peer : peers)
     MCL_LOG(Info, kLogInit, "rank %d: to rank %d via %s", init_.rank, peer,

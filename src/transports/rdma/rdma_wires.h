@@ -94,6 +94,10 @@ class RdmaWires {
   Waker& waker() { return *waker_; }
   // What the waker does before each nap (ConnectionSet::serviceAll).
   void serviceConnections() { connections_->serviceAll(); }
+  // Once the connections are made: the set's keeper services them while no
+  // operation uses them (ConnectionSet::keepServiced); every use must hold
+  // beginUse/endUse from then on.
+  void keepServiced() { connections_->keepServiced(); }
   RdmaLossCounts lossCounts() const { return connections_->counts(); }
   void beginUse() { connections_->beginUse(); }
   void endUse() { connections_->endUse(); }
