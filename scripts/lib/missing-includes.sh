@@ -9,9 +9,10 @@
 # files of a change; CI checks them all).
 # MCLBUILD_INCLUDE_CHECK_CACHE: a directory where each file found clean is
 # remembered under a key of everything its verdict depends on (clang-tidy's
-# version and configuration, the file's command and text, every header of
-# the tree, the system's installed packages): a later run checks only what
-# changed. A missing or unreadable entry only means the file is checked.
+# version and configuration, the file's command and text, the headers of the
+# tree it includes, the system's installed packages): a later run checks
+# only what changed. A missing or unreadable entry only means the file is
+# checked.
 #   scripts/lib/missing-includes.sh BUILD_DIR
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -63,24 +64,68 @@ def digest(*parts):
     return h.hexdigest()
 keys = {}
 if cache:
-    import subprocess
+    import re, subprocess
     tidy = subprocess.run(["clang-tidy", "--version"], capture_output=True).stdout
     packages = subprocess.run(["dpkg-query", "-W"], capture_output=True).stdout
-    # Every header a source may include, the bindings' too (a binding's
-    # sources include its own headers, which are not checked as main files).
-    tree = hashlib.sha256()
-    for top in ("src", "include", "perf", "tests", "bindings"):
-        for d, _, names in sorted(os.walk(os.path.join(os.getcwd(), top))):
-            for name in sorted(names):
-                if name.endswith((".h", ".hpp")):
-                    tree.update(os.path.join(d, name).encode() +
-                                open(os.path.join(d, name), "rb").read())
-    common = digest(tidy, open(".clang-tidy-includes", "rb").read(), packages,
-                    tree.hexdigest())
+    common = digest(tidy, open(".clang-tidy-includes", "rb").read(), packages)
+    # A file's verdict depends on its own text and on every header of the
+    # tree it includes, directly or not: the key holds those headers (found
+    # by following #include lines, whatever #if they sit under), so that a
+    # change to one header rechecks only the files that include it. A file
+    # with an #include this cannot follow (a macro) keys on every header.
+    root = os.getcwd()
+    include_line = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(.*)$', re.M)
+    named = re.compile(r'^(?:"([^"]+)"|<([^>]+)>)')
+    text = {}
+    def read(path):
+        if path not in text:
+            text[path] = open(path, "rb").read()
+        return text[path]
+    def search_dirs(args):
+        dirs, take = [], False
+        for a in args:
+            if take:
+                dirs.append(a)
+                take = False
+            elif a in ("-I", "-isystem", "-iquote"):
+                take = True
+            elif a.startswith("-I"):
+                dirs.append(a[2:])
+            elif a.startswith(("-isystem", "-iquote")):
+                dirs.append(a[8 if a.startswith("-isystem") else 7:])
+        return [os.path.realpath(d) for d in dirs
+                if os.path.realpath(d).startswith(root + os.sep)]
+    every_header = None
+    def closure(path, dirs):
+        seen, todo = set(), [path]
+        while todo:
+            current = todo.pop()
+            for line in include_line.findall(read(current).decode(errors="replace")):
+                m = named.match(line.strip())
+                if not m:
+                    return None
+                name, quoted = m.group(1) or m.group(2), m.group(1) is not None
+                for d in ([os.path.dirname(current)] if quoted else []) + dirs:
+                    candidate = os.path.realpath(os.path.join(d, name))
+                    if os.path.isfile(candidate):
+                        if candidate.startswith(root + os.sep) and candidate not in seen:
+                            seen.add(candidate)
+                            todo.append(candidate)
+                        break
+        return sorted(seen)
     for c in commands + headers:
         args = c["arguments"] if "arguments" in c else shlex.split(c["command"])
-        keys[c["file"]] = digest(common, c["file"], " ".join(args),
-                                 open(c["file"], "rb").read())
+        included = closure(c["file"], search_dirs(args))
+        if included is None:
+            if every_header is None:
+                every_header = sorted(
+                    os.path.join(d, n)
+                    for top in ("src", "include", "perf", "tests", "bindings", "deps")
+                    for d, _, names in os.walk(os.path.join(root, top))
+                    for n in names if n.endswith((".h", ".hpp")))
+            included = every_header
+        keys[c["file"]] = digest(common, c["file"], " ".join(args), read(c["file"]),
+                                 *[h.encode() + read(h) for h in included])
 only = os.environ.get("MCLBUILD_INCLUDE_CHECK_ONLY", "")
 def unchecked(files):
     return [f for f in files

@@ -10,13 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "build_paths.h"
 #include "command_run.h"
 #include "multiprocess.h"
 
 namespace mcl::test {
 namespace {
 
-const std::string kPerf = MCL_PERF_PATH;
+const std::string kPerf = mcl::testing::perfPath();
 
 std::vector<std::string> algorithmsOf(mclFunc_t func) {
   std::vector<std::string> names;
@@ -121,7 +122,7 @@ TEST(AlgorithmApi, TuneMarksItsPickOnEveryRow) {
 // The model counts the cables of a pair (their bandwidth adds up): the
 // fewest between any two ranks, the same on every rank.
 TEST(AlgorithmApi, TuneCountsTheWiresOfTheEmulatedFabric) {
-  const std::string fixtures = std::string(MCL_FIXTURE_DIR) + "/rdma/";
+  const std::string fixtures = mcl::testing::fixtureDir() + "/rdma/";
   const struct {
     const char* fabric;
     int ranks;

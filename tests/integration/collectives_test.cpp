@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/collective.h"
+#include "build_paths.h"
 #include "multiprocess.h"
 #include "reference.h"
 
@@ -349,7 +350,7 @@ class CollectiveMatrixRdma : public ::testing::TestWithParam<RdmaCase> {};
 TEST_P(CollectiveMatrixRdma, MatchesReferenceExactly) {
   RdmaCase c = GetParam();
   std::string fabric =
-      std::string(MCL_FIXTURE_DIR) + "/rdma/" + c.fabric + ".json";
+      mcl::testing::fixtureDir() + "/rdma/" + c.fabric + ".json";
   EXPECT_TRUE(runRanks(c.nranks, [&](RankContext& ctx) {
     setenv("MCL_TRANSPORT", "rdma", 1);
     setenv("MCL_RDMA_PROVIDER", "emu", 1);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "baton.h"
+#include "build_paths.h"
 #include "expect_error.h"
 #include "multiprocess.h"
 
@@ -30,10 +31,10 @@ mclComm_t initWithTimeout(RankContext& ctx, const char* transport,
   setenv("MCL_TRANSPORT", transport, 1);
   if (std::string(transport) == "rdma") {  // the emulated fabric, 3 or 4 Macs
     setenv("MCL_RDMA_PROVIDER", "emu", 1);
-    setenv("MCL_EMU_FABRIC",
-           ctx.nranks() == 4 ? MCL_FIXTURE_DIR "/rdma/mesh4.json"
-                             : MCL_FIXTURE_DIR "/rdma/ring3.json",
-           1);
+    const std::string fabric =
+        mcl::testing::fixtureDir() +
+        (ctx.nranks() == 4 ? "/rdma/mesh4.json" : "/rdma/ring3.json");
+    setenv("MCL_EMU_FABRIC", fabric.c_str(), 1);
   }
   return initComm(ctx, timeoutSeconds);
 }

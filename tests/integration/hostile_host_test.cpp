@@ -18,11 +18,12 @@
 #include <string>
 #include <vector>
 
+#include "build_paths.h"
 #include "command_run.h"
 #include "expect_error.h"
 #include "multiprocess.h"
 
-#if defined(__linux__) && defined(MCL_PERF_PATH)
+#if defined(__linux__)
 namespace mcl::test {
 namespace {
 
@@ -88,7 +89,7 @@ class HeldPorts {
   int first_ = 0;
 };
 
-const std::string kPerf = MCL_PERF_PATH;
+const std::string kPerf = mcl::testing::perfPath();
 const std::string kSmallRun = " allreduce -b 8 -e 64 -f 8 -n 2 -w 1 -c 1";
 const std::string kSecret = " MCL_SECRET=00112233445566778899aabbccddeeff";
 

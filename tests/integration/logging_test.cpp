@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "build_paths.h"
 #include "command_run.h"
 
 namespace {
@@ -20,7 +21,7 @@ namespace fs = std::filesystem;
 using mcl::test::CommandRun;
 using mcl::test::runShell;
 
-const std::string kPerf = MCL_PERF_PATH;
+const std::string kPerf = mcl::testing::perfPath();
 const std::string kSmallRun = " allreduce -np 2 -b 8 -e 8 -n 2 -w 1 -c 1";
 
 fs::path freshDir(const char* name) {

@@ -13,12 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "build_paths.h"
 #include "command_run.h"
 
 namespace mcl::test {
 namespace {
 
-const std::string kPerf = MCL_PERF_PATH;
+const std::string kPerf = mcl::testing::perfPath();
 
 std::vector<std::string> paramNames() {
   std::vector<std::string> names;

@@ -13,12 +13,13 @@
 #include <utility>
 #include <vector>
 
+#include "build_paths.h"
 #include "command_run.h"
 
 namespace mcl::test {
 namespace {
 
-const std::string kPerfPath = MCL_PERF_PATH;
+const std::string kPerfPath = mcl::testing::perfPath();
 
 std::vector<std::string> split(const std::string& line, char sep) {
   std::vector<std::string> fields;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "build_paths.h"
 #include "multiprocess.h"
 
 namespace mcl::test {
@@ -18,7 +19,7 @@ namespace {
 
 void useEmulatedFabric(const char* fixture) {
   const std::string fabric =
-      std::string(MCL_FIXTURE_DIR) + "/rdma/" + std::string(fixture);
+      mcl::testing::fixtureDir() + "/rdma/" + std::string(fixture);
   setenv("MCL_RDMA_PROVIDER", "emu", 1);
   setenv("MCL_EMU_FABRIC", fabric.c_str(), 1);
 }

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "build_paths.h"
 #include "init_destroy_cycles.h"
 
 namespace mcl::test {
@@ -13,7 +14,7 @@ namespace {
 
 #if defined(__linux__)
 TEST(RdmaLifecycle, ThousandInitDestroyCyclesLeakNothing) {
-  const std::string fabric = std::string(MCL_FIXTURE_DIR) + "/rdma/pair2.json";
+  const std::string fabric = mcl::testing::fixtureDir() + "/rdma/pair2.json";
   InitDestroyCycles run;
   run.setup = [fabric] {
     setenv("MCL_TRANSPORT", "rdma", 1);

@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "build_paths.h"
 #include "command_run.h"
 #include "expect_error.h"
 #include "listening_sockets.h"
@@ -247,8 +248,8 @@ TEST(Security, TheSecretIsInNoLogDumpReportOrError) {
                           "/log.%p "
                           "MCL_TOPO_DUMP_FILE=" +
                           dir.string() + "/topology.json ";
-  const std::string perf = std::string(MCL_PERF_PATH) +
-                           " allreduce -b 8 -e 64K -f 64 -n 2 -w 1 -c 1";
+  const std::string perf =
+      mcl::testing::perfPath() + " allreduce -b 8 -e 64K -f 64 -n 2 -w 1 -c 1";
   // A job over TCP, with a third process knocking with a wrong secret as
   // rank 1 before the real rank 1 comes.
   // In a subshell: runShell's 2>&1 then covers every command of it.
@@ -260,8 +261,8 @@ TEST(Security, TheSecretIsInNoLogDumpReportOrError) {
   EXPECT_NE(run.output.find("wrong secret"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("Out of bounds values : 0 OK"), std::string::npos)
       << run.output;
-  CommandRun params =
-      runShell("MCL_SECRET=" + secret + " " + MCL_PERF_PATH + " params");
+  CommandRun params = runShell("MCL_SECRET=" + secret + " " +
+                               mcl::testing::perfPath() + " params");
   const std::string everything = run.output + params.output + readTree(dir);
   EXPECT_TRUE(fs::exists(dir / "report.json"));
   EXPECT_TRUE(fs::exists(dir / "topology.json"));

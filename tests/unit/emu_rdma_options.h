@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "build_paths.h"
 #include "transports/rdma/rdma_options.h"
 #include "transports/rdma/rdma_wires.h"
 
@@ -15,7 +16,7 @@ inline RdmaOptions emuOptions(const std::string& fabric, int mac,
   RdmaOptions o;
   o.provider.provider = "emu";
   o.provider.emuFabric =
-      std::string(MCL_FIXTURE_DIR) + "/rdma/" + fabric + ".json";
+      mcl::testing::fixtureDir() + "/rdma/" + fabric + ".json";
   o.provider.emuCabling = loadEmuCabling(o.provider.emuFabric);
   o.provider.emuMac = mac;
   o.provider.emuNamespace = nameSpace;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "build_paths.h"
 #include "core/params/params.h"
 #include "core/params/settings.h"
 #include "transports/rdma/rdma_options.h"
@@ -267,7 +268,8 @@ TEST_F(ParamsTest, RdmaSettingsAreChecked) {
   expectInvalid([] { rdmaOptions(); }, "needs MCL_EMU_FABRIC");
   set("MCL_EMU_FABRIC", "/nonexistent/fabric.json");
   expectInvalid([] { rdmaOptions(); }, "MCL_EMU_FABRIC=/nonexistent");
-  set("MCL_EMU_FABRIC", MCL_FIXTURE_DIR "/rdma/pair.json");
+  set("MCL_EMU_FABRIC",
+      (mcl::testing::fixtureDir() + "/rdma/pair.json").c_str());
   set("MCL_RDMA_QP", "ud");
   expectInvalid([] { rdmaOptions(); }, "MCL_RDMA_QP=ud");
   set("MCL_RDMA_QP", "rc");

@@ -13,15 +13,12 @@
 #include <string>
 
 #include "base/error.h"
-
-#ifndef MCL_FIXTURE_DIR
-#error "MCL_FIXTURE_DIR must name tests/fixtures"
-#endif
+#include "build_paths.h"
 
 namespace mcl::testing {
 
 inline std::string fixturePath(const std::string& relative) {
-  return std::string(MCL_FIXTURE_DIR) + "/topology/" + relative;
+  return mcl::testing::fixtureDir() + "/topology/" + relative;
 }
 
 inline std::string readFixture(const std::string& relative) {
