@@ -17,9 +17,8 @@
 
 namespace mcl::kernels {
 
-#define MCL_AVX512                                                       \
-  __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16," \
-                        "f16c")))
+#define MCL_AVX512_ISA "avx512f,avx512bw,avx512dq,avx512vl,avx512bf16,f16c"
+#define MCL_AVX512 __attribute__((target(MCL_AVX512_ISA)))
 
 bool cpuHasAvx512Bf16() {
   static const bool supported = [] {
@@ -137,6 +136,7 @@ MCL_AVX512 void sumHalfAvx512(void* dstRaw, const void* aRaw, const void* bRaw,
 }
 
 #undef MCL_AVX512
+#undef MCL_AVX512_ISA
 
 }  // namespace mcl::kernels
 
