@@ -20,7 +20,16 @@ exec 3>&1 1>&2  # progress to stderr, the prefix alone to stdout
 key=$( (cat "$toolchain" cmake/toolchains/zig-macos/* "$0";
   "$MCLBUILD_ZIG" version) | sha256sum | cut -c1-12)
 deps=$cache/macos-deps-$key
-if [ ! -f "$deps/.complete" ]; then
+# Complete, and where it was built: pkg-config's files name their prefix,
+# so a cache directory that was moved must be built again, not used.
+usable() {
+  [ -f "$deps/.complete" ] || return 1
+  local pc
+  for pc in "$deps"/lib/pkgconfig/*.pc; do
+    grep -qxF "prefix=$deps" "$pc" || return 1
+  done
+}
+if ! usable; then
   echo "check-macos: building the dependencies for macOS into $deps"
   command -v ninja >/dev/null && generator=(-G Ninja) || generator=()
   src=$(mktemp -d)
