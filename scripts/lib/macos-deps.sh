@@ -20,13 +20,18 @@ exec 3>&1 1>&2  # progress to stderr, the prefix alone to stdout
 key=$( (cat "$toolchain" cmake/toolchains/zig-macos/* "$0";
   "$MCLBUILD_ZIG" version) | sha256sum | cut -c1-12)
 deps=$cache/macos-deps-$key
-# Complete, and where it was built: pkg-config's files name their prefix,
-# so a cache directory that was moved must be built again, not used.
+# Complete, and where it was built: pkg-config's files name their prefix
+# (or its lib and include folders), so a cache directory that was moved
+# must be built again, not used. (No grep -q: its early exit could end the
+# first grep by SIGPIPE, which pipefail reads as a mismatch found.)
 usable() {
   [ -f "$deps/.complete" ] || return 1
   local pc
   for pc in "$deps"/lib/pkgconfig/*.pc; do
-    grep -qxF "prefix=$deps" "$pc" || return 1
+    if grep -oE "[^[:space:]=]*/macos-deps-$key" "$pc" |
+      grep -vxF "$deps" >/dev/null; then
+      return 1
+    fi
   done
 }
 if ! usable; then
