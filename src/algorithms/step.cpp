@@ -81,6 +81,58 @@ void writeSlot(Step& s, std::byte* slot, const std::byte* source,
                                                              start));
 }
 
+[[noreturn]] void throwSplitElement(const Step& s, size_t len,
+                                    size_t elementBytes) {
+  throw error(mclInternalError,
+              "%s #%llu: a piece of %zu bytes splits a %zu-byte element "
+              "(a transport broke the whole-element rule)",
+              collectiveProse(s.kind),
+              static_cast<unsigned long long>(s.sequence), len, elementBytes);
+}
+
+// A fold whose result lands in the caller's `out` and also goes on to a
+// peer over a network transport (the seam of a ring all-reduce, a tree's
+// way up): made in `out` and sent from there, since the kernel copies it
+// anyway, instead of made in a slot and copied to `out` (one pass over
+// the result fewer: 5% of a 2-rank 1 MiB TCP all-reduce's cycles). Sound
+// because nothing writes those bytes of `out` again before they leave:
+// later steps of an all-reduce write only other blocks, or final values
+// that cannot arrive before this rank's share of them left, and the call
+// returns only once every send is flushed.
+bool foldsIntoOutAndSends(const Step& s) {
+  return s.sendTo != nullptr && s.recvFrom != nullptr && s.out != nullptr &&
+         s.local != nullptr && s.reduce && s.sendTo->sendsFromCallerMemory();
+}
+
+bool foldInOutAndSend(Step& s, size_t elementBytes) {
+  bool moved = false;
+  while (s.done < s.bytes) {
+    std::span<const std::byte> in = s.recvFrom->peekRecv();
+    if (in.empty()) break;
+    // A free slot to send from first: the fold is made once, not again
+    // when the send has to wait.
+    const std::span<std::byte> room =
+        s.sendTo->acquireSend(std::min(s.bytes - s.done, in.size()));
+    if (room.empty()) break;
+    const size_t len = room.size();
+    if (len % elementBytes != 0) throwSplitElement(s, len, elementBytes);
+    std::byte* out = s.out + s.done;
+    kernels::reduce(out, in.data(), s.local + s.done, len / elementBytes,
+                    s.type, s.op);
+    if (s.divide) kernels::divide(out, len / elementBytes, s.type, s.divisor);
+    if (s.sendTo->sendFrom(out, len) != len)
+      throw error(mclInternalError,
+                  "%s #%llu: a connection took less than the %zu bytes it "
+                  "had room for",
+                  collectiveProse(s.kind),
+                  static_cast<unsigned long long>(s.sequence), len);
+    s.recvFrom->releaseRecv(len);
+    s.done += len;
+    moved = true;
+  }
+  return moved;
+}
+
 }  // namespace
 
 bool progressStep(Step& s) {
@@ -105,6 +157,7 @@ bool progressStep(Step& s) {
     }
     return moved;
   }
+  if (foldsIntoOutAndSends(s)) return foldInOutAndSend(s, elementBytes);
   while (s.done < s.bytes) {
     size_t len = s.bytes - s.done;
     std::span<const std::byte> in;
@@ -120,12 +173,7 @@ bool progressStep(Step& s) {
       len = std::min(len, slot.size());
     }
     if ((s.reduce || s.divide) && len % elementBytes != 0)
-      throw error(mclInternalError,
-                  "%s #%llu: a piece of %zu bytes splits a %zu-byte element "
-                  "(a transport broke the whole-element rule)",
-                  collectiveProse(s.kind),
-                  static_cast<unsigned long long>(s.sequence), len,
-                  elementBytes);
+      throwSplitElement(s, len, elementBytes);
     const std::byte* local = s.local ? s.local + s.done : nullptr;
     std::byte* out = s.out ? s.out + s.done : nullptr;
     const std::byte* source = in.empty() ? local : in.data();
