@@ -18,6 +18,7 @@
 #include "common/options.h"
 #include "latency/latency_command.h"
 #include "params/params_command.h"
+#include "plan/plan_command.h"
 #include "pp/pp_command.h"
 #include "qualify/qualify_command.h"
 #include "report/report_command.h"
@@ -75,6 +76,8 @@ int runCommand(const Options& options, const RankSetup& setup) {
       return runTpRank(options, setup);
     case Command::Pp:
       return runPpRank(options, setup);
+    case Command::Plan:
+      return runPlanRank(options, setup);
     case Command::Params:  // runs before any rank starts
     case Command::Benchmark:
       break;
@@ -125,6 +128,8 @@ int run(int argc, char** argv) {
   const bool onlyParse = parseOnly != nullptr && *parseOnly == '1';
   if (options.command == Command::Params)
     return onlyParse ? kExitOk : printParams(options);
+  if (options.command == Command::Plan && !options.plan.fromPath.empty())
+    return onlyParse ? kExitOk : runPlanFromFile(options);
 
   int nranks = options.nranks;
   if (nranks == 0 && !launchedAsRank()) nranks = kDefaultLocalRanks;

@@ -19,6 +19,7 @@
 #include "common/run_metadata.h"
 #include "latency/latency_flags.h"
 #include "params/params_flags.h"
+#include "plan/plan_flags.h"
 #include "pp/pp_flags.h"
 #include "qualify/qualify_flags.h"
 #include "topo/topo_flags.h"
@@ -106,6 +107,11 @@ class CommandLine {
         add("pp", {Command::Pp}, "pipeline-parallel decoding: a token's trip");
     pp->group("Benchmarks");
     addPpFlags(pp, o_);
+    CLI::App* plan =
+        add("plan", {Command::Plan},
+            "the layouts a model can run in here, and their tokens/s");
+    plan->group("Benchmarks");
+    addPlanFlags(plan, o_);
     addLatencyFlags(add("latency", {Command::Latency},
                         "round trips per pair of ranks and transport"),
                     o_);
@@ -231,7 +237,7 @@ class CommandLine {
 
   std::string operationList() const {
     std::string list = collectiveNameList();
-    list += ", tp, pp, latency, qualify, topo, tune, params, report";
+    list += ", tp, pp, plan, latency, qualify, topo, tune, params, report";
     return list;
   }
 

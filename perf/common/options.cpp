@@ -4,12 +4,14 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <exception>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "bench/collective_bench.h"
+#include "plan/model_shape.h"
 
 namespace mcl::perf {
 
@@ -62,6 +64,24 @@ bool finishDecode(Options* o, std::string* error) {
   return finishDecodeShape(&o->decode, error);
 }
 
+// plan: the model is read now, so a wrong path or field fails before any
+// rank starts measuring.
+bool finishPlan(Options* o, std::string* error) {
+  try {
+    plan::loadModel(o->plan.model);
+  } catch (const std::exception& e) {
+    *error = std::string("plan: ") + e.what();
+    return false;
+  }
+  if (!o->plan.fromPath.empty() && !o->plan.savePath.empty()) {
+    *error =
+        "plan: --from reads a saved cluster and --save writes a "
+        "measured one: give one of them";
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool finishOptions(Options* o, std::string* error) {
@@ -69,6 +89,7 @@ bool finishOptions(Options* o, std::string* error) {
       !finishDecode(o, error))
     return false;
   if (o->command == Command::Tune && !finishTune(o, error)) return false;
+  if (o->command == Command::Plan && !finishPlan(o, error)) return false;
   if (o->command == Command::Latency && !finishLatency(o, error)) return false;
   if (o->command == Command::Qualify && !o->transport.empty() &&
       o->transport != "tcp" && o->transport != "rdma") {

@@ -13,6 +13,7 @@
 
 #include "bench/collective_bench.h"
 #include "common/decode_shape.h"
+#include "plan/plan_options.h"
 
 namespace mcl::perf {
 
@@ -21,7 +22,17 @@ namespace mcl::perf {
 // time round trips between every pair of ranks (`latency`), test every
 // cable and Mac (`qualify`), or time a decoded token's communication
 // (`tp`, tensor-parallel; `pp`, pipeline-parallel).
-enum class Command { Benchmark, Topo, Tune, Params, Latency, Qualify, Tp, Pp };
+enum class Command {
+  Benchmark,
+  Topo,
+  Tune,
+  Params,
+  Latency,
+  Qualify,
+  Tp,
+  Pp,
+  Plan
+};
 
 struct Options {
   Command command = Command::Benchmark;
@@ -70,6 +81,7 @@ struct Options {
   bool itersGiven = false;     // -n on the command line
   bool warmupGiven = false;    // -w on the command line
   DecodeShape decode;          // tp and pp: the model, batch and type
+  plan::PlanOptions plan;      // plan: the model and what to plan for
   std::vector<std::string> commandLine;
 };
 

@@ -1,0 +1,135 @@
+#include "plan/cluster_figures.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace mcl::perf::plan {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr int kFormat = 1;
+
+json curveJson(const CostCurve& c) {
+  return json{{"bytes", c.bytes}, {"us", c.us}};
+}
+
+[[noreturn]] void fail(const std::string& source, const std::string& what) {
+  throw std::runtime_error(source + ": " + what);
+}
+
+double positive(const json& j, const char* key, const std::string& source,
+                const std::string& where) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number() || it->get<double>() < 0)
+    fail(source, where + " needs \"" + key + "\", a number >= 0");
+  return it->get<double>();
+}
+
+CostCurve curveFrom(const json& j, const std::string& source,
+                    const std::string& where) {
+  CostCurve c;
+  try {
+    c.bytes = j.at("bytes").get<std::vector<double>>();
+    c.us = j.at("us").get<std::vector<double>>();
+  } catch (const json::exception&) {
+    fail(source, where + " needs \"bytes\" and \"us\", lists of numbers");
+  }
+  if (c.bytes.empty() || c.bytes.size() != c.us.size())
+    fail(source,
+         where + ": \"bytes\" and \"us\" differ in length or are empty");
+  for (size_t i = 1; i < c.bytes.size(); ++i)
+    if (c.bytes[i] <= c.bytes[i - 1])
+      fail(source, where + ": \"bytes\" must grow");
+  return c;
+}
+
+}  // namespace
+
+double CostCurve::at(double messageBytes) const {
+  if (bytes.empty()) return 0;
+  if (bytes.size() == 1) return us[0];
+  // The segment the size falls in, or the first or last one beyond them.
+  size_t i = 1;
+  while (i + 1 < bytes.size() && messageBytes > bytes[i]) ++i;
+  const double slope = (us[i] - us[i - 1]) / (bytes[i] - bytes[i - 1]);
+  const double v = us[i - 1] + slope * (messageBytes - bytes[i - 1]);
+  // Below the smallest size a message costs no less than the smallest.
+  return messageBytes < bytes[0] ? us[0] : std::max(v, 0.0);
+}
+
+std::string figuresToJson(const ClusterFigures& f) {
+  json ranks = json::array();
+  for (const RankFigures& r : f.ranks)
+    ranks.push_back({{"rank", r.rank},
+                     {"host", r.host},
+                     {"memory_bytes", r.memoryBytes},
+                     {"free_bytes", r.freeBytes},
+                     {"weight_bytes_per_s", r.weightBytesPerS},
+                     {"flops_per_s", r.flopsPerS},
+                     {"rate_source", r.rateSource}});
+  json allReduce = json::array();
+  for (const CostCurve& c : f.allReduce) allReduce.push_back(curveJson(c));
+  json doc{{"mcl_plan_cluster", kFormat},
+           {"transport", f.transport},
+           {"ranks", ranks},
+           {"allreduce", allReduce},
+           {"hop", curveJson(f.hop)}};
+  return doc.dump(2) + "\n";
+}
+
+ClusterFigures figuresFromJson(const std::string& text,
+                               const std::string& source) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::exception& e) {
+    fail(source, std::string("not JSON: ") + e.what());
+  }
+  if (!doc.is_object() || doc.value("mcl_plan_cluster", 0) != kFormat)
+    fail(source,
+         "not a cluster saved by `mcl-perf plan --save` (no "
+         "\"mcl_plan_cluster\": 1)");
+  ClusterFigures f;
+  f.transport = doc.value("transport", "");
+  if (!doc.contains("ranks") || !doc["ranks"].is_array() ||
+      doc["ranks"].empty())
+    fail(source, "\"ranks\" must be a list of at least one rank");
+  for (const json& r : doc["ranks"]) {
+    const std::string where =
+        "rank " + std::to_string(f.ranks.size()) + " of \"ranks\"";
+    RankFigures rf;
+    rf.rank = static_cast<int>(f.ranks.size());
+    rf.host = r.value("host", "");
+    rf.memoryBytes = positive(r, "memory_bytes", source, where);
+    rf.freeBytes = positive(r, "free_bytes", source, where);
+    rf.weightBytesPerS = positive(r, "weight_bytes_per_s", source, where);
+    rf.flopsPerS = positive(r, "flops_per_s", source, where);
+    if (rf.weightBytesPerS <= 0 || rf.flopsPerS <= 0)
+      fail(source, where + ": the rates must be above 0");
+    rf.rateSource = r.value("rate_source", "");
+    f.ranks.push_back(rf);
+  }
+  const size_t n = f.ranks.size();
+  if (n > 1) {
+    if (!doc.contains("allreduce") || !doc["allreduce"].is_array() ||
+        doc["allreduce"].size() != n - 1)
+      fail(source, "\"allreduce\" must hold one curve per group size 2.." +
+                       std::to_string(n));
+    for (size_t t = 0; t + 1 < n; ++t)
+      f.allReduce.push_back(
+          curveFrom(doc["allreduce"][t], source,
+                    "\"allreduce\" over " + std::to_string(t + 2) + " ranks"));
+    if (!doc.contains("hop")) fail(source, "\"hop\" is missing");
+    f.hop = curveFrom(doc["hop"], source, "\"hop\"");
+  }
+  return f;
+}
+
+}  // namespace mcl::perf::plan

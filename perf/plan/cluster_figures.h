@@ -1,0 +1,51 @@
+// What `mcl-perf plan` knows of a cluster: each rank's host, memory and
+// speed, and the measured cost of the messages a sharded model sends. The
+// running job measures them (plan_command.cpp); `--save FILE` writes them
+// and `--from FILE` plans from them offline.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace mcl::perf::plan {
+
+struct RankFigures {
+  int rank = 0;
+  std::string host;
+  // The host's memory, and what is free of it, divided among the ranks on
+  // that host (two ranks on one machine share it).
+  double memoryBytes = 0;
+  double freeBytes = 0;
+  // Bytes of weights the decode kernel streams per second (out of the
+  // caches), and its multiply-adds x 2 per second on a batch (in cache).
+  double weightBytesPerS = 0;
+  double flopsPerS = 0;
+  std::string rateSource;  // "measured", "quoted: Apple M3 Ultra", "--mem-bw"
+};
+
+// A message's cost at a few sizes (microseconds), measured; between them
+// and past them by linear interpolation and extrapolation.
+struct CostCurve {
+  std::vector<double> bytes;
+  std::vector<double> us;
+  double at(double messageBytes) const;
+};
+
+struct ClusterFigures {
+  std::string transport;  // what the links were measured on
+  // In planning order (fastest weight rate first): layouts use the first
+  // k ranks, tensor-parallel groups of consecutive ranks.
+  std::vector<RankFigures> ranks;
+  // allReduce[t - 2]: an all-reduce over the first t ranks, t = 2..n.
+  std::vector<CostCurve> allReduce;
+  // One point-to-point message between neighbouring ranks (half a round
+  // trip): a pipeline stage's hop.
+  CostCurve hop;
+};
+
+std::string figuresToJson(const ClusterFigures& f);
+// Throws std::runtime_error naming `source` and the field at fault.
+ClusterFigures figuresFromJson(const std::string& text,
+                               const std::string& source);
+
+}  // namespace mcl::perf::plan

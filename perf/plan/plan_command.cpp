@@ -1,0 +1,289 @@
+#include "plan/plan_command.h"
+
+#include <mcl/mcl.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <numeric>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "common/join.h"
+#include "common/mcl_error.h"
+#include "plan/cluster_figures.h"
+#include "plan/host_resources.h"
+#include "plan/layouts.h"
+#include "plan/plan_report.h"
+#include "plan/weight_rate.h"
+
+namespace mcl::perf {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The messages timed: from a decode step's (a few KiB) to a prefill
+// chunk's (megabytes); other sizes are interpolated.
+constexpr size_t kMessageBytes[] = {2 << 10, 16 << 10, 128 << 10, 1 << 20,
+                                    8 << 20};
+constexpr size_t kLargestMessage = 8 << 20;
+// Calls per size: enough for a stable median, few enough for 15 s on 4
+// ranks over TCP.
+int callsFor(size_t bytes) { return bytes <= (128 << 10) ? 60 : 8; }
+constexpr int kWarmupCalls = 3;
+
+// One rank's figures on the wire (mclAllGather of bytes).
+struct RankWire {
+  char host[64];
+  char chip[64];
+  double memoryBytes;
+  double freeBytes;
+  double weightBytesPerS;
+  double flopsPerS;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+plan::PlanInputs inputsOf(const Options& o) {
+  plan::PlanInputs in;
+  in.bits = o.plan.bits;
+  in.groupSize = o.plan.groupSize;
+  in.context = o.plan.context;
+  in.prompt = o.plan.prompt;
+  in.batch = o.plan.batch;
+  return in;
+}
+
+// Prints the plan (rank 0 or --from); false when the model cannot be read.
+int printPlan(const Options& o, const plan::ClusterFigures& cluster) {
+  plan::ModelShape model;
+  try {
+    model = plan::loadModel(o.plan.model);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mcl-perf plan: %s\n", e.what());
+    return kExitUsage;
+  }
+  const plan::PlanInputs in = inputsOf(o);
+  const std::vector<plan::Layout> layouts =
+      plan::planLayouts(model, cluster, in);
+  const std::string text = o.plan.json
+                               ? plan::planJson(model, cluster, in, layouts)
+                               : plan::planTable(model, cluster, in, layouts);
+  std::fputs(text.c_str(), stdout);
+  return kExitOk;
+}
+
+// The figures of every rank, in planning order: the fastest decoders
+// first (rates within a tenth of each other count as equal and keep their
+// rank order, so noise does not reorder alike Macs).
+std::vector<plan::RankFigures> gatherRanks(const Options& o, mclComm_t comm,
+                                           int rank, int nranks) {
+  const plan::HostResources host = plan::readHostResources();
+  checkMcl(rank, "mclBarrier", mclBarrier(comm, nullptr), comm);
+  const plan::KernelRates rates = plan::measureKernelRates();
+  RankWire mine{};
+  std::snprintf(mine.host, sizeof mine.host, "%s", host.host.c_str());
+  std::snprintf(mine.chip, sizeof mine.chip, "%s", host.chip.c_str());
+  mine.memoryBytes = host.memoryBytes;
+  mine.freeBytes = host.freeBytes;
+  mine.weightBytesPerS = rates.weightBytesPerS;
+  mine.flopsPerS = rates.flopsPerS;
+  std::vector<RankWire> all(static_cast<size_t>(nranks));
+  checkMcl(
+      rank, "mclAllGather",
+      mclAllGather(&mine, all.data(), sizeof mine, mclUint8, comm, nullptr),
+      comm);
+  std::vector<plan::RankFigures> ranks;
+  for (int r = 0; r < nranks; ++r) {
+    const RankWire& w = all[r];
+    const std::string name(w.host, strnlen(w.host, sizeof w.host));
+    // Ranks on one machine share its memory.
+    const auto sharing = std::count_if(all.begin(), all.end(), [&](auto& x) {
+      return name == std::string(x.host, strnlen(x.host, sizeof x.host));
+    });
+    plan::RankFigures f;
+    f.rank = r;
+    f.host = name;
+    f.memoryBytes = w.memoryBytes / double(sharing);
+    f.freeBytes = w.freeBytes / double(sharing);
+    f.weightBytesPerS = w.weightBytesPerS;
+    f.flopsPerS = w.flopsPerS;
+    f.rateSource = "measured";
+    const std::string chip(w.chip, strnlen(w.chip, sizeof w.chip));
+    if (const double quoted = plan::quotedMemoryBandwidth(chip); quoted > 0) {
+      f.weightBytesPerS = quoted / double(sharing);
+      f.rateSource = "quoted: " + chip;
+    }
+    if (o.plan.memBwGBps > 0) {
+      f.weightBytesPerS = o.plan.memBwGBps * 1e9;
+      f.rateSource = "--mem-bw";
+    }
+    if (o.plan.tflops > 0) f.flopsPerS = o.plan.tflops * 1e12;
+    ranks.push_back(f);
+  }
+  auto bucket = [](double rate) {
+    return std::floor(std::log(std::max(rate, 1.0)) / std::log(1.1));
+  };
+  std::stable_sort(ranks.begin(), ranks.end(), [&](const auto& a, auto& b) {
+    return bucket(a.weightBytesPerS) > bucket(b.weightBytesPerS);
+  });
+  return ranks;
+}
+
+// Median microseconds of an all-reduce of each size over the first t ranks
+// in planning order (position < t); the others wait. Every rank returns
+// the same curve.
+plan::CostCurve measureAllReduce(mclComm_t comm, int rank, int position, int t,
+                                 std::vector<char>& buffer) {
+  mclComm_t group = nullptr;
+  checkMcl(rank, "mclCommSplit",
+           mclCommSplit(comm, position < t ? 0 : MCL_SPLIT_NOCOLOR, position,
+                        &group, nullptr),
+           comm);
+  std::vector<double> us(std::size(kMessageBytes), 0.0);
+  if (group != nullptr) {
+    for (size_t i = 0; i < std::size(kMessageBytes); ++i) {
+      const size_t count = kMessageBytes[i] / 2;
+      std::vector<double> calls;
+      for (int k = 0; k < kWarmupCalls + callsFor(kMessageBytes[i]); ++k) {
+        const Clock::time_point start = Clock::now();
+        checkMcl(rank, "mclAllReduce",
+                 mclAllReduce(buffer.data(), buffer.data(), count, mclBfloat16,
+                              mclSum, group, nullptr),
+                 group);
+        const std::chrono::duration<double, std::micro> took =
+            Clock::now() - start;
+        if (k >= kWarmupCalls) calls.push_back(took.count());
+      }
+      us[i] = median(calls);
+    }
+    checkMcl(rank, "mclCommDestroy", mclCommDestroy(group), nullptr);
+  }
+  // The group's first rank speaks for it.
+  if (position != 0) std::fill(us.begin(), us.end(), 0.0);
+  checkMcl(rank, "mclAllReduce",
+           mclAllReduce(us.data(), us.data(), us.size(), mclFloat64, mclSum,
+                        comm, nullptr),
+           comm);
+  plan::CostCurve curve;
+  for (size_t i = 0; i < us.size(); ++i) {
+    curve.bytes.push_back(double(kMessageBytes[i]));
+    curve.us.push_back(us[i]);
+  }
+  return curve;
+}
+
+// Half the median round trip of each size between the first two ranks in
+// planning order: one pipeline hop.
+plan::CostCurve measureHop(mclComm_t comm, int rank, int position,
+                           const std::vector<plan::RankFigures>& order,
+                           std::vector<char>& buffer) {
+  std::vector<double> us(std::size(kMessageBytes), 0.0);
+  if (position < 2) {
+    const int peer = order[1 - position].rank;
+    for (size_t i = 0; i < std::size(kMessageBytes); ++i) {
+      const size_t bytes = kMessageBytes[i];
+      std::vector<double> trips;
+      for (int k = 0; k < kWarmupCalls + callsFor(bytes); ++k) {
+        const Clock::time_point start = Clock::now();
+        if (position == 0) {
+          checkMcl(rank, "mclSend",
+                   mclSend(buffer.data(), bytes, mclUint8, peer, comm, nullptr),
+                   comm);
+          checkMcl(rank, "mclRecv",
+                   mclRecv(buffer.data(), bytes, mclUint8, peer, comm, nullptr),
+                   comm);
+        } else {
+          checkMcl(rank, "mclRecv",
+                   mclRecv(buffer.data(), bytes, mclUint8, peer, comm, nullptr),
+                   comm);
+          checkMcl(rank, "mclSend",
+                   mclSend(buffer.data(), bytes, mclUint8, peer, comm, nullptr),
+                   comm);
+        }
+        const std::chrono::duration<double, std::micro> took =
+            Clock::now() - start;
+        if (k >= kWarmupCalls) trips.push_back(took.count());
+      }
+      us[i] = position == 0 ? median(trips) / 2 : 0;
+    }
+  }
+  checkMcl(rank, "mclAllReduce",
+           mclAllReduce(us.data(), us.data(), us.size(), mclFloat64, mclSum,
+                        comm, nullptr),
+           comm);
+  plan::CostCurve curve;
+  for (size_t i = 0; i < us.size(); ++i) {
+    curve.bytes.push_back(double(kMessageBytes[i]));
+    curve.us.push_back(us[i]);
+  }
+  return curve;
+}
+
+bool saveFigures(const std::string& path, const plan::ClusterFigures& f) {
+  std::ofstream out(path);
+  out << plan::figuresToJson(f);
+  out.close();
+  if (out) return true;
+  std::fprintf(stderr, "mcl-perf plan: cannot write --save %s: %s\n",
+               path.c_str(), std::strerror(errno));
+  return false;
+}
+
+}  // namespace
+
+int runPlanRank(const Options& options, const RankSetup& given) {
+  RankSetup setup = given;
+  mclComm_t comm = joinCommunicator(options, &setup);
+  const int rank = setup.rank;
+  const int nranks = setup.nranks;
+  plan::ClusterFigures cluster;
+  cluster.transport = transportsOfRank(comm, rank, transportName(options));
+  cluster.ranks = gatherRanks(options, comm, rank, nranks);
+  int position = 0;
+  for (int i = 0; i < nranks; ++i)
+    if (cluster.ranks[i].rank == rank) position = i;
+  std::vector<char> buffer(kLargestMessage, 0);
+  for (int t = 2; t <= nranks; ++t)
+    cluster.allReduce.push_back(
+        measureAllReduce(comm, rank, position, t, buffer));
+  if (nranks > 1)
+    cluster.hop = measureHop(comm, rank, position, cluster.ranks, buffer);
+  checkMcl(rank, "mclCommDestroy", mclCommDestroy(comm), nullptr);
+  if (rank != 0) return kExitOk;
+  if (!options.plan.savePath.empty() &&
+      !saveFigures(options.plan.savePath, cluster))
+    return kExitFailure;
+  return printPlan(options, cluster);
+}
+
+int runPlanFromFile(const Options& options) {
+  std::ifstream file(options.plan.fromPath);
+  if (!file) {
+    std::fprintf(stderr, "mcl-perf plan: cannot read --from %s: %s\n",
+                 options.plan.fromPath.c_str(), std::strerror(errno));
+    return kExitUsage;
+  }
+  std::stringstream text;
+  text << file.rdbuf();
+  plan::ClusterFigures cluster;
+  try {
+    cluster = plan::figuresFromJson(text.str(), options.plan.fromPath);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mcl-perf plan: %s\n", e.what());
+    return kExitUsage;
+  }
+  return printPlan(options, cluster);
+}
+
+}  // namespace mcl::perf
