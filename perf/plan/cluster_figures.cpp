@@ -64,6 +64,14 @@ double CostCurve::at(double messageBytes) const {
   return messageBytes < bytes[0] ? us[0] : std::max(v, 0.0);
 }
 
+double weightRateWith(const RankFigures& r, int busy) {
+  if (r.ranksOnHost <= 1 || busy <= 1) return r.weightBytesPerSAlone;
+  if (busy >= r.ranksOnHost) return r.weightBytesPerS;
+  const double share = double(busy - 1) / double(r.ranksOnHost - 1);
+  return r.weightBytesPerSAlone +
+         share * (r.weightBytesPerS - r.weightBytesPerSAlone);
+}
+
 std::string figuresToJson(const ClusterFigures& f) {
   json ranks = json::array();
   for (const RankFigures& r : f.ranks)
@@ -72,6 +80,8 @@ std::string figuresToJson(const ClusterFigures& f) {
                      {"memory_bytes", r.memoryBytes},
                      {"free_bytes", r.freeBytes},
                      {"weight_bytes_per_s", r.weightBytesPerS},
+                     {"weight_bytes_per_s_alone", r.weightBytesPerSAlone},
+                     {"ranks_on_host", r.ranksOnHost},
                      {"flops_per_s", r.flopsPerS},
                      {"rate_source", r.rateSource}});
   json allReduce = json::array();
@@ -110,8 +120,15 @@ ClusterFigures figuresFromJson(const std::string& text,
     rf.memoryBytes = positive(r, "memory_bytes", source, where);
     rf.freeBytes = positive(r, "free_bytes", source, where);
     rf.weightBytesPerS = positive(r, "weight_bytes_per_s", source, where);
+    rf.weightBytesPerSAlone =
+        r.contains("weight_bytes_per_s_alone")
+            ? positive(r, "weight_bytes_per_s_alone", source, where)
+            : rf.weightBytesPerS;
+    rf.ranksOnHost = r.value("ranks_on_host", 1);
+    if (rf.ranksOnHost < 1) fail(source, where + ": \"ranks_on_host\" below 1");
     rf.flopsPerS = positive(r, "flops_per_s", source, where);
-    if (rf.weightBytesPerS <= 0 || rf.flopsPerS <= 0)
+    if (rf.weightBytesPerS <= 0 || rf.weightBytesPerSAlone <= 0 ||
+        rf.flopsPerS <= 0)
       fail(source, where + ": the rates must be above 0");
     rf.rateSource = r.value("rate_source", "");
     f.ranks.push_back(rf);

@@ -17,9 +17,13 @@ struct RankFigures {
   double memoryBytes = 0;
   double freeBytes = 0;
   // Bytes of weights the decode kernel streams per second (out of the
-  // caches), and its multiply-adds x 2 per second on a batch (in cache).
+  // caches) with every rank of its host decoding at once, and with this
+  // rank alone (pipeline stages take turns); its multiply-adds x 2 per
+  // second on a batch (in cache).
   double weightBytesPerS = 0;
+  double weightBytesPerSAlone = 0;
   double flopsPerS = 0;
+  int ranksOnHost = 1;
   std::string rateSource;  // "measured", "quoted: Apple M3 Ultra", "--mem-bw"
 };
 
@@ -42,6 +46,10 @@ struct ClusterFigures {
   // trip): a pipeline stage's hop.
   CostCurve hop;
 };
+
+// The rank's weight rate while `busy` ranks of its host (itself included)
+// decode at once: between the rate alone and the rate with all of them.
+double weightRateWith(const RankFigures& r, int busy);
 
 std::string figuresToJson(const ClusterFigures& f);
 // Throws std::runtime_error naming `source` and the field at fault.

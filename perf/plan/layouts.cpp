@@ -39,6 +39,16 @@ std::string tpRefusal(const ModelShape& m, int t) {
   return "";
 }
 
+// The weight rate of rank r of stage s while the stage decodes: its
+// ranks on the same host decode at once and share that host's bandwidth
+// (the other stages wait their turn).
+double stageRate(const ClusterFigures& c, int tp, int s, int r) {
+  const RankFigures& f = c.ranks[s * tp + r];
+  int busy = 0;
+  for (int k = 0; k < tp; ++k) busy += c.ranks[s * tp + k].host == f.host;
+  return weightRateWith(f, busy);
+}
+
 // Layers per stage, in proportion to each stage's speed (the slowest rank
 // of its tensor-parallel group, times the group), the earlier stages taking
 // what rounding leaves over: equal stages split evenly, earlier first.
@@ -47,9 +57,9 @@ std::vector<int> splitLayers(const ModelShape& m, const ClusterFigures& c,
   std::vector<double> speed(pp);
   double total = 0;
   for (int s = 0; s < pp; ++s) {
-    double slowest = c.ranks[s * tp].weightBytesPerS;
+    double slowest = stageRate(c, tp, s, 0);
     for (int k = 1; k < tp; ++k)
-      slowest = std::min(slowest, c.ranks[s * tp + k].weightBytesPerS);
+      slowest = std::min(slowest, stageRate(c, tp, s, k));
     speed[s] = slowest;
     total += slowest;
   }
@@ -175,7 +185,7 @@ void predict(Layout& l, const Costs& k, const ClusterFigures& c,
       u.kvBytes = kvPerToken * in.context * in.batch;
       u.freeBytes = freeShare[s * tp + r];
       u.readBytesPerStep = read;
-      u.computeS = std::max(read / f.weightBytesPerS, flops / f.flopsPerS);
+      u.computeS = std::max(read / stageRate(c, tp, s, r), flops / f.flopsPerS);
       stageUs = std::max(stageUs, u.computeS * 1e6);
       if (l.fits && u.weightBytes + u.kvBytes > u.freeBytes) {
         l.fits = false;
@@ -226,9 +236,9 @@ void predictPrefill(Layout& l, const Costs& k, const ClusterFigures& c) {
       double stage = 0;
       for (int r = 0; r < l.tp; ++r) {
         const RankFigures& f = c.ranks[s * l.tp + r];
-        stage = std::max(
-            stage,
-            std::max(read / f.weightBytesPerS, flops / f.flopsPerS) * 1e6);
+        stage = std::max(stage, std::max(read / stageRate(c, l.tp, s, r),
+                                         flops / f.flopsPerS) *
+                                    1e6);
       }
       us +=
           stage + layers * kAllReducesPerLayer * allReduceUs(c, l.tp, message);

@@ -46,6 +46,7 @@ struct RankWire {
   double memoryBytes;
   double freeBytes;
   double weightBytesPerS;
+  double weightBytesPerSAlone;
   double flopsPerS;
 };
 
@@ -84,20 +85,24 @@ int printPlan(const Options& o, const plan::ClusterFigures& cluster) {
 }
 
 // The figures of every rank, in planning order: the fastest decoders
-// first (rates within a tenth of each other count as equal and keep their
-// rank order, so noise does not reorder alike Macs).
+// first (those within 10% of the fastest keep their rank order, so noise
+// does not reorder alike Macs).
 std::vector<plan::RankFigures> gatherRanks(const Options& o, mclComm_t comm,
                                            int rank, int nranks) {
   const plan::HostResources host = plan::readHostResources();
-  checkMcl(rank, "mclBarrier", mclBarrier(comm, nullptr), comm);
-  const plan::KernelRates rates = plan::measureKernelRates();
   RankWire mine{};
+  // Alone, each rank in turn; then every rank at once.
+  for (int r = 0; r < nranks; ++r) {
+    checkMcl(rank, "mclBarrier", mclBarrier(comm, nullptr), comm);
+    if (r == rank) mine.weightBytesPerSAlone = plan::measureWeightRate();
+  }
+  checkMcl(rank, "mclBarrier", mclBarrier(comm, nullptr), comm);
+  mine.weightBytesPerS = plan::measureWeightRate();
+  mine.flopsPerS = plan::measureFlopsRate();
   std::snprintf(mine.host, sizeof mine.host, "%s", host.host.c_str());
   std::snprintf(mine.chip, sizeof mine.chip, "%s", host.chip.c_str());
   mine.memoryBytes = host.memoryBytes;
   mine.freeBytes = host.freeBytes;
-  mine.weightBytesPerS = rates.weightBytesPerS;
-  mine.flopsPerS = rates.flopsPerS;
   std::vector<RankWire> all(static_cast<size_t>(nranks));
   checkMcl(
       rank, "mclAllGather",
@@ -116,27 +121,37 @@ std::vector<plan::RankFigures> gatherRanks(const Options& o, mclComm_t comm,
     f.host = name;
     f.memoryBytes = w.memoryBytes / double(sharing);
     f.freeBytes = w.freeBytes / double(sharing);
+    f.ranksOnHost = static_cast<int>(sharing);
     f.weightBytesPerS = w.weightBytesPerS;
+    f.weightBytesPerSAlone = w.weightBytesPerSAlone;
     f.flopsPerS = w.flopsPerS;
     f.rateSource = "measured";
     const std::string chip(w.chip, strnlen(w.chip, sizeof w.chip));
     if (const double quoted = plan::quotedMemoryBandwidth(chip); quoted > 0) {
+      f.weightBytesPerSAlone = quoted;
       f.weightBytesPerS = quoted / double(sharing);
       f.rateSource = "quoted: " + chip;
     }
     if (o.plan.memBwGBps > 0) {
-      f.weightBytesPerS = o.plan.memBwGBps * 1e9;
+      f.weightBytesPerSAlone = o.plan.memBwGBps * 1e9;
+      f.weightBytesPerS = f.weightBytesPerSAlone / double(sharing);
       f.rateSource = "--mem-bw";
     }
     if (o.plan.tflops > 0) f.flopsPerS = o.plan.tflops * 1e12;
     ranks.push_back(f);
   }
-  auto bucket = [](double rate) {
-    return std::floor(std::log(std::max(rate, 1.0)) / std::log(1.1));
+  // Steps of 10% below the fastest: ranks within 10% of it keep their
+  // order, whatever the noise.
+  double fastest = 0;
+  for (const plan::RankFigures& f : ranks)
+    fastest = std::max(fastest, f.weightBytesPerSAlone);
+  auto step = [fastest](const plan::RankFigures& f) {
+    return std::floor(std::log(fastest / f.weightBytesPerSAlone) /
+                      std::log(1.1));
   };
-  std::stable_sort(ranks.begin(), ranks.end(), [&](const auto& a, auto& b) {
-    return bucket(a.weightBytesPerS) > bucket(b.weightBytesPerS);
-  });
+  std::stable_sort(
+      ranks.begin(), ranks.end(),
+      [&](const auto& a, const auto& b) { return step(a) < step(b); });
   return ranks;
 }
 

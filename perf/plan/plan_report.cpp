@@ -91,8 +91,13 @@ std::string planTable(const ModelShape& m, const ClusterFigures& c,
     out += "#   rank " + std::to_string(r.rank) + " " + r.host + ": " +
            fixed(r.freeBytes / 1e9, 1) + " GB free of " +
            fixed(r.memoryBytes / 1e9, 1) + " GB, weights at " +
-           fixed(r.weightBytesPerS / 1e9, 1) + " GB/s (" + r.rateSource +
-           "), " + fixed(r.flopsPerS / 1e9, 0) + " GFLOPS\n";
+           fixed(r.weightBytesPerSAlone / 1e9, 1) + " GB/s" +
+           (r.ranksOnHost > 1 ? " alone, " + fixed(r.weightBytesPerS / 1e9, 1) +
+                                    " with its host's " +
+                                    std::to_string(r.ranksOnHost) + " ranks"
+                              : std::string()) +
+           " (" + r.rateSource + "), " + fixed(r.flopsPerS / 1e9, 0) +
+           " GFLOPS\n";
   out +=
       "#  layout      fits  layers/stage  memory/rank GB  decode tok/s  "
       "prefill s  on links  hosts\n";

@@ -54,15 +54,16 @@ std::vector<uint16_t> weights(size_t rows) {
 
 }  // namespace
 
-KernelRates measureKernelRates() {
-  KernelRates r;
+double measureWeightRate() {
   const std::vector<uint16_t> big = weights(kRowsOutOfCache);
-  r.weightBytesPerS = double(big.size() * sizeof(uint16_t)) /
-                      bestSeconds(big, kRowsOutOfCache, 1);
+  return double(big.size() * sizeof(uint16_t)) /
+         bestSeconds(big, kRowsOutOfCache, 1);
+}
+
+double measureFlopsRate() {
   const std::vector<uint16_t> small = weights(kRowsInCache);
-  r.flopsPerS = 2.0 * double(kRowsInCache * kColumns * kBatch) /
-                bestSeconds(small, kRowsInCache, kBatch);
-  return r;
+  return 2.0 * double(kRowsInCache * kColumns * kBatch) /
+         bestSeconds(small, kRowsInCache, kBatch);
 }
 
 }  // namespace mcl::perf::plan
