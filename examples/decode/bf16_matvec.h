@@ -33,8 +33,8 @@ inline uint16_t floatToBf16(float f) {
 // vector of the batch: the weights are read once per call whatever the
 // batch, as a batched decode step reads them. Every loop is elementwise,
 // so compilers vectorize it without reassociating sums.
-inline void matvecBf16(const uint16_t* w, const float* x, float* y,
-                       size_t in, size_t out, size_t batch, float* row) {
+inline void matvecBf16(const uint16_t* w, const float* x, float* y, size_t in,
+                       size_t out, size_t batch, float* row) {
   for (size_t j = 0; j < in; ++j) {
     const uint16_t* wj = w + j * out;
     for (size_t o = 0; o < out; ++o) row[o] = bf16ToFloat(wj[o]);
