@@ -64,7 +64,11 @@ double CostCurve::at(double messageBytes) const {
   return messageBytes < bytes[0] ? us[0] : std::max(v, 0.0);
 }
 
-double weightRateWith(const RankFigures& r, int busy) {
+double weightRateIn(const RankFigures& r, int tp, int busy) {
+  if (tp == 1) return r.weightBytesPerSAlone;
+  if (static_cast<size_t>(tp) <= r.weightBytesPerSByTp.size() &&
+      r.weightBytesPerSByTp[tp - 1] > 0)
+    return r.weightBytesPerSByTp[tp - 1];
   if (r.ranksOnHost <= 1 || busy <= 1) return r.weightBytesPerSAlone;
   if (busy >= r.ranksOnHost) return r.weightBytesPerS;
   const double share = double(busy - 1) / double(r.ranksOnHost - 1);
@@ -81,6 +85,7 @@ std::string figuresToJson(const ClusterFigures& f) {
                      {"free_bytes", r.freeBytes},
                      {"weight_bytes_per_s", r.weightBytesPerS},
                      {"weight_bytes_per_s_alone", r.weightBytesPerSAlone},
+                     {"weight_bytes_per_s_by_tp", r.weightBytesPerSByTp},
                      {"ranks_on_host", r.ranksOnHost},
                      {"flops_per_s", r.flopsPerS},
                      {"rate_source", r.rateSource}});
@@ -124,6 +129,17 @@ ClusterFigures figuresFromJson(const std::string& text,
         r.contains("weight_bytes_per_s_alone")
             ? positive(r, "weight_bytes_per_s_alone", source, where)
             : rf.weightBytesPerS;
+    if (r.contains("weight_bytes_per_s_by_tp")) {
+      const json& byTp = r["weight_bytes_per_s_by_tp"];
+      if (!byTp.is_array())
+        fail(source, where + ": \"weight_bytes_per_s_by_tp\" is no list");
+      for (const json& v : byTp) {
+        if (!v.is_number() || v.get<double>() < 0)
+          fail(source,
+               where + ": \"weight_bytes_per_s_by_tp\" holds numbers >= 0");
+        rf.weightBytesPerSByTp.push_back(v.get<double>());
+      }
+    }
     rf.ranksOnHost = r.value("ranks_on_host", 1);
     if (rf.ranksOnHost < 1) fail(source, where + ": \"ranks_on_host\" below 1");
     rf.flopsPerS = positive(r, "flops_per_s", source, where);

@@ -22,6 +22,10 @@ struct RankFigures {
   // second on a batch (in cache).
   double weightBytesPerS = 0;
   double weightBytesPerSAlone = 0;
+  // With every rank at once, each over the matrices it holds in a
+  // tensor-parallel group of t (index t - 1; narrower matrices stream at
+  // another speed); empty or 0 where not measured.
+  std::vector<double> weightBytesPerSByTp;
   double flopsPerS = 0;
   int ranksOnHost = 1;
   std::string rateSource;  // "measured", "quoted: Apple M3 Ultra", "--mem-bw"
@@ -47,9 +51,11 @@ struct ClusterFigures {
   CostCurve hop;
 };
 
-// The rank's weight rate while `busy` ranks of its host (itself included)
-// decode at once: between the rate alone and the rate with all of them.
-double weightRateWith(const RankFigures& r, int busy);
+// The rank's weight rate in a tensor-parallel group of tp of which `busy`
+// ranks share its host (itself included) and decode at once: alone, the
+// rate measured alone; in a group, the one measured for that group size,
+// else between the rate alone and the rate with all of the host's ranks.
+double weightRateIn(const RankFigures& r, int tp, int busy);
 
 std::string figuresToJson(const ClusterFigures& f);
 // Throws std::runtime_error naming `source` and the field at fault.

@@ -46,7 +46,7 @@ double stageRate(const ClusterFigures& c, int tp, int s, int r) {
   const RankFigures& f = c.ranks[s * tp + r];
   int busy = 0;
   for (int k = 0; k < tp; ++k) busy += c.ranks[s * tp + k].host == f.host;
-  return weightRateWith(f, busy);
+  return weightRateIn(f, tp, busy);
 }
 
 // Layers per stage, in proportion to each stage's speed (the slowest rank

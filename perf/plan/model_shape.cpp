@@ -2,7 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -213,6 +215,47 @@ ParameterCounts countParameters(const ModelShape& m) {
             m.moeLayers() * (m.experts * c.expertPerLayer + c.sharedPerLayer) +
             c.embedding * (m.tiedEmbeddings ? 1 : 2);
   return c;
+}
+
+std::vector<MatrixUse> decodeMatrices(const ModelShape& m, int tp) {
+  std::vector<MatrixUse> uses;
+  auto add = [&](double rows, double columns, double count) {
+    if (columns >= 1 && count > 0)
+      uses.push_back({static_cast<size_t>(columns), rows * columns * count});
+  };
+  const double h = m.hidden;
+  const double heads = double(m.heads) / tp;
+  const int moeLayers = m.moeLayers();
+  const int denseLayers = m.layers - moeLayers;
+  if (m.latentAttention()) {
+    const double qk = m.nopeDim + m.ropeDim;
+    if (m.qLoraRank > 0) {
+      add(h, m.qLoraRank, m.layers);
+      add(m.qLoraRank, heads * qk, m.layers);
+    } else {
+      add(h, heads * qk, m.layers);
+    }
+    add(h, m.kvLoraRank + m.ropeDim, m.layers);
+    add(m.kvLoraRank, heads * (m.nopeDim + m.valueDim), m.layers);
+    add(heads * m.valueDim, h, m.layers);
+  } else {
+    const double kv = std::max(1, m.kvHeads / tp);
+    add(h, heads * m.headDim, m.layers);     // q
+    add(h, kv * m.headDim, 2.0 * m.layers);  // k, v
+    add(heads * m.headDim, h, m.layers);     // o
+  }
+  add(h, double(m.intermediate) / tp, 2.0 * denseLayers);  // gate, up
+  add(double(m.intermediate) / tp, h, denseLayers);        // down
+  if (m.moe()) {
+    const double chosen = double(m.expertsPerToken) * moeLayers;
+    add(h, double(m.expertIntermediate) / tp, 2 * chosen);
+    add(double(m.expertIntermediate) / tp, h, chosen);
+    add(h, double(m.sharedIntermediate) / tp, 2.0 * moeLayers);
+    add(double(m.sharedIntermediate) / tp, h, moeLayers);
+    add(h, m.experts, moeLayers);  // the router
+  }
+  add(h, double(m.vocab) / tp, 1);  // the head
+  return uses;
 }
 
 double kvElementsPerTokenLayer(const ModelShape& m, int kvHeadsHeld) {

@@ -64,6 +64,16 @@ std::vector<std::string> modelPresetNames();
 // the same on every rank).
 double kvElementsPerTokenLayer(const ModelShape& m, int kvHeadsHeld);
 
+// One kind of weight matrix a decode step multiplies by, on a rank of a
+// tensor-parallel group of tp: its width (the columns each of its rows
+// adds to) and how many of its weights one token reads, over all layers
+// (routed experts: those one token chooses).
+struct MatrixUse {
+  size_t columns = 0;
+  double weightsPerToken = 0;
+};
+std::vector<MatrixUse> decodeMatrices(const ModelShape& m, int tp);
+
 // Expected distinct routed experts one layer reads for a batch of
 // sequences, each choosing expertsPerToken of the experts (uniform
 // routing: the model's known error, docs/planning.md).

@@ -20,6 +20,7 @@
 #include "plan/cluster_figures.h"
 #include "plan/host_resources.h"
 #include "plan/layouts.h"
+#include "plan/model_shape.h"
 #include "plan/plan_report.h"
 #include "plan/weight_rate.h"
 
@@ -39,6 +40,10 @@ constexpr size_t kLargestMessage = 8 << 20;
 int callsFor(size_t bytes) { return bytes <= (128 << 10) ? 60 : 8; }
 constexpr int kWarmupCalls = 3;
 
+// Tensor-parallel groups whose rates are measured: up to 8 ranks (more
+// take the rate of all the host's ranks at once).
+constexpr int kMaxTpMeasured = 8;
+
 // One rank's figures on the wire (mclAllGather of bytes).
 struct RankWire {
   char host[64];
@@ -47,6 +52,7 @@ struct RankWire {
   double freeBytes;
   double weightBytesPerS;
   double weightBytesPerSAlone;
+  double weightBytesPerSByTp[kMaxTpMeasured];
   double flopsPerS;
 };
 
@@ -91,13 +97,22 @@ std::vector<plan::RankFigures> gatherRanks(const Options& o, mclComm_t comm,
                                            int rank, int nranks) {
   const plan::HostResources host = plan::readHostResources();
   RankWire mine{};
-  // Alone, each rank in turn; then every rank at once.
+  const plan::ModelShape model = plan::loadModel(o.plan.model);
+  // Alone, each rank in turn, over the whole model's matrices (one rank,
+  // pipeline stages); then every rank at once, over its share of them in
+  // each tensor-parallel group size.
   for (int r = 0; r < nranks; ++r) {
     checkMcl(rank, "mclBarrier", mclBarrier(comm, nullptr), comm);
-    if (r == rank) mine.weightBytesPerSAlone = plan::measureWeightRate();
+    if (r == rank)
+      mine.weightBytesPerSAlone =
+          plan::measureWeightRate(plan::decodeMatrices(model, 1));
   }
-  checkMcl(rank, "mclBarrier", mclBarrier(comm, nullptr), comm);
-  mine.weightBytesPerS = plan::measureWeightRate();
+  for (int t = 1; t <= std::min(nranks, kMaxTpMeasured); ++t) {
+    checkMcl(rank, "mclBarrier", mclBarrier(comm, nullptr), comm);
+    mine.weightBytesPerSByTp[t - 1] =
+        plan::measureWeightRate(plan::decodeMatrices(model, t));
+  }
+  mine.weightBytesPerS = mine.weightBytesPerSByTp[0];
   mine.flopsPerS = plan::measureFlopsRate();
   std::snprintf(mine.host, sizeof mine.host, "%s", host.host.c_str());
   std::snprintf(mine.chip, sizeof mine.chip, "%s", host.chip.c_str());
@@ -124,17 +139,22 @@ std::vector<plan::RankFigures> gatherRanks(const Options& o, mclComm_t comm,
     f.ranksOnHost = static_cast<int>(sharing);
     f.weightBytesPerS = w.weightBytesPerS;
     f.weightBytesPerSAlone = w.weightBytesPerSAlone;
+    f.weightBytesPerSByTp.assign(
+        w.weightBytesPerSByTp,
+        w.weightBytesPerSByTp + std::min(nranks, kMaxTpMeasured));
     f.flopsPerS = w.flopsPerS;
     f.rateSource = "measured";
     const std::string chip(w.chip, strnlen(w.chip, sizeof w.chip));
     if (const double quoted = plan::quotedMemoryBandwidth(chip); quoted > 0) {
       f.weightBytesPerSAlone = quoted;
       f.weightBytesPerS = quoted / double(sharing);
+      f.weightBytesPerSByTp.clear();
       f.rateSource = "quoted: " + chip;
     }
     if (o.plan.memBwGBps > 0) {
       f.weightBytesPerSAlone = o.plan.memBwGBps * 1e9;
       f.weightBytesPerS = f.weightBytesPerSAlone / double(sharing);
+      f.weightBytesPerSByTp.clear();
       f.rateSource = "--mem-bw";
     }
     if (o.plan.tflops > 0) f.flopsPerS = o.plan.tflops * 1e12;

@@ -8,10 +8,17 @@
 // they take turns (pipeline stages).
 #pragma once
 
+#include <vector>
+
+#include "plan/model_shape.h"
+
 namespace mcl::perf::plan {
 
-// Bytes of weights per second, out of the caches, batch 1.
-double measureWeightRate();
+// Bytes of weights per second, out of the caches, batch 1, over a model's
+// mix of matrices: each width timed on its own (the kernel's speed depends
+// on the width, hardly on the rows), weighted by the weights a token reads
+// at that width.
+double measureWeightRate(const std::vector<MatrixUse>& matrices);
 // Multiply-adds x 2 per second, weights in cache, a batch of 32.
 double measureFlopsRate();
 

@@ -1,0 +1,152 @@
+"""mcl-perf plan's predicted decode tokens/s against a real sharded decode
+(examples/decode: a Llama-shaped model with random bf16 weights, dense and
+mixture-of-experts) on the same ranks: every layout on 2 ranks (one rank,
+tensor-parallel 2, pipeline-parallel 2) within 30% of what it measured,
+and ranked in the order they measured, over shared memory on one host and
+over TCP between two network-namespace hosts.
+
+Needs root for the namespaces (skips otherwise) and MCL_PERF, with the
+decoder (sharded-decode) built beside it."""
+
+import json
+import os
+import statistics
+import subprocess
+
+import pytest
+
+from jobs import PERF, SECRET, cable_root
+from testbed import Testbed as Cluster
+
+DECODER = os.path.join(os.path.dirname(PERF), "sharded-decode")
+
+pytestmark = [
+    pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root"),
+    pytest.mark.skipif(not os.path.exists(DECODER),
+                       reason="sharded-decode not built"),
+]
+
+CONTEXT = 256
+# About 300 MB of bf16 weights: far past the caches, a decode step of tens
+# of milliseconds on one core of the CI VM.
+DENSE = {"num_hidden_layers": 8, "hidden_size": 1024,
+         "num_attention_heads": 16, "num_key_value_heads": 4,
+         "intermediate_size": 2816, "vocab_size": 32000}
+MOE = dict(DENSE, num_local_experts=8, num_experts_per_tok=2,
+           moe_intermediate_size=1408)
+# tp, pp of each layout plan names.
+LAYOUTS = {"1 rank": (1, 1), "tp2": (2, 1), "pp2": (1, 2)}
+TOLERANCE = 0.30
+# Layouts measured within this of each other may come in either order.
+TIE = 0.10
+ROUNDS = 3
+
+
+def run_ranks(start, argv_of, env_of, count, timeout=240):
+    procs = [start(rank, argv_of(rank), env_of(rank)) for rank in range(count)]
+    outputs = []
+    for p in procs:
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+            err += "\n(killed: hung)"
+        outputs.append((p.returncode, out, err))
+    for rank, (code, out, err) in enumerate(outputs):
+        assert code == 0, f"rank {rank} failed ({code}):\n{out}\n{err}"
+    return outputs[0][1]
+
+
+def last_json(text):
+    return json.loads([l for l in text.splitlines() if l.startswith("{")][-1])
+
+
+class Place:
+    """Where the ranks run: local processes (shared memory) or one per
+    testbed host (TCP over a cable)."""
+
+    def __init__(self, bed=None, port=29800):
+        self.bed = bed
+        self.root = cable_root(port) if bed else f"127.0.0.1:{port}"
+        self.transport = "tcp" if bed else "shm"
+
+    def start(self, rank, argv, env):
+        if self.bed is None:
+            full = dict(os.environ)
+            full.update(env)
+            return subprocess.Popen(argv, env=full, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True)
+        return self.bed.exec(rank, argv, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+
+    def env(self, rank, size):
+        return {"MCL_RANK": str(rank), "MCL_WORLD_SIZE": str(size),
+                "MCL_ROOT": self.root, "MCL_SECRET": SECRET,
+                "MCL_TIMEOUT": "60", "MCL_TRANSPORT": self.transport}
+
+    def plan(self, config):
+        argv = [PERF, "plan", "--model", config, "--context", str(CONTEXT),
+                "--prompt", "0", "--json"]
+        return json.loads(run_ranks(self.start, lambda r: argv,
+                                    lambda r: self.env(r, 2), 2))
+
+    def decode(self, config, tp, pp):
+        argv = [DECODER, "--config", config, "--tp", str(tp), "--pp",
+                str(pp), "--context", str(CONTEXT), "--tokens", "10",
+                "--warmup", "2"]
+        return last_json(run_ranks(self.start, lambda r: argv,
+                                   lambda r: self.env(r, tp * pp), tp * pp))
+
+
+def label(model):
+    return "moe" if "num_local_experts" in model else "dense"
+
+
+def check(place, config, label):
+    """Rounds of plan then each layout's decode, back to back: the machine
+    drifts over seconds, so each round's prediction is held to the decode
+    measured right after it, and the verdict is the median round's."""
+    ratios = {name: [] for name in LAYOUTS}
+    predicted = {name: [] for name in LAYOUTS}
+    measured = {name: [] for name in LAYOUTS}
+    lines = []
+    for _ in range(ROUNDS):
+        plan = {l["name"]: l for l in place.plan(config)["layouts"]}
+        assert set(plan) == set(LAYOUTS), plan
+        for name, (tp, pp) in LAYOUTS.items():
+            run = place.decode(config, tp, pp)
+            p, m = plan[name]["decode_tokens_per_s"], run["tokens_per_s"]
+            predicted[name].append(p)
+            measured[name].append(m)
+            ratios[name].append(p / m)
+            lines.append(f"  {name}: predicted {p:.2f} ({100 * plan[name]['comm_share']:.1f}% "
+                         f"on links), measured {m:.2f} tokens/s "
+                         f"({run['comm_ms_per_step']:.2f} of "
+                         f"{run['step_ms']:.2f} ms in mcl calls)")
+    table = f"{place.transport}, {label}:\n" + "\n".join(lines)
+    print(table)
+    for name in LAYOUTS:
+        assert abs(statistics.median(ratios[name]) - 1) <= TOLERANCE, table
+    # Every pair the measurement tells apart, the prediction orders alike.
+    mid = {n: statistics.median(v) for n, v in measured.items()}
+    guess = {n: statistics.median(v) for n, v in predicted.items()}
+    for a in LAYOUTS:
+        for b in LAYOUTS:
+            if mid[a] > mid[b] * (1 + TIE):
+                assert guess[a] > guess[b], table
+
+
+@pytest.mark.parametrize("model", [DENSE, MOE], ids=["dense", "moe"])
+def test_plan_predicts_the_decode_over_shared_memory(tmp_path, model):
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(model))
+    check(Place(port=29810 + len(model)), str(config), label(model))
+
+
+@pytest.mark.parametrize("model", [DENSE, MOE], ids=["dense", "moe"])
+def test_plan_predicts_the_decode_over_tcp_between_hosts(tmp_path, model):
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(model))
+    with Cluster("pair", name=f"mcl-plan{len(model)}") as bed:
+        check(Place(bed, port=29820 + len(model)), str(config), label(model))
