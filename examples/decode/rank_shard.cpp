@@ -1,6 +1,9 @@
 #include "rank_shard.h"
 
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
 
 #include "bf16_matvec.h"
 

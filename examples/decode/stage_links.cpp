@@ -1,6 +1,9 @@
 #include "stage_links.h"
 
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
 
 #include "bf16_matvec.h"
 

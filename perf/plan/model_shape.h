@@ -4,6 +4,7 @@
 // DeepSeek-V3-style MoE with latent attention) or taken from a preset.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -8,8 +8,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <numeric>
+#include <ratio>
 #include <sstream>
 #include <stdexcept>
 #include <string>
