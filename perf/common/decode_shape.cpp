@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -149,6 +150,11 @@ void addDecodeShapeFlags(CLI::App* command, DecodeShape* shape, bool perLayer) {
           },
           "the activations' type: bf16 (default), fp16 or float")
       ->type_name("TYPE");
+  addIntFlag(
+      command, "--prompt", 1, 1 << 20, [shape](int n) { shape->prompt = n; },
+      "also time the prefill of a prompt of N tokens: the same messages "
+      "with N x hidden elements, in steps of at most 2048 tokens as mlx-lm "
+      "prefills");
   if (perLayer)
     addIntFlag(
         command, "--allreduces-per-layer", 1, kMaxPerLayer,
@@ -174,6 +180,17 @@ bool finishDecodeShape(DecodeShape* shape, std::string* error) {
     if (shape->layersGiven) m.layers = shape->layersGiven;
     if (shape->hiddenGiven) m.hidden = shape->hiddenGiven;
     if (shape->presetGiven) m.name += " (changed)";
+  }
+  for (const DecodeModel& m : shape->models) {
+    const uint64_t chunk = activationBytes(
+        m, std::min(shape->prompt, kPrefillChunkTokens), shape->type);
+    if (chunk > kMaxLayerBytes) {
+      *error = "--prompt " + std::to_string(shape->prompt) + ": a step of " +
+               std::to_string(kPrefillChunkTokens) + " tokens x --hidden " +
+               std::to_string(m.hidden) + " needs " +
+               std::to_string(chunk >> 20) + " MiB: at most 1 GiB";
+      return false;
+    }
   }
   for (const DecodeModel& m : shape->models)
     for (int batch : shape->batches) {

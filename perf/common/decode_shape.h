@@ -39,10 +39,15 @@ struct DecodeShape {
   std::vector<int> batches{1};       // --batch (a list)
   mclDataType_t type = mclBfloat16;  // --dtype
   int allreducesPerLayer = 2;        // --allreduces-per-layer (tp)
+  int prompt = 0;                    // --prompt: tokens to prefill, 0 none
   int layersGiven = 0;               // --layers, 0 when not given
   int hiddenGiven = 0;               // --hidden, 0 when not given
   bool presetGiven = false;
 };
+
+// A prompt is prefilled in steps of at most this many tokens, as mlx-lm
+// does: each step's messages are chunk x hidden elements.
+constexpr int kPrefillChunkTokens = 2048;
 
 // The bytes of one token's activations (batch x hidden elements).
 size_t activationBytes(const DecodeModel& model, int batch, mclDataType_t type);

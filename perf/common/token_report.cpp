@@ -97,6 +97,17 @@ void printTokenTable(const TokenTable& table) {
   std::printf(
       "# tokens/s ceiling: what communication alone allows (1 / median); "
       "compute adds to every token\n");
+  if (table.prefill.empty()) return;
+  std::printf(
+      "# prefill: a prompt's %ss in steps of at most %d tokens (each the "
+      "token's messages with tokens x hidden elements), the slowest rank's "
+      "time, the median of %d\n",
+      table.callName.c_str(), kPrefillChunkTokens, kPrefillRuns);
+  std::printf("# %-12s %8s %6s %8s %12s\n", "model", "prompt", "steps", "calls",
+              "median (ms)");
+  for (const PrefillRow& p : table.prefill)
+    std::printf("  %-12s %8d %6d %8d %12.2f\n", p.model.c_str(), p.promptTokens,
+                p.steps, p.calls, p.medianMs);
 }
 
 bool writeTokenReports(const TokenTable& table, const Options& options,
@@ -111,6 +122,16 @@ bool writeTokenReports(const TokenTable& table, const Options& options,
     report["transport"] = table.transport;
     report["call"] = table.callName;
     report["warmup_tokens"] = table.warmup;
+    if (!table.prefill.empty()) {
+      nlohmann::ordered_json prefill = nlohmann::ordered_json::array();
+      for (const PrefillRow& p : table.prefill)
+        prefill.push_back({{"model", p.model},
+                           {"prompt_tokens", p.promptTokens},
+                           {"steps", p.steps},
+                           {"calls", p.calls},
+                           {"median_ms", p.medianMs}});
+      report["prefill"] = prefill;
+    }
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
     for (const TokenRow& r : table.rows) rows.push_back(rowJson(r));
     report["rows"] = rows;

@@ -28,6 +28,17 @@ struct TokenRow {
   int64_t wrong = 0;  // elements the check found wrong (-1: not checked)
 };
 
+// A prompt's prefill for one model: the slowest rank's time, the median
+// of kPrefillRuns.
+struct PrefillRow {
+  std::string model;
+  int promptTokens = 0;
+  int steps = 0;  // of at most kPrefillChunkTokens
+  int calls = 0;  // messages in all
+  double medianMs = 0;
+};
+constexpr int kPrefillRuns = 3;
+
 struct TokenTable {
   std::string operation;  // "tp" or "pp"
   std::string title;      // the first line, after "# mcl-perf OPERATION: "
@@ -36,6 +47,7 @@ struct TokenTable {
   std::string transport;
   int warmup = 0;
   std::vector<TokenRow> rows;
+  std::vector<PrefillRow> prefill;  // with --prompt
 };
 
 void printTokenTable(const TokenTable& table);

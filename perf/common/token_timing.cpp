@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -35,6 +36,26 @@ void summarizeTokens(std::vector<double>& microseconds, mclComm_t comm,
   row->minUs = s.min;
   row->medianUs = s.median;
   row->p99Us = s.p99;
+}
+
+// One untimed step, then kPrefillRuns prompts: the median of the slowest
+// rank's times.
+PrefillRow timePrefill(TokenWorkload& run, const DecodeModel& model, int prompt,
+                       mclComm_t comm, int rank) {
+  PrefillRow row;
+  row.model = model.name;
+  row.promptTokens = prompt;
+  row.steps = (prompt + kPrefillChunkTokens - 1) / kPrefillChunkTokens;
+  row.calls = run.prefillCalls(row.steps);
+  run.prefill(std::min(prompt, kPrefillChunkTokens));
+  std::vector<double> us;
+  for (int r = 0; r < kPrefillRuns; ++r) us.push_back(run.prefill(prompt));
+  checkMcl(rank, "mclAllReduce",
+           mclAllReduce(us.data(), us.data(), us.size(), mclFloat64, mclMax,
+                        comm, nullptr),
+           comm);
+  row.medianMs = summarize(us).median / 1000;
+  return row;
 }
 
 }  // namespace
@@ -97,6 +118,9 @@ int runTokenBenchmark(const Options& options, TokenBenchmark benchmark,
       for (int t = 0; t < options.iters; ++t) times.push_back(run->token());
       summarizeTokens(times, comm, rank, &row);
       table.rows.push_back(std::move(row));
+      if (shape.prompt > 0 && batch == shape.batches.front())
+        table.prefill.push_back(
+            timePrefill(*run, model, shape.prompt, comm, rank));
     }
   progress.clear();
 

@@ -27,6 +27,12 @@ class TokenWorkload {
   virtual int64_t check(int pass) = 0;
   // One token, timed on this rank (microseconds).
   virtual double token() = 0;
+  // A prompt of `tokens` prefilled, the messages only, timed on this rank
+  // (microseconds): steps of at most kPrefillChunkTokens, each with the
+  // token's messages at chunk x hidden elements.
+  virtual double prefill(int tokens) = 0;
+  // The messages of a prefill in `steps` steps.
+  virtual int prefillCalls(int steps) const = 0;
 };
 
 struct TokenBenchmark {

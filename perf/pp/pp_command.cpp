@@ -2,6 +2,7 @@
 
 #include <mcl/mcl.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -33,6 +34,7 @@ class PpRun : public TokenWorkload {
         int rank, int nranks)
       : type_(type),
         count_(size_t(model.hidden) * size_t(batch)),
+        hidden_(size_t(model.hidden)),
         comm_(comm),
         rank_(rank),
         nranks_(nranks),
@@ -58,6 +60,32 @@ class PpRun : public TokenWorkload {
       for (size_t i = 0; i < ids_.size(); ++i)
         wrong += ids_[i] != int32_t(seed * 1000 + i);
     return sumOverRanks(wrong, comm_, rank_);
+  }
+
+  // A prompt's trip, step after step: each step's activations (step x
+  // hidden elements) from stage to stage, then the first token's id back.
+  double prefill(int tokens) override {
+    const size_t chunk = size_t(std::min(tokens, kPrefillChunkTokens)) *
+                         hidden_ * typeSize(type_);
+    if (prefill_.size() < chunk) prefill_.assign(chunk, 0);
+    checkMcl(rank_, "mclBarrier", mclBarrier(comm_, nullptr), comm_);
+    const auto start = std::chrono::steady_clock::now();
+    const int last = nranks_ - 1;
+    for (int done = 0; done < tokens; done += kPrefillChunkTokens) {
+      const size_t count =
+          size_t(std::min(kPrefillChunkTokens, tokens - done)) * hidden_;
+      if (rank_ > 0) recv(prefill_.data(), count, type_, rank_ - 1);
+      if (rank_ < last) send(prefill_.data(), count, type_, rank_ + 1);
+    }
+    if (rank_ == last) send(ids_.data(), 1, mclInt32, 0);
+    if (rank_ == 0) recv(ids_.data(), 1, mclInt32, last);
+    const std::chrono::duration<double, std::micro> elapsed =
+        std::chrono::steady_clock::now() - start;
+    return elapsed.count();
+  }
+
+  int prefillCalls(int steps) const override {
+    return steps * (nranks_ - 1) + 1;
   }
 
   // One token, timed (microseconds): on rank 0 the whole trip.
@@ -91,11 +119,13 @@ class PpRun : public TokenWorkload {
 
   const mclDataType_t type_;
   const size_t count_;
+  const size_t hidden_;
   const mclComm_t comm_;
   const int rank_;
   const int nranks_;
   std::vector<char> activations_;
   std::vector<int32_t> ids_;
+  std::vector<char> prefill_;  // one prefill step's activations
 };
 
 }  // namespace

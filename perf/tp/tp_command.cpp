@@ -2,6 +2,7 @@
 
 #include <mcl/mcl.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -35,6 +36,7 @@ class TpRun : public TokenWorkload {
       : o_(o),
         type_(o.decode.type),
         count_(size_t(model.hidden) * size_t(batch)),
+        hidden_(size_t(model.hidden)),
         bytes_(activationBytes(model, batch, type_)),
         stride_((bytes_ + kLayerAlignment - 1) / kLayerAlignment *
                 kLayerAlignment),
@@ -66,6 +68,33 @@ class TpRun : public TokenWorkload {
         });
       }
     return sumOverRanks(wrong, comm_, rank_);
+  }
+
+  // A prompt's all-reduces, step after step: each layer's at step x hidden
+  // elements (zeros: the sums stay zeros however often they run).
+  double prefill(int tokens) override {
+    const size_t chunk =
+        size_t(std::min(tokens, kPrefillChunkTokens)) * hidden_;
+    if (prefill_.size() < chunk * typeSize(type_))
+      prefill_.assign(chunk * typeSize(type_), 0);
+    checkMcl(rank_, "mclBarrier", mclBarrier(comm_, nullptr), comm_);
+    const auto start = std::chrono::steady_clock::now();
+    for (int done = 0; done < tokens; done += kPrefillChunkTokens) {
+      const size_t count =
+          size_t(std::min(kPrefillChunkTokens, tokens - done)) * hidden_;
+      for (int call = 0; call < prefillCalls(1); ++call)
+        checkMcl(rank_, "mclAllReduce",
+                 mclAllReduce(prefill_.data(), prefill_.data(), count, type_,
+                              mclSum, comm_, nullptr),
+                 comm_);
+    }
+    const std::chrono::duration<double, std::micro> elapsed =
+        std::chrono::steady_clock::now() - start;
+    return elapsed.count();
+  }
+
+  int prefillCalls(int steps) const override {
+    return steps * layers_ * o_.decode.allreducesPerLayer;
   }
 
   // One token, timed from its first call to its last (microseconds).
@@ -100,6 +129,7 @@ class TpRun : public TokenWorkload {
   const Options& o_;
   const mclDataType_t type_;
   const size_t count_;
+  const size_t hidden_;
   const size_t bytes_;
   const size_t stride_;
   const int layers_;
@@ -108,6 +138,7 @@ class TpRun : public TokenWorkload {
   const int nranks_;
   std::vector<char> storage_;
   std::vector<char> template_;
+  std::vector<char> prefill_;  // one prefill step's activations
 };
 
 }  // namespace

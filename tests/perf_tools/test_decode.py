@@ -114,3 +114,33 @@ def test_bad_shapes_are_refused_naming_the_flag(args, words):
     run = perf(*args)
     assert run.returncode == 2, (args, run.stdout, run.stderr)
     assert words in run.stderr, (args, run.stderr)
+
+
+@pytest.mark.parametrize("operation", ["tp", "pp"])
+def test_prompt_prefill_is_timed_beside_the_decode(operation, tmp_path):
+    # 3000 tokens: a step of 2048 and one of 952, as mlx-lm prefills.
+    report = tmp_path / "prefill.json"
+    run = perf(operation, "-np", "2", "--transport", "shm", *SMALL,
+               "--batch", "1,2", "--prompt", "3000", "-J", str(report))
+    assert run.returncode == 0, run.stderr
+    assert len(rows(run.stdout)) == 2  # the decode table is unchanged
+    (prefill,) = json.loads(report.read_text())["prefill"]
+    calls = 2 * 4 * 2 if operation == "tp" else 2 * 1 + 1
+    assert prefill["model"] == "custom" and prefill["prompt_tokens"] == 3000
+    assert prefill["steps"] == 2 and prefill["calls"] == calls
+    assert prefill["median_ms"] > 0
+    line = re.search(r"^  custom\s+3000\s+2\s+(\d+)\s+([\d.]+)$", run.stdout,
+                     re.M)
+    assert line and int(line.group(1)) == calls, run.stdout
+    assert "# prefill: a prompt's" in run.stdout
+
+
+def test_prompt_needs_tokens_and_room(tmp_path):
+    run = perf("tp", "-np", "2", "--prompt", "0")
+    assert run.returncode == 2
+    assert "invalid value '0' for --prompt" in run.stderr
+    run = perf("tp", "-np", "2", "--hidden", "1048576", "--layers", "1",
+               "--prompt", "2048")
+    assert run.returncode == 2
+    assert "--prompt 2048: a step of 2048 tokens x --hidden 1048576" in \
+        run.stderr
