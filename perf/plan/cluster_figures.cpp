@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <stdexcept>
 #include <string>
@@ -62,6 +63,21 @@ double CostCurve::at(double messageBytes) const {
   const double v = us[i - 1] + slope * (messageBytes - bytes[i - 1]);
   // Below the smallest size a message costs no less than the smallest.
   return messageBytes < bytes[0] ? us[0] : std::max(v, 0.0);
+}
+
+void putFastestFirst(std::vector<RankFigures>* ranks) {
+  double fastest = 0;
+  for (const RankFigures& f : *ranks)
+    fastest = std::max(fastest, f.weightBytesPerSAlone);
+  // Steps of 10% below the fastest.
+  auto step = [fastest](const RankFigures& f) {
+    return std::floor(std::log(fastest / f.weightBytesPerSAlone) /
+                      std::log(1.1));
+  };
+  std::stable_sort(ranks->begin(), ranks->end(),
+                   [&](const RankFigures& a, const RankFigures& b) {
+                     return step(a) < step(b);
+                   });
 }
 
 double weightRateIn(const RankFigures& r, int tp, int busy) {

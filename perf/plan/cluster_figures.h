@@ -51,6 +51,10 @@ struct ClusterFigures {
   CostCurve hop;
 };
 
+// Planning order: the fastest decoders first; those within 10% of the
+// fastest keep their order (noise must not reorder alike Macs).
+void putFastestFirst(std::vector<RankFigures>* ranks);
+
 // The rank's weight rate in a tensor-parallel group of tp of which `busy`
 // ranks share its host (itself included) and decode at once: alone, the
 // rate measured alone; in a group, the one measured for that group size,

@@ -51,8 +51,8 @@ double stageRate(const ClusterFigures& c, int tp, int s, int r) {
 }
 
 // Layers per stage, in proportion to each stage's speed (the slowest rank
-// of its tensor-parallel group, times the group), the earlier stages taking
-// what rounding leaves over: equal stages split evenly, earlier first.
+// of its tensor-parallel group), the earlier stages taking what rounding
+// leaves over: alike stages split evenly, earlier first.
 std::vector<int> splitLayers(const ModelShape& m, const ClusterFigures& c,
                              int tp, int pp) {
   std::vector<double> speed(pp);
@@ -63,6 +63,14 @@ std::vector<int> splitLayers(const ModelShape& m, const ClusterFigures& c,
       slowest = std::min(slowest, stageRate(c, tp, s, k));
     speed[s] = slowest;
     total += slowest;
+  }
+  // Stages within 10% of the fastest count as alike (measurement noise
+  // must not split alike Macs unevenly).
+  const double fastest = *std::max_element(speed.begin(), speed.end());
+  total = 0;
+  for (double& v : speed) {
+    if (v * 1.1 >= fastest) v = fastest;
+    total += v;
   }
   std::vector<int> layers(pp, 0);
   int given = 0;

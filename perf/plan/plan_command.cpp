@@ -83,11 +83,13 @@ int printPlan(const Options& o, const plan::ClusterFigures& cluster) {
     return kExitUsage;
   }
   const plan::PlanInputs in = inputsOf(o);
+  plan::ClusterFigures ordered = cluster;
+  plan::putFastestFirst(&ordered.ranks);  // a saved file may come unordered
   const std::vector<plan::Layout> layouts =
-      plan::planLayouts(model, cluster, in);
+      plan::planLayouts(model, ordered, in);
   const std::string text = o.plan.json
-                               ? plan::planJson(model, cluster, in, layouts)
-                               : plan::planTable(model, cluster, in, layouts);
+                               ? plan::planJson(model, ordered, in, layouts)
+                               : plan::planTable(model, ordered, in, layouts);
   std::fputs(text.c_str(), stdout);
   return kExitOk;
 }
@@ -162,18 +164,7 @@ std::vector<plan::RankFigures> gatherRanks(const Options& o, mclComm_t comm,
     if (o.plan.tflops > 0) f.flopsPerS = o.plan.tflops * 1e12;
     ranks.push_back(f);
   }
-  // Steps of 10% below the fastest: ranks within 10% of it keep their
-  // order, whatever the noise.
-  double fastest = 0;
-  for (const plan::RankFigures& f : ranks)
-    fastest = std::max(fastest, f.weightBytesPerSAlone);
-  auto step = [fastest](const plan::RankFigures& f) {
-    return std::floor(std::log(fastest / f.weightBytesPerSAlone) /
-                      std::log(1.1));
-  };
-  std::stable_sort(
-      ranks.begin(), ranks.end(),
-      [&](const auto& a, const auto& b) { return step(a) < step(b); });
+  plan::putFastestFirst(&ranks);
   return ranks;
 }
 

@@ -231,3 +231,23 @@ def test_measured_cluster_saved_and_planned_again(tmp_path, transport):
     again = plan(tmp_path, model, figures)
     assert again["layouts"] == live["layouts"]
     assert {l["name"] for l in live["layouts"]} == {"1 rank", "tp2", "pp2"}
+
+
+def test_pipeline_stages_get_layers_by_speed(tmp_path):
+    # Alike Macs (within 10%: measurement noise) split evenly, the earlier
+    # stage taking the odd layer; a Mac twice as fast holds twice the
+    # layers, and comes first.
+    figures = cluster(ranks=2)
+    figures["ranks"][1]["weight_bytes_per_s"] = 47e9
+    doc = plan(tmp_path, "llama-8b", figures, "--bits", 4)
+    (pp2,) = [l for l in doc["layouts"] if l["name"] == "pp2"]
+    assert pp2["layers_per_stage"] == [16, 16]
+    assert pp2["hosts"] == ["mac0", "mac1"]
+    figures = cluster(ranks=3)
+    figures["ranks"][2]["weight_bytes_per_s"] = 100e9
+    doc = plan(tmp_path, "llama-8b", figures, "--bits", 4)
+    (pp2,) = [l for l in doc["layouts"] if l["name"] == "pp2"]
+    assert pp2["hosts"] == ["mac2", "mac0"]
+    assert pp2["layers_per_stage"] == [21, 11]
+    (pp3,) = [l for l in doc["layouts"] if l["name"] == "pp3"]
+    assert pp3["layers_per_stage"] == [16, 8, 8]
