@@ -76,6 +76,7 @@ void putFastestFirst(std::vector<RankFigures>* ranks) {
   };
   std::stable_sort(ranks->begin(), ranks->end(),
                    [&](const RankFigures& a, const RankFigures& b) {
+                     if (a.onCable != b.onCable) return a.onCable;
                      return step(a) < step(b);
                    });
 }
@@ -103,6 +104,7 @@ std::string figuresToJson(const ClusterFigures& f) {
                      {"weight_bytes_per_s_alone", r.weightBytesPerSAlone},
                      {"weight_bytes_per_s_by_tp", r.weightBytesPerSByTp},
                      {"ranks_on_host", r.ranksOnHost},
+                     {"on_cable", r.onCable},
                      {"flops_per_s", r.flopsPerS},
                      {"rate_source", r.rateSource}});
   json allReduce = json::array();
@@ -157,6 +159,7 @@ ClusterFigures figuresFromJson(const std::string& text,
       }
     }
     rf.ranksOnHost = r.value("ranks_on_host", 1);
+    rf.onCable = r.value("on_cable", true);
     if (rf.ranksOnHost < 1) fail(source, where + ": \"ranks_on_host\" below 1");
     rf.flopsPerS = positive(r, "flops_per_s", source, where);
     if (rf.weightBytesPerS <= 0 || rf.weightBytesPerSAlone <= 0 ||

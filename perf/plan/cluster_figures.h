@@ -28,6 +28,10 @@ struct RankFigures {
   std::vector<double> weightBytesPerSByTp;
   double flopsPerS = 0;
   int ranksOnHost = 1;
+  // Where the cluster has cables: whether this rank reaches another host
+  // over one. A Mac that reaches the others only over the LAN (or a
+  // routed path) is on no cable: no layout uses it.
+  bool onCable = true;
   std::string rateSource;  // "measured", "quoted: Apple M3 Ultra", "--mem-bw"
 };
 
@@ -51,8 +55,9 @@ struct ClusterFigures {
   CostCurve hop;
 };
 
-// Planning order: the fastest decoders first; those within 10% of the
-// fastest keep their order (noise must not reorder alike Macs).
+// Planning order: the ranks on no cable last, then the fastest decoders
+// first; those within 10% of the fastest keep their order (noise must not
+// reorder alike Macs).
 void putFastestFirst(std::vector<RankFigures>* ranks);
 
 // The rank's weight rate in a tensor-parallel group of tp of which `busy`

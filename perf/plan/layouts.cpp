@@ -50,6 +50,18 @@ double stageRate(const ClusterFigures& c, int tp, int s, int r) {
   return weightRateIn(f, tp, busy);
 }
 
+// Why the first `used` ranks cannot run together, or "": one of them is on
+// no cable (planning order puts those last).
+std::string offCable(const ClusterFigures& c, int used) {
+  for (int r = 0; r < used; ++r)
+    if (!c.ranks[r].onCable)
+      return "rank " + std::to_string(c.ranks[r].rank) + " (" +
+             c.ranks[r].host +
+             ") is on no cable: it reaches the others over the LAN only "
+             "(mcl-perf topo --check says how to cable it)";
+  return "";
+}
+
 // Layers per stage, in proportion to each stage's speed (the slowest rank
 // of its tensor-parallel group), the earlier stages taking what rounding
 // leaves over: alike stages split evenly, earlier first.
@@ -303,6 +315,12 @@ std::vector<Layout> planLayouts(const ModelShape& m, const ClusterFigures& c,
         continue;
       }
       if (std::string why = tpRefusal(m, tp); !why.empty()) {
+        l.fits = false;
+        l.whyNot = why;
+        all.push_back(l);
+        continue;
+      }
+      if (std::string why = offCable(c, used); !why.empty()) {
         l.fits = false;
         l.whyNot = why;
         all.push_back(l);

@@ -2,6 +2,8 @@
 
 #include <mcl/mcl.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -94,6 +96,34 @@ int printPlan(const Options& o, const plan::ClusterFigures& cluster) {
   return kExitOk;
 }
 
+// Where some pair of hosts is cabled, a rank none of whose paths to other
+// hosts is a cable (only the LAN, or a routed path) is on no cable. The
+// paths are the communicator's (mclCommGetTopology), the same on every
+// rank.
+void markRanksOnNoCable(const std::string& topology,
+                        std::vector<plan::RankFigures>* ranks) {
+  const nlohmann::json doc = nlohmann::json::parse(topology, nullptr, false);
+  if (!doc.is_object() || !doc.contains("paths")) return;
+  std::vector<int> cabled(ranks->size(), 0);
+  std::vector<int> uncabled(ranks->size(), 0);
+  bool anyCable = false;
+  for (const nlohmann::json& p : doc["paths"]) {
+    const std::string kind = p.value("link_kind", "");
+    const bool cable = kind == "cable" || kind == "emulated";
+    if (!cable && kind != "lan" && kind != "routed") continue;  // one host
+    anyCable |= cable;
+    for (const nlohmann::json& r : p.value("ranks", nlohmann::json::array())) {
+      const int i = r.get<int>();
+      if (i < 0 || static_cast<size_t>(i) >= ranks->size()) continue;
+      (cable ? cabled : uncabled)[static_cast<size_t>(i)]++;
+    }
+  }
+  if (!anyCable) return;  // a cluster on its LAN alone: nothing to refuse
+  for (plan::RankFigures& f : *ranks)
+    f.onCable = cabled[static_cast<size_t>(f.rank)] > 0 ||
+                uncabled[static_cast<size_t>(f.rank)] == 0;
+}
+
 // The figures of every rank, in planning order: the fastest decoders
 // first (those within 10% of the fastest keep their rank order, so noise
 // does not reorder alike Macs).
@@ -164,6 +194,7 @@ std::vector<plan::RankFigures> gatherRanks(const Options& o, mclComm_t comm,
     if (o.plan.tflops > 0) f.flopsPerS = o.plan.tflops * 1e12;
     ranks.push_back(f);
   }
+  markRanksOnNoCable(topologyJson(comm, rank), &ranks);
   plan::putFastestFirst(&ranks);
   return ranks;
 }

@@ -251,3 +251,17 @@ def test_pipeline_stages_get_layers_by_speed(tmp_path):
     assert pp2["layers_per_stage"] == [21, 11]
     (pp3,) = [l for l in doc["layouts"] if l["name"] == "pp3"]
     assert pp3["layers_per_stage"] == [16, 8, 8]
+
+
+def test_a_mac_on_no_cable_is_left_out_and_named(tmp_path):
+    # Rank 1 reaches the others over the LAN only: layouts take ranks 0
+    # and 2; one on all three is refused naming rank 1.
+    figures = cluster(ranks=3)
+    figures["ranks"][1]["on_cable"] = False
+    doc = plan(tmp_path, "llama-8b", figures, "--bits", 4)
+    for layout in doc["layouts"]:
+        assert "mac1" not in layout["hosts"]
+    names = {l["name"] for l in doc["layouts"]}
+    assert {"tp2", "pp2", "1 rank"} <= names
+    (pp3,) = [r for r in doc["refused"] if r["name"] == "pp3"]
+    assert pp3["reason"].startswith("rank 1 (mac1) is on no cable")
