@@ -286,6 +286,16 @@ double Layout::memoryPerRank() const {
   return most;
 }
 
+double Layout::headroom() const {
+  double least = 0;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    const double left =
+        ranks[i].freeBytes - ranks[i].weightBytes - ranks[i].kvBytes;
+    least = i == 0 ? left : std::min(least, left);
+  }
+  return least;
+}
+
 double bytesPerWeight(const PlanInputs& in) {
   if (in.bits >= 16) return 2;
   return in.bits / 8.0 + 4.0 / in.groupSize;

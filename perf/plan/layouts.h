@@ -47,6 +47,8 @@ struct Layout {
   double prefillS = 0;
   double commShare() const { return stepS > 0 ? commS / stepS : 0; }
   double memoryPerRank() const;  // the largest rank's weights + KV
+  // The least usable memory any rank has left (negative: short by that).
+  double headroom() const;
 };
 
 // Bytes per weight at `bits` with MLX's quantization (a scale and a bias of

@@ -99,8 +99,8 @@ std::string planTable(const ModelShape& m, const ClusterFigures& c,
            " (" + r.rateSource + "), " + fixed(r.flopsPerS / 1e9, 0) +
            " GFLOPS\n";
   out +=
-      "#  layout      fits  layers/stage  memory/rank GB  decode tok/s  "
-      "prefill s  on links  hosts\n";
+      "#  layout      fits  layers/stage  memory/rank GB  headroom GB  decode "
+      "tok/s  prefill s  on links  hosts\n";
   for (const Layout& l : all) {
     char line[256];
     if (l.stageLayers.empty()) {
@@ -110,10 +110,12 @@ std::string planTable(const ModelShape& m, const ClusterFigures& c,
       continue;
     }
     std::snprintf(line, sizeof line,
-                  "   %-10s  %-4s  %-12s  %14.1f  %12.2f  %9.2f  %7.1f%%  %s\n",
+                  "   %-10s  %-4s  %-12s  %14.1f  %11.1f  %12.2f  %9.2f  "
+                  "%7.1f%%  %s\n",
                   l.name.c_str(), l.fits ? "yes" : "no", stageText(l).c_str(),
-                  l.memoryPerRank() / 1e9, l.decodeTokensPerS, l.prefillS,
-                  l.commShare() * 100, joined(layoutHosts(l, c), ",").c_str());
+                  l.memoryPerRank() / 1e9, l.headroom() / 1e9,
+                  l.decodeTokensPerS, l.prefillS, l.commShare() * 100,
+                  joined(layoutHosts(l, c), ",").c_str());
     out += line;
     if (!l.fits) out += "               (" + l.whyNot + ")\n";
   }
@@ -139,6 +141,7 @@ std::string planJson(const ModelShape& m, const ClusterFigures& c,
                        {"fits", true},
                        {"layers_per_stage", l.stageLayers},
                        {"memory_per_rank_bytes", l.memoryPerRank()},
+                       {"headroom_bytes", l.headroom()},
                        {"decode_tokens_per_s", l.decodeTokensPerS},
                        {"step_s", l.stepS},
                        {"prefill_s", l.prefillS},

@@ -127,6 +127,9 @@ def test_what_does_not_fit_is_refused_naming_the_rank(tmp_path):
     assert "9.0 GB usable" in single["reason"]
     for layout in doc["layouts"]:
         assert layout["memory_per_rank_bytes"] < 9e9
+        # What the fullest rank has left of its 9 GB usable.
+        assert layout["headroom_bytes"] == pytest.approx(
+            9e9 - layout["memory_per_rank_bytes"], rel=1e-9)
         assert layout["hosts"] == ["mac0", "mac1"]
     # 4 bits: 4.5 GB fits one rank; over links of 5 ms a call one rank is
     # fastest, over links of 20 us tensor parallelism.
