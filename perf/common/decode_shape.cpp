@@ -186,8 +186,8 @@ bool finishDecodeShape(DecodeShape* shape, std::string* error) {
         m, std::min(shape->prompt, kPrefillChunkTokens), shape->type);
     if (chunk > kMaxLayerBytes) {
       *error = "--prompt " + std::to_string(shape->prompt) + ": a step of " +
-               std::to_string(kPrefillChunkTokens) + " tokens x --hidden " +
-               std::to_string(m.hidden) + " needs " +
+               std::to_string(std::min(shape->prompt, kPrefillChunkTokens)) +
+               " tokens x --hidden " + std::to_string(m.hidden) + " needs " +
                std::to_string(chunk >> 20) + " MiB: at most 1 GiB";
       return false;
     }

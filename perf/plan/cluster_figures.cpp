@@ -25,8 +25,8 @@ json curveJson(const CostCurve& c) {
   throw std::runtime_error(source + ": " + what);
 }
 
-double positive(const json& j, const char* key, const std::string& source,
-                const std::string& where) {
+double nonNegative(const json& j, const char* key, const std::string& source,
+                   const std::string& where) {
   auto it = j.find(key);
   if (it == j.end() || !it->is_number() || it->get<double>() < 0)
     fail(source, where + " needs \"" + key + "\", a number >= 0");
@@ -42,6 +42,8 @@ CostCurve curveFrom(const json& j, const std::string& source,
   } catch (const json::exception&) {
     fail(source, where + " needs \"bytes\" and \"us\", lists of numbers");
   }
+  for (double us : c.us)
+    if (!(us >= 0)) fail(source, where + ": \"us\" holds times >= 0");
   if (c.bytes.empty() || c.bytes.size() != c.us.size())
     fail(source,
          where + ": \"bytes\" and \"us\" differ in length or are empty");
@@ -117,35 +119,39 @@ std::string figuresToJson(const ClusterFigures& f) {
   return doc.dump(2) + "\n";
 }
 
-ClusterFigures figuresFromJson(const std::string& text,
-                               const std::string& source) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::exception& e) {
-    fail(source, std::string("not JSON: ") + e.what());
-  }
-  if (!doc.is_object() || doc.value("mcl_plan_cluster", 0) != kFormat)
-    fail(source,
-         "not a cluster saved by `mcl-perf plan --save` (no "
-         "\"mcl_plan_cluster\": 1)");
+namespace {
+
+ClusterFigures figuresFrom(const json& doc, const std::string& source) {
   ClusterFigures f;
   f.transport = doc.value("transport", "");
   if (!doc.contains("ranks") || !doc["ranks"].is_array() ||
       doc["ranks"].empty())
     fail(source, "\"ranks\" must be a list of at least one rank");
-  for (const json& r : doc["ranks"]) {
+  const json& list = doc["ranks"];
+  std::vector<bool> seen(list.size(), false);
+  for (const json& r : list) {
     const std::string where =
-        "rank " + std::to_string(f.ranks.size()) + " of \"ranks\"";
+        "entry " + std::to_string(f.ranks.size()) + " of \"ranks\"";
+    if (!r.is_object()) fail(source, where + " is not an object");
     RankFigures rf;
+    // The rank's own number (a saved cluster lists them fastest first).
     rf.rank = static_cast<int>(f.ranks.size());
+    if (r.contains("rank")) {
+      if (!r["rank"].is_number_integer() || r["rank"].get<int>() < 0 ||
+          static_cast<size_t>(r["rank"].get<int>()) >= list.size() ||
+          seen[r["rank"].get<size_t>()])
+        fail(source, where + ": \"rank\" must be a rank number from 0 to " +
+                         std::to_string(list.size() - 1) + ", each once");
+      rf.rank = r["rank"].get<int>();
+      seen[static_cast<size_t>(rf.rank)] = true;
+    }
     rf.host = r.value("host", "");
-    rf.memoryBytes = positive(r, "memory_bytes", source, where);
-    rf.freeBytes = positive(r, "free_bytes", source, where);
-    rf.weightBytesPerS = positive(r, "weight_bytes_per_s", source, where);
+    rf.memoryBytes = nonNegative(r, "memory_bytes", source, where);
+    rf.freeBytes = nonNegative(r, "free_bytes", source, where);
+    rf.weightBytesPerS = nonNegative(r, "weight_bytes_per_s", source, where);
     rf.weightBytesPerSAlone =
         r.contains("weight_bytes_per_s_alone")
-            ? positive(r, "weight_bytes_per_s_alone", source, where)
+            ? nonNegative(r, "weight_bytes_per_s_alone", source, where)
             : rf.weightBytesPerS;
     if (r.contains("weight_bytes_per_s_by_tp")) {
       const json& byTp = r["weight_bytes_per_s_by_tp"];
@@ -158,10 +164,14 @@ ClusterFigures figuresFromJson(const std::string& text,
         rf.weightBytesPerSByTp.push_back(v.get<double>());
       }
     }
-    rf.ranksOnHost = r.value("ranks_on_host", 1);
+    if (r.contains("ranks_on_host")) {
+      if (!r["ranks_on_host"].is_number_integer() ||
+          r["ranks_on_host"].get<int>() < 1)
+        fail(source, where + ": \"ranks_on_host\" must be a whole number >= 1");
+      rf.ranksOnHost = r["ranks_on_host"].get<int>();
+    }
     rf.onCable = r.value("on_cable", true);
-    if (rf.ranksOnHost < 1) fail(source, where + ": \"ranks_on_host\" below 1");
-    rf.flopsPerS = positive(r, "flops_per_s", source, where);
+    rf.flopsPerS = nonNegative(r, "flops_per_s", source, where);
     if (rf.weightBytesPerS <= 0 || rf.weightBytesPerSAlone <= 0 ||
         rf.flopsPerS <= 0)
       fail(source, where + ": the rates must be above 0");
@@ -182,6 +192,29 @@ ClusterFigures figuresFromJson(const std::string& text,
     f.hop = curveFrom(doc["hop"], source, "\"hop\"");
   }
   return f;
+}
+
+}  // namespace
+
+ClusterFigures figuresFromJson(const std::string& text,
+                               const std::string& source) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::exception& e) {
+    fail(source, std::string("not JSON: ") + e.what());
+  }
+  if (!doc.is_object() || !doc.contains("mcl_plan_cluster") ||
+      doc["mcl_plan_cluster"] != kFormat)
+    fail(source,
+         "not a cluster saved by `mcl-perf plan --save` (no "
+         "\"mcl_plan_cluster\": 1)");
+  try {
+    return figuresFrom(doc, source);
+  } catch (const json::exception& e) {
+    // A field of the wrong type that the checks above let through.
+    fail(source, std::string("a field has the wrong type: ") + e.what());
+  }
 }
 
 }  // namespace mcl::perf::plan

@@ -43,6 +43,10 @@ void readMemory(HostResources* r) {
                            double(vm.purgeable_count));
   }
   r->chip = sysctlText("machdep.cpu.brand_string");
+  int cores = 0;
+  size = sizeof cores;
+  if (sysctlbyname("hw.physicalcpu", &cores, &size, nullptr, 0) == 0)
+    r->cores = cores;
 }
 #else
 // /proc/meminfo: MemTotal and MemAvailable, in KiB.
@@ -57,19 +61,21 @@ void readMemory(HostResources* r) {
     if (key == "MemTotal:") r->memoryBytes = kib * 1024;
     if (key == "MemAvailable:") r->freeBytes = kib * 1024;
   }
+  r->cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
 }
 #endif
 
 struct QuotedChip {
   const char* name;
+  int mostCores;  // the binned chip: this many CPU cores or fewer (0: any)
   double gbPerS;
 };
 
-// Apple's published figures (shared/facts/thunderbolt-rdma.md): the chips
-// with Thunderbolt 5. Longer names first: "M4 Max" before "M4".
+// Apple's published figures: the chips with Thunderbolt 5. The binned M4
+// Max (14 CPU cores) has 410 GB/s, the full one (16) 546.
 constexpr QuotedChip kChips[] = {
-    {"M3 Ultra", 819}, {"M4 Max", 546}, {"M4 Pro", 273},
-    {"M5 Max", 614},   {"M5 Pro", 307},
+    {"M3 Ultra", 0, 819}, {"M4 Max", 14, 410}, {"M4 Max", 0, 546},
+    {"M4 Pro", 0, 273},   {"M5 Max", 0, 614},  {"M5 Pro", 0, 307},
 };
 
 }  // namespace
@@ -82,9 +88,11 @@ HostResources readHostResources() {
   return r;
 }
 
-double quotedMemoryBandwidth(const std::string& chip) {
+double quotedMemoryBandwidth(const std::string& chip, int cores) {
   for (const QuotedChip& c : kChips)
-    if (chip.find(c.name) != std::string::npos) return c.gbPerS * 1e9;
+    if (chip.find(c.name) != std::string::npos &&
+        (c.mostCores == 0 || (cores > 0 && cores <= c.mostCores)))
+      return c.gbPerS * 1e9;
   return 0;
 }
 

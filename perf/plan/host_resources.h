@@ -12,12 +12,14 @@ struct HostResources {
   double memoryBytes = 0;
   double freeBytes = 0;  // what a new process could take without swapping
   std::string chip;      // "Apple M3 Ultra"; empty where unknown
+  int cores = 0;         // physical CPU cores (tells binned chips apart)
 };
 
 HostResources readHostResources();
 
-// The published memory bandwidth of an Apple chip named `chip` (bytes per
-// second), or 0 when the chip is not one the table knows.
-double quotedMemoryBandwidth(const std::string& chip);
+// The published memory bandwidth of an Apple chip named `chip` with
+// `cores` CPU cores (bytes per second), or 0 when the chip is not one the
+// table knows.
+double quotedMemoryBandwidth(const std::string& chip, int cores);
 
 }  // namespace mcl::perf::plan

@@ -37,6 +37,9 @@ std::string tpRefusal(const ModelShape& m, int t) {
   if (m.moe() && m.expertIntermediate % t != 0)
     return no("expert MLP columns (moe_intermediate_size)",
               m.expertIntermediate);
+  if (m.moe() && m.sharedIntermediate % t != 0)
+    return no("shared expert's columns", m.sharedIntermediate);
+  if (m.vocab % t != 0) return no("vocabulary's rows of the head", m.vocab);
   return "";
 }
 
@@ -128,9 +131,9 @@ double weightElements(const Costs& k, int tp, int pp, int stage, int first,
   const ModelShape& m = k.m;
   const int moeLayers = moeLayersIn(m, first, layers);
   double e =
-      layers * k.p.attentionPerLayer / tp +
+      layers * attentionPerRank(m, tp) +
       (layers - moeLayers) * k.p.denseMlpPerLayer / tp +
-      moeLayers * (m.experts * k.p.expertPerLayer + k.p.sharedPerLayer) / tp;
+      moeLayers * (m.experts * k.p.expertPerLayer / tp + sharedPerRank(m, tp));
   if (stage == 0) e += k.p.embedding;
   const bool headSeparate = !(m.tiedEmbeddings && tp == 1 && pp == 1);
   if (stage == pp - 1 && headSeparate) e += k.p.embedding / tp;
@@ -149,13 +152,12 @@ LayerUse layerUse(const Costs& k, int tp, int first, int layers, int batch) {
   const ModelShape& m = k.m;
   const int moeLayers = moeLayersIn(m, first, layers);
   LayerUse u;
-  const double common = layers * k.p.attentionPerLayer +
-                        (layers - moeLayers) * k.p.denseMlpPerLayer +
-                        moeLayers * k.p.sharedPerLayer;
-  u.usedPerSequence =
-      (common + moeLayers * m.expertsPerToken * k.p.expertPerLayer) / tp;
-  u.read =
-      (common + moeLayers * expertsTouched(m, batch) * k.p.expertPerLayer) / tp;
+  const double common = layers * attentionPerRank(m, tp) +
+                        (layers - moeLayers) * k.p.denseMlpPerLayer / tp +
+                        moeLayers * sharedPerRank(m, tp);
+  const double expert = k.p.expertPerLayer / tp;
+  u.usedPerSequence = common + moeLayers * m.expertsPerToken * expert;
+  u.read = common + moeLayers * expertsTouched(m, batch) * expert;
   return u;
 }
 
@@ -235,7 +237,8 @@ void predict(Layout& l, const Costs& k, const ClusterFigures& c,
 }
 
 // A prompt of in.prompt tokens in chunks: each chunk reads every weight of
-// every stage once (all experts: a long prompt touches them all) and
+// every stage once (of the experts, those the chunk's tokens choose: for
+// any long prompt, all of them) and
 // multiplies by them once per token; stages run one after the other.
 void predictPrefill(Layout& l, const Costs& k, const ClusterFigures& c) {
   const ModelShape& m = k.m;

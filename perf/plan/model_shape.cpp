@@ -258,6 +258,22 @@ std::vector<MatrixUse> decodeMatrices(const ModelShape& m, int tp) {
   return uses;
 }
 
+double attentionPerRank(const ModelShape& m, int tp) {
+  const double h = m.hidden;
+  if (m.latentAttention()) {
+    const double down = h * (m.kvLoraRank + m.ropeDim);
+    return (countParameters(m).attentionPerLayer - down) / tp + down;
+  }
+  const double kvHeld = m.kvHeads >= tp ? m.kvHeads / tp : 1;
+  return 2 * h * m.heads * m.headDim / tp + 2 * h * kvHeld * m.headDim;
+}
+
+double sharedPerRank(const ModelShape& m, int tp) {
+  if (!m.moe()) return 0;
+  const double h = m.hidden;
+  return 3 * h * m.sharedIntermediate / tp + h * m.experts;
+}
+
 double kvElementsPerTokenLayer(const ModelShape& m, int kvHeadsHeld) {
   if (m.latentAttention()) return m.kvLoraRank + m.ropeDim;
   return 2.0 * kvHeadsHeld * m.headDim;

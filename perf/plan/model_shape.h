@@ -52,6 +52,14 @@ struct ParameterCounts {
 };
 ParameterCounts countParameters(const ModelShape& m);
 
+// One layer's weights on a rank of a tensor-parallel group of tp, split as
+// Megatron splits them: attention by heads (k and v held whole per KV head
+// held, one each where tp exceeds the KV heads; latent attention's shared
+// down-projection on every rank), the shared expert by columns, the router
+// whole on every rank.
+double attentionPerRank(const ModelShape& m, int tp);
+double sharedPerRank(const ModelShape& m, int tp);
+
 // Reads a config.json's text. Throws std::runtime_error naming the file and
 // the field that is missing or out of range.
 ModelShape parseModelConfig(const std::string& jsonText,

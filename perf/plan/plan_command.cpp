@@ -58,6 +58,7 @@ struct RankWire {
   double weightBytesPerSAlone;
   double weightBytesPerSByTp[kMaxTpMeasured];
   double flopsPerS;
+  int cores;
 };
 
 double median(std::vector<double> v) {
@@ -75,7 +76,68 @@ plan::PlanInputs inputsOf(const Options& o) {
   return in;
 }
 
-// Prints the plan (rank 0 or --from); false when the model cannot be read.
+// What the communicator knows of its machines (mclCommGetTopology, the
+// same text on every rank): which ranks share one (they share its memory,
+// and its bandwidth when they decode at once), and, where some pair of
+// hosts is cabled, which ranks are on no cable (every path of theirs to
+// another host is the LAN or a routed path).
+void applyTopology(const std::string& topology,
+                   std::vector<plan::RankFigures>* ranks) {
+  const nlohmann::json doc = nlohmann::json::parse(topology, nullptr, false);
+  if (!doc.is_object()) return;
+  const auto at = [&](const nlohmann::json& r) -> plan::RankFigures* {
+    if (!r.is_number_integer()) return nullptr;
+    const int i = r.get<int>();
+    return i >= 0 && static_cast<size_t>(i) < ranks->size() ? &(*ranks)[i]
+                                                            : nullptr;
+  };
+  for (const nlohmann::json& h : doc.value("hosts", nlohmann::json::array())) {
+    const nlohmann::json members = h.value("ranks", nlohmann::json::array());
+    for (const nlohmann::json& r : members)
+      if (plan::RankFigures* f = at(r)) {
+        f->ranksOnHost = std::max<int>(1, static_cast<int>(members.size()));
+        if (h.contains("name") && h["name"].is_string())
+          f->host = h["name"].get<std::string>();
+      }
+  }
+  for (plan::RankFigures& f : *ranks) {
+    f.memoryBytes /= f.ranksOnHost;
+    f.freeBytes /= f.ranksOnHost;
+    if (f.weightBytesPerSByTp.empty()) f.weightBytesPerS /= f.ranksOnHost;
+  }
+  std::vector<int> cabled(ranks->size(), 0);
+  std::vector<int> uncabled(ranks->size(), 0);
+  bool anyCable = false;
+  for (const nlohmann::json& p : doc.value("paths", nlohmann::json::array())) {
+    const std::string kind = p.value("link_kind", "");
+    const bool cable = kind == "cable" || kind == "emulated";
+    if (!cable && kind != "lan" && kind != "routed") continue;  // one host
+    anyCable |= cable;
+    for (const nlohmann::json& r : p.value("ranks", nlohmann::json::array()))
+      if (const plan::RankFigures* f = at(r))
+        (cable ? cabled : uncabled)[static_cast<size_t>(f->rank)]++;
+  }
+  if (!anyCable) return;  // a cluster on its LAN alone: nothing to refuse
+  for (plan::RankFigures& f : *ranks)
+    f.onCable = cabled[static_cast<size_t>(f.rank)] > 0 ||
+                uncabled[static_cast<size_t>(f.rank)] == 0;
+}
+
+// --mem-bw and --tflops, on rank 0 (or --from): the same for every rank
+// whatever each rank's own command line said.
+void applyRateFlags(const Options& o, plan::ClusterFigures* cluster) {
+  for (plan::RankFigures& f : cluster->ranks) {
+    if (o.plan.memBwGBps > 0) {
+      f.weightBytesPerSAlone = o.plan.memBwGBps * 1e9;
+      f.weightBytesPerS = f.weightBytesPerSAlone / f.ranksOnHost;
+      f.weightBytesPerSByTp.clear();
+      f.rateSource = "--mem-bw";
+    }
+    if (o.plan.tflops > 0) f.flopsPerS = o.plan.tflops * 1e12;
+  }
+}
+
+// Prints the plan (rank 0 or --from): mcl-perf's exit status.
 int printPlan(const Options& o, const plan::ClusterFigures& cluster) {
   plan::ModelShape model;
   try {
@@ -86,6 +148,7 @@ int printPlan(const Options& o, const plan::ClusterFigures& cluster) {
   }
   const plan::PlanInputs in = inputsOf(o);
   plan::ClusterFigures ordered = cluster;
+  applyRateFlags(o, &ordered);
   plan::putFastestFirst(&ordered.ranks);  // a saved file may come unordered
   const std::vector<plan::Layout> layouts =
       plan::planLayouts(model, ordered, in);
@@ -94,34 +157,6 @@ int printPlan(const Options& o, const plan::ClusterFigures& cluster) {
                                : plan::planTable(model, ordered, in, layouts);
   std::fputs(text.c_str(), stdout);
   return kExitOk;
-}
-
-// Where some pair of hosts is cabled, a rank none of whose paths to other
-// hosts is a cable (only the LAN, or a routed path) is on no cable. The
-// paths are the communicator's (mclCommGetTopology), the same on every
-// rank.
-void markRanksOnNoCable(const std::string& topology,
-                        std::vector<plan::RankFigures>* ranks) {
-  const nlohmann::json doc = nlohmann::json::parse(topology, nullptr, false);
-  if (!doc.is_object() || !doc.contains("paths")) return;
-  std::vector<int> cabled(ranks->size(), 0);
-  std::vector<int> uncabled(ranks->size(), 0);
-  bool anyCable = false;
-  for (const nlohmann::json& p : doc["paths"]) {
-    const std::string kind = p.value("link_kind", "");
-    const bool cable = kind == "cable" || kind == "emulated";
-    if (!cable && kind != "lan" && kind != "routed") continue;  // one host
-    anyCable |= cable;
-    for (const nlohmann::json& r : p.value("ranks", nlohmann::json::array())) {
-      const int i = r.get<int>();
-      if (i < 0 || static_cast<size_t>(i) >= ranks->size()) continue;
-      (cable ? cabled : uncabled)[static_cast<size_t>(i)]++;
-    }
-  }
-  if (!anyCable) return;  // a cluster on its LAN alone: nothing to refuse
-  for (plan::RankFigures& f : *ranks)
-    f.onCable = cabled[static_cast<size_t>(f.rank)] > 0 ||
-                uncabled[static_cast<size_t>(f.rank)] == 0;
 }
 
 // The figures of every rank, in planning order: the fastest decoders
@@ -152,6 +187,7 @@ std::vector<plan::RankFigures> gatherRanks(const Options& o, mclComm_t comm,
   std::snprintf(mine.chip, sizeof mine.chip, "%s", host.chip.c_str());
   mine.memoryBytes = host.memoryBytes;
   mine.freeBytes = host.freeBytes;
+  mine.cores = host.cores;
   std::vector<RankWire> all(static_cast<size_t>(nranks));
   checkMcl(
       rank, "mclAllGather",
@@ -160,17 +196,11 @@ std::vector<plan::RankFigures> gatherRanks(const Options& o, mclComm_t comm,
   std::vector<plan::RankFigures> ranks;
   for (int r = 0; r < nranks; ++r) {
     const RankWire& w = all[r];
-    const std::string name(w.host, strnlen(w.host, sizeof w.host));
-    // Ranks on one machine share its memory.
-    const auto sharing = std::count_if(all.begin(), all.end(), [&](auto& x) {
-      return name == std::string(x.host, strnlen(x.host, sizeof x.host));
-    });
     plan::RankFigures f;
     f.rank = r;
-    f.host = name;
-    f.memoryBytes = w.memoryBytes / double(sharing);
-    f.freeBytes = w.freeBytes / double(sharing);
-    f.ranksOnHost = static_cast<int>(sharing);
+    f.host = std::string(w.host, strnlen(w.host, sizeof w.host));
+    f.memoryBytes = w.memoryBytes;
+    f.freeBytes = w.freeBytes;
     f.weightBytesPerS = w.weightBytesPerS;
     f.weightBytesPerSAlone = w.weightBytesPerSAlone;
     f.weightBytesPerSByTp.assign(
@@ -179,22 +209,17 @@ std::vector<plan::RankFigures> gatherRanks(const Options& o, mclComm_t comm,
     f.flopsPerS = w.flopsPerS;
     f.rateSource = "measured";
     const std::string chip(w.chip, strnlen(w.chip, sizeof w.chip));
-    if (const double quoted = plan::quotedMemoryBandwidth(chip); quoted > 0) {
+    if (const double quoted = plan::quotedMemoryBandwidth(chip, w.cores);
+        quoted > 0) {
       f.weightBytesPerSAlone = quoted;
-      f.weightBytesPerS = quoted / double(sharing);
+      f.weightBytesPerS = quoted;
       f.weightBytesPerSByTp.clear();
       f.rateSource = "quoted: " + chip;
     }
-    if (o.plan.memBwGBps > 0) {
-      f.weightBytesPerSAlone = o.plan.memBwGBps * 1e9;
-      f.weightBytesPerS = f.weightBytesPerSAlone / double(sharing);
-      f.weightBytesPerSByTp.clear();
-      f.rateSource = "--mem-bw";
-    }
-    if (o.plan.tflops > 0) f.flopsPerS = o.plan.tflops * 1e12;
     ranks.push_back(f);
   }
-  markRanksOnNoCable(topologyJson(comm, rank), &ranks);
+  // Every rank reads the same topology: the order below is the same on all.
+  applyTopology(topologyJson(comm, rank), &ranks);
   plan::putFastestFirst(&ranks);
   return ranks;
 }

@@ -5,8 +5,13 @@ tensor-parallel 2, pipeline-parallel 2) within 30% of what it measured,
 and ranked in the order they measured, over shared memory on one host and
 over TCP between two network-namespace hosts.
 
-Needs root for the namespaces (skips otherwise) and MCL_PERF, with the
-decoder (sharded-decode) built beside it."""
+Its own CTest entry (plan_prediction), run alone: tests beside it would
+load the decode and not the measurement before it. Where a check fails,
+the rounds run again, at most ATTEMPTS times: a wrong model fails every
+time, the neighbours of a shared VM (whose load moves over seconds) not.
+
+Needs root for the namespaces (skips otherwise), MCL_PERF and the decoder
+(MCL_DECODER, else sharded-decode beside mcl-perf: CTest names both)."""
 
 import json
 import os
@@ -18,12 +23,12 @@ import pytest
 from jobs import PERF, SECRET, cable_root
 from testbed import Testbed as Cluster
 
-DECODER = os.path.join(os.path.dirname(PERF), "sharded-decode")
+DECODER = os.environ.get("MCL_DECODER") or os.path.join(
+    os.path.dirname(PERF), "sharded-decode")
 
 pytestmark = [
     pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root"),
-    pytest.mark.skipif(not os.path.exists(DECODER),
-                       reason="sharded-decode not built"),
+    pytest.mark.skipif(not os.path.exists(PERF), reason="MCL_PERF not built"),
 ]
 
 CONTEXT = 256
@@ -40,6 +45,7 @@ TOLERANCE = 0.30
 # Layouts measured within this of each other may come in either order.
 TIE = 0.10
 ROUNDS = 3
+ATTEMPTS = 3
 
 
 def run_ranks(start, argv_of, env_of, count, timeout=240):
@@ -104,6 +110,17 @@ def label(model):
 
 
 def check(place, config, label):
+    assert os.path.exists(DECODER), f"the decoder is not built: {DECODER}"
+    failures = []
+    for _ in range(ATTEMPTS):
+        try:
+            return rounds(place, config, label)
+        except AssertionError as e:
+            failures.append(str(e))
+    pytest.fail("\n\n".join(failures))
+
+
+def rounds(place, config, label):
     """Rounds of plan then each layout's decode, back to back: the machine
     drifts over seconds, so each round's prediction is held to the decode
     measured right after it, and the verdict is the median round's."""

@@ -111,6 +111,15 @@ def test_prediction_follows_the_documented_formula(tmp_path, batch, ctx):
         step = expected_step(SMALL, tp, pp, ctx, batch, 5e9, 2e10, ar, hop)
         assert layout["step_s"] == pytest.approx(step, rel=1e-9), (tp, pp)
         assert layout["decode_tokens_per_s"] == pytest.approx(batch / step)
+    # One rank's prefill of the default 2048-token prompt: one step, every
+    # weight read once, each token multiplying by all of them and attending
+    # to 1024 positions on average.
+    h, L = SMALL["hidden_size"], SMALL["num_hidden_layers"]
+    d = h // SMALL["num_attention_heads"]
+    weights = L * (2 * h * 8 * d + 2 * h * 4 * d + 3 * h * 704) + 1000 * h
+    work = 2 * 2048 * weights + 2048 * L * 2 * 2 * 1024 * 8 * d
+    assert seen[(1, 1)]["prefill_s"] == pytest.approx(
+        max(2 * weights / 5e9, work / 2e10), rel=1e-9)
     speeds = [l["decode_tokens_per_s"] for l in doc["layouts"]]
     assert speeds == sorted(speeds, reverse=True)
     assert doc["refused"] == [{"name": "tp3", "tp": 3, "pp": 1,
@@ -202,11 +211,44 @@ def test_a_saved_cluster_that_is_not_one_is_named(tmp_path):
     run = perf("plan", "--model", "llama-8b", "--from",
                write(tmp_path / "c.json", bad))
     assert run.returncode == 2
-    assert 'rank 1 of "ranks" needs "weight_bytes_per_s"' in run.stderr
+    assert 'entry 1 of "ranks" needs "weight_bytes_per_s"' in run.stderr
     run = perf("plan", "--model", "llama-8b", "--from",
                write(tmp_path / "d.json", {"ranks": []}))
     assert run.returncode == 2
     assert "not a cluster saved by `mcl-perf plan --save`" in run.stderr
+    for field, value, message in [
+            ("ranks_on_host", "2", '"ranks_on_host" must be a whole number'),
+            ("rank", 5, '"rank" must be a rank number from 0 to 1, each once'),
+            ("host", 3, "a field has the wrong type")]:
+        bad = cluster()
+        bad["ranks"][0][field] = value
+        run = perf("plan", "--model", "llama-8b", "--from",
+                   write(tmp_path / "e.json", bad))
+        assert run.returncode == 2, (field, run.stdout)
+        assert message in run.stderr, (field, run.stderr)
+    bad = cluster()
+    bad["hop"]["us"][0] = -1
+    run = perf("plan", "--model", "llama-8b", "--from",
+               write(tmp_path / "f.json", bad))
+    assert run.returncode == 2 and '"hop": "us" holds times >= 0' in \
+        run.stderr
+
+
+def test_a_saved_cluster_keeps_its_rank_numbers_and_takes_the_rate_flags(
+        tmp_path):
+    # Saved fastest first: rank 1 before rank 0. A refusal names rank 1 as
+    # rank 1, and --mem-bw and --tflops apply to a saved cluster too.
+    figures = cluster(ranks=2, free=10e9)
+    figures["ranks"][0]["rank"] = 1
+    figures["ranks"][1]["rank"] = 0
+    doc = plan(tmp_path, "llama-8b", figures)
+    (single,) = [r for r in doc["refused"] if r["name"] == "1 rank"]
+    assert single["reason"].startswith("rank 1 (mac0) would hold")
+    slow = plan(tmp_path, "llama-8b", cluster(ranks=2), "--bits", 4)
+    fast = plan(tmp_path, "llama-8b", cluster(ranks=2), "--bits", 4,
+                "--mem-bw", 500, "--tflops", 100)
+    assert fast["layouts"][0]["decode_tokens_per_s"] > \
+        5 * slow["layouts"][0]["decode_tokens_per_s"]
 
 
 @pytest.mark.parametrize("transport", ["shm", "tcp"])
