@@ -1,14 +1,20 @@
-"""mcl-perf plan's predicted decode tokens/s against a real sharded decode
-(examples/decode: a Llama-shaped model with random bf16 weights, dense and
-mixture-of-experts) on the same ranks: every layout on 2 ranks (one rank,
-tensor-parallel 2, pipeline-parallel 2) within 30% of what it measured,
-and ranked in the order they measured, over shared memory on one host and
-over TCP between two network-namespace hosts.
+"""mcl-perf plan against a real sharded decode (examples/decode: a
+Llama-shaped model with random bf16 weights, dense and mixture-of-experts)
+on the same ranks, every layout on 2 ranks (one rank, tensor-parallel 2,
+pipeline-parallel 2), over shared memory on one host and over TCP between
+two network-namespace hosts.
 
-Its own CTest entry (plan_prediction), run alone: tests beside it would
-load the decode and not the measurement before it. Where a check fails,
-the rounds run again, at most ATTEMPTS times: a wrong model fails every
-time, the neighbours of a shared VM (whose load moves over seconds) not.
+Always: plan offers exactly those layouts, the decoder runs each and
+decodes the same tokens in each, and plan's memory per rank is what the
+decoder allocates (its weights) plus the KV cache.
+
+With MCL_PLAN_ACCURACY=1, by hand on a quiet machine: each layout's
+predicted tokens/s within 30% of what it measured, and the layouts in the
+order they measured (the figures in docs/planning.md). That verdict rests
+on timings, so CI does not ask for it (no test verdict may depend on how
+loaded the machine is that minute: in CI, Debian 13's root is made beside
+the tests). Where a check fails, the rounds run again, at most ATTEMPTS
+times: a wrong model fails every time, a neighbour's load not.
 
 Needs root for the namespaces (skips otherwise), MCL_PERF and the decoder
 (MCL_DECODER, else sharded-decode beside mcl-perf: CTest names both)."""
@@ -109,8 +115,39 @@ def label(model):
     return "moe" if "num_local_experts" in model else "dense"
 
 
-def check(place, config, label):
+ACCURACY = os.environ.get("MCL_PLAN_ACCURACY") == "1"
+
+
+def kv_bytes(model, tp, pp):
+    """The decoder's KV cache on one rank: keys and values, bf16, every
+    cached position, the rank's layers and KV heads."""
+    head_dim = model["hidden_size"] // model["num_attention_heads"]
+    return (model["num_hidden_layers"] // pp) * CONTEXT * 2 * \
+        (model["num_key_value_heads"] // tp) * head_dim * 2
+
+
+def check(place, config, label, model):
     assert os.path.exists(DECODER), f"the decoder is not built: {DECODER}"
+    plan = {l["name"]: l for l in place.plan(config)["layouts"]}
+    assert set(plan) == set(LAYOUTS), plan
+    checksums = set()
+    for name, (tp, pp) in LAYOUTS.items():
+        run = place.decode(config, tp, pp)
+        checksums.add(run["token_checksum"])
+        assert run["tokens_per_s"] > 0 and plan[name]["decode_tokens_per_s"] > 0
+        # Plan's fullest rank against the decoder's: its weights (norms
+        # aside, a few KB) and its KV cache. The decoder splits the layers
+        # evenly; plan gives a faster stage more, and two ranks of one
+        # machine can measure 10% apart: compared where plan split evenly.
+        layers = model["num_hidden_layers"]
+        even = [layers // pp + (s < layers % pp) for s in range(pp)]
+        if plan[name]["layers_per_stage"] == even:
+            held = max(run["weights_bytes_per_rank"]) + kv_bytes(model, tp, pp)
+            assert plan[name]["memory_per_rank_bytes"] == pytest.approx(
+                held, rel=0.01), (name, plan[name], run)
+    assert len(checksums) == 1, checksums  # the same tokens in every layout
+    if not ACCURACY:
+        return
     failures = []
     for _ in range(ATTEMPTS):
         try:
@@ -158,7 +195,7 @@ def rounds(place, config, label):
 def test_plan_predicts_the_decode_over_shared_memory(tmp_path, model):
     config = tmp_path / "config.json"
     config.write_text(json.dumps(model))
-    check(Place(port=29810 + len(model)), str(config), label(model))
+    check(Place(port=29810 + len(model)), str(config), label(model), model)
 
 
 @pytest.mark.parametrize("model", [DENSE, MOE], ids=["dense", "moe"])
@@ -166,4 +203,5 @@ def test_plan_predicts_the_decode_over_tcp_between_hosts(tmp_path, model):
     config = tmp_path / "config.json"
     config.write_text(json.dumps(model))
     with Cluster("pair", name=f"mcl-plan{len(model)}") as bed:
-        check(Place(bed, port=29820 + len(model)), str(config), label(model))
+        check(Place(bed, port=29820 + len(model)), str(config), label(model),
+              model)
