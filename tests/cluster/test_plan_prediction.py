@@ -11,9 +11,9 @@ decoder allocates (its weights) plus the KV cache.
 With MCL_PLAN_ACCURACY=1, by hand on a quiet machine: each layout's
 predicted tokens/s within 30% of what it measured, and the layouts in the
 order they measured (the figures in docs/planning.md). That verdict rests
-on timings, so CI does not ask for it (no test verdict may depend on how
-loaded the machine is that minute: in CI, Debian 13's root is made beside
-the tests). Where a check fails, the rounds run again, at most ATTEMPTS
+on timings, so CI does not ask for it: no test verdict may depend on how
+loaded the machine is that minute (a CI run that shared the machine with
+other work failed it). Where a check fails, the rounds run again, at most ATTEMPTS
 times: a wrong model fails every time, a neighbour's load not.
 
 Needs root for the namespaces (skips otherwise), MCL_PERF and the decoder
