@@ -12,7 +12,6 @@
 #include <cstring>
 #include <exception>
 #include <fstream>
-#include <numeric>
 #include <ratio>
 #include <sstream>
 #include <stdexcept>
@@ -21,6 +20,7 @@
 
 #include "common/join.h"
 #include "common/mcl_error.h"
+#include "common/sample_stats.h"
 #include "plan/cluster_figures.h"
 #include "plan/host_resources.h"
 #include "plan/layouts.h"
@@ -60,11 +60,6 @@ struct RankWire {
   double flopsPerS;
   int cores;
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 plan::PlanInputs inputsOf(const Options& o) {
   plan::PlanInputs in;
@@ -224,6 +219,22 @@ std::vector<plan::RankFigures> gatherRanks(const Options& o, mclComm_t comm,
   return ranks;
 }
 
+// The curve of kMessageBytes from the times one rank measured (the others
+// give zeros), summed over the ranks so that every rank has it.
+plan::CostCurve curveOnEveryRank(mclComm_t comm, int rank,
+                                 std::vector<double>& us) {
+  checkMcl(rank, "mclAllReduce",
+           mclAllReduce(us.data(), us.data(), us.size(), mclFloat64, mclSum,
+                        comm, nullptr),
+           comm);
+  plan::CostCurve curve;
+  for (size_t i = 0; i < us.size(); ++i) {
+    curve.bytes.push_back(double(kMessageBytes[i]));
+    curve.us.push_back(us[i]);
+  }
+  return curve;
+}
+
 // Median microseconds of an all-reduce of each size over the first t ranks
 // in planning order (position < t); the others wait. Every rank returns
 // the same curve.
@@ -249,22 +260,13 @@ plan::CostCurve measureAllReduce(mclComm_t comm, int rank, int position, int t,
             Clock::now() - start;
         if (k >= kWarmupCalls) calls.push_back(took.count());
       }
-      us[i] = median(calls);
+      us[i] = summarize(calls).median;
     }
     checkMcl(rank, "mclCommDestroy", mclCommDestroy(group), nullptr);
   }
   // The group's first rank speaks for it.
   if (position != 0) std::fill(us.begin(), us.end(), 0.0);
-  checkMcl(rank, "mclAllReduce",
-           mclAllReduce(us.data(), us.data(), us.size(), mclFloat64, mclSum,
-                        comm, nullptr),
-           comm);
-  plan::CostCurve curve;
-  for (size_t i = 0; i < us.size(); ++i) {
-    curve.bytes.push_back(double(kMessageBytes[i]));
-    curve.us.push_back(us[i]);
-  }
-  return curve;
+  return curveOnEveryRank(comm, rank, us);
 }
 
 // Half the median round trip of each size between the first two ranks in
@@ -299,19 +301,10 @@ plan::CostCurve measureHop(mclComm_t comm, int rank, int position,
             Clock::now() - start;
         if (k >= kWarmupCalls) trips.push_back(took.count());
       }
-      us[i] = position == 0 ? median(trips) / 2 : 0;
+      us[i] = position == 0 ? summarize(trips).median / 2 : 0;
     }
   }
-  checkMcl(rank, "mclAllReduce",
-           mclAllReduce(us.data(), us.data(), us.size(), mclFloat64, mclSum,
-                        comm, nullptr),
-           comm);
-  plan::CostCurve curve;
-  for (size_t i = 0; i < us.size(); ++i) {
-    curve.bytes.push_back(double(kMessageBytes[i]));
-    curve.us.push_back(us[i]);
-  }
-  return curve;
+  return curveOnEveryRank(comm, rank, us);
 }
 
 bool saveFigures(const std::string& path, const plan::ClusterFigures& f) {
