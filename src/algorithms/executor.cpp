@@ -105,12 +105,18 @@ std::string describeWait(const Lane& lane) {
       " (step " + std::to_string(lane.next + 1) + " of " +
       std::to_string(lane.steps.size()) + ", " + std::to_string(s.done) +
       " of " + std::to_string(s.bytes) + " bytes done)";
+  // The links to that peer that are down, if the side channel knows.
+  const auto note = [&lane](int peer) {
+    const transport::PeerHealth* health = lane.context->health;
+    return health != nullptr ? health->linkNote(peer) : std::string();
+  };
   if (s.recvFrom != nullptr && s.recvFrom->peekRecv().empty())
     return what + " waiting for data from rank " + std::to_string(s.recvPeer) +
-           " via " + s.recvFrom->linkName();
+           " via " + s.recvFrom->linkName() + note(s.recvPeer);
   if (s.sendTo != nullptr)
     return what + " waiting for room to send to rank " +
-           std::to_string(s.sendPeer) + " via " + s.sendTo->linkName();
+           std::to_string(s.sendPeer) + " via " + s.sendTo->linkName() +
+           note(s.sendPeer);
   return what;
 }
 

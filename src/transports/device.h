@@ -120,6 +120,26 @@ struct BufferUse {
   size_t mostWiresToOnePeer = 1;
 };
 
+// A link this rank's connections ride to a peer, for the watch that
+// notices a cable going down (core/liveness/cable_watch.h).
+struct WatchedLink {
+  std::string kind;  // "cable", "LAN", "routed"
+  std::string localInterface;
+  std::string localAddress;  // numeric, as readInterfaceLinks() writes it
+  int prefixLength = 0;
+  std::string remoteInterface;
+  std::string remoteAddress;
+};
+
+// What carries this rank's traffic to one peer: its links, used together,
+// and the path init would have chosen without them ("" when none: no LAN,
+// no route), which a pair that lost its last link could still take.
+struct PeerLinks {
+  int peer = -1;
+  std::vector<WatchedLink> links;
+  std::string fallback;
+};
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -181,6 +201,9 @@ class Device {
   virtual std::vector<std::pair<std::string, uint64_t>> counters() const {
     return {};
   }
+  // The network links this rank's connections ride, per peer, known after
+  // connect(); empty for a transport without any (shared memory).
+  virtual std::vector<PeerLinks> watchedLinks() const { return {}; }
 
  protected:
   uint64_t commId_ = 0;

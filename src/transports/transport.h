@@ -29,6 +29,12 @@ class PeerHealth {
   // carries (an RDMA link without a spare credit carries none).
   // Thread-safe; best effort.
   virtual void sayFarewell(const std::string& reason) = 0;
+  // What a wait on `peer` that timed out should also say: the links to it
+  // that are down, and for how long ("; ..."), or "". Thread-safe.
+  virtual std::string linkNote(int peer) const {
+    (void)peer;
+    return "";
+  }
 };
 
 class Connection {

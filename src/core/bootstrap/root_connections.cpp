@@ -105,8 +105,27 @@ std::string RendezvousRoot::timeoutMessage() const {
     if (!present[static_cast<size_t>(r)])
       missing += (missing.empty() ? "" : ",") + std::to_string(r);
   if (nranks_ == 0) return "no rank joined the rendezvous within the timeout";
-  return "rendezvous timed out: " + std::to_string(joined) + " of " +
-         std::to_string(nranks_) + " ranks joined; missing ranks " + missing;
+  if (joined < nranks_)
+    return "rendezvous timed out: " + std::to_string(joined) + " of " +
+           std::to_string(nranks_) + " ranks joined; missing ranks " + missing;
+  // Every rank joined, and some did not reach the next step of init that
+  // goes through here: name them, and the ones they keep waiting.
+  std::string behind;
+  std::string waiting;
+  for (const auto& c : clients_) {
+    if (c->state != State::Joined && c->state != State::Done) continue;
+    std::string& list =
+        c->state == State::Joined && !c->hasContribution ? behind : waiting;
+    if (list.size() < 200)
+      list += (list.empty() ? "" : ",") + std::to_string(c->hello.rank);
+  }
+  return "rendezvous timed out after all " + std::to_string(nranks_) +
+         " ranks joined, in init's exchange round " + std::to_string(round_) +
+         ": rank(s) " + (behind.empty() ? "none" : behind) +
+         " never reached it (still in an earlier step of init, such as "
+         "connecting to a peer over a link that carries nothing; their own "
+         "messages say which), while rank(s) " +
+         (waiting.empty() ? "none" : waiting) + " waited for them";
 }
 
 void RendezvousRoot::acceptSome(int listenFd) {

@@ -36,12 +36,15 @@
 #include "core/init/init_details.h"
 #include "core/init/leftover_segments.h"
 #include "core/init/tune_probe.h"
+#include "core/liveness/cable_watch.h"
 #include "core/params/params.h"
 #include "core/params/settings.h"
 #include "core/registry/transport_registry.h"
 #include "platform/cpu.h"
 #include "platform/host_identity.h"
 #include "platform/shared_memory.h"
+#include "topology/finding_text.h"
+#include "transports/device.h"
 
 namespace mcl {
 
@@ -270,6 +273,23 @@ void connectTransports(mclComm& comm, const std::vector<bool>& opened,
   }
 }
 
+// The side channel's thread also watches the links this rank's
+// connections ride (cable_watch.h), once they are connected.
+void watchCables(mclComm& comm) {
+  if (!comm.peerWatch) return;
+  std::vector<transport::PeerLinks> links;
+  for (size_t d : devicesOfThisRank(comm))
+    for (transport::PeerLinks& p : comm.devices[d]->watchedLinks())
+      if (comm.transports.deviceOf(comm.rank, p.peer) == int(d))
+        links.push_back(std::move(p));
+  std::vector<std::string> hosts;  // "host 1 (studio-b)", as the doctor says
+  for (int r = 0; r < comm.nranks; ++r)
+    hosts.push_back(
+        topology::hostLabel(comm.cluster, comm.cluster.hostOfRank(r)));
+  comm.peerWatch->watchCables(std::make_unique<CableWatch>(
+      comm.rank, comm.label(), std::move(hosts), std::move(links)));
+}
+
 // The side channel (peer_watch.h): listening before the first all-gather
 // publishes its address, connected to every peer after it.
 void openSideChannel(mclComm& comm, const BootstrapClient& bootstrap,
@@ -425,6 +445,7 @@ void connectJoined(mclComm& comm, BootstrapClient& bootstrap,
   checkInitCancelled("the exchange of what each rank offers");
   connectSideChannel(comm, all, bootstrap, deadline);
   connectTransports(comm, opened, bootstrap, deadline);
+  watchCables(comm);
   buildAlgoContext(comm, all, zeroCopyMin);
   logReady(comm);
   if (comm.settings.tuneProbe) probeLinkModel(comm);

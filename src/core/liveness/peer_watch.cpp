@@ -37,6 +37,8 @@ namespace {
 // long after, and one that said goodbye gone: frames it sent just before
 // may still be on a link.
 constexpr int64_t kDeathGraceNs = 100'000'000;
+// How often the links are looked at without a notice from the OS.
+constexpr int64_t kCableLookNs = 250'000'000;
 
 }  // namespace
 
@@ -228,6 +230,7 @@ void PeerWatch::run() {
           .count();
   const int64_t beatNs = std::min<int64_t>(1'000'000'000, timeoutNs / 8);
   int64_t nextBeat = 0;
+  int64_t nextCableLook = 0;
   std::vector<pollfd> fds;
   std::vector<int> who;
   while (!stopping_.load()) {
@@ -236,18 +239,34 @@ void PeerWatch::run() {
       sendToAll(std::string(1, watch_wire::kBeat));
       nextBeat = now + beatNs;
     }
+    CableWatch* cables = cables_.load();
     fds.assign(1, pollfd{wakeRead_, POLLIN, 0});
     who.assign(1, -1);
+    if (cables != nullptr && linkEvents_->fd() >= 0) {
+      fds.push_back(pollfd{linkEvents_->fd(), POLLIN, 0});
+      who.push_back(-1);
+    }
+    const size_t firstPeer = fds.size();
     for (int peer = 0; peer < nranks_; ++peer)
       if (peers_[size_t(peer)].socket.valid()) {
         fds.push_back(pollfd{peers_[size_t(peer)].socket.fd(), POLLIN, 0});
         who.push_back(peer);
       }
-    const int ms = int(std::max<int64_t>(1, (nextBeat - now) / 1'000'000));
+    const int64_t wakeAt =
+        cables != nullptr ? std::min(nextBeat, nextCableLook) : nextBeat;
+    const int ms = int(std::max<int64_t>(1, (wakeAt - now) / 1'000'000));
     if (poll(fds.data(), fds.size(), ms) < 0 && errno != EINTR) return;
     now = watchNowNs();
-    for (size_t i = 1; i < fds.size(); ++i)
+    for (size_t i = firstPeer; i < fds.size(); ++i)
       if (fds[i].revents != 0) readFrom(who[i], now);
+    // The OS said a link changed, or the periodic look is due (a host
+    // without link notices, or one that was missed).
+    if (cables != nullptr &&
+        ((firstPeer == 2 && fds[1].revents != 0 && linkEvents_->drain()) ||
+         now >= nextCableLook)) {
+      cables->check(now);
+      nextCableLook = now + kCableLookNs;
+    }
     for (int peer = 0; peer < nranks_; ++peer) {
       Peer& p = peers_[size_t(peer)];
       if (peer == rank_ || p.state.load() != int(State::Alive)) continue;
@@ -263,8 +282,26 @@ void PeerWatch::run() {
   }
 }
 
+void PeerWatch::watchCables(std::unique_ptr<CableWatch> cables) {
+  if (!cables || cables->empty() || cableOwner_) return;
+  linkEvents_ = std::make_unique<platform::LinkEvents>();
+  cableOwner_ = std::move(cables);
+  // The thread takes it up at its next wake, within a beat.
+  cables_.store(cableOwner_.get());
+}
+
+std::string PeerWatch::linkNote(int peer) const {
+  const CableWatch* cables = cables_.load();
+  return cables != nullptr ? cables->noteOn(peer, watchNowNs()) : "";
+}
+
 std::string PeerWatch::problemWith(int peer) const {
   if (peer < 0 || peer >= nranks_ || peer == rank_) return "";
+  // The cable's own words first: the heartbeat that rode it stops later,
+  // and says less.
+  if (const CableWatch* cables = cables_.load())
+    if (std::string why = cables->problemWith(peer, watchNowNs()); !why.empty())
+      return why;
   const Peer& p = peers_[size_t(peer)];
   const auto state = State(p.state.load());
   if (state == State::Died &&

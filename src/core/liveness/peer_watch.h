@@ -25,6 +25,8 @@
 
 #include "base/auth.h"
 #include "base/session_keys.h"
+#include "core/liveness/cable_watch.h"
+#include "platform/link_state.h"
 #include "platform/socket.h"
 #include "transports/transport.h"
 
@@ -53,8 +55,14 @@ class PeerWatch final : public transport::PeerHealth {
                int rendezvousFd = -1,
                const std::function<void()>& whenReadable = {});
 
+  // From then on the thread also watches the links the connections ride
+  // (cable_watch.h). Once, after connect().
+  void watchCables(std::unique_ptr<CableWatch> cables);
+  const CableWatch* cables() const { return cables_.load(); }
+
   std::string problemWith(int peer) const override;
   std::string farewellOf(int peer) const override;
+  std::string linkNote(int peer) const override;
   // Once per communicator: later reasons are the first one's consequences.
   void sayFarewell(const std::string& reason) override;
   // The same for a rank that leaves having done all it was asked (it
@@ -129,6 +137,10 @@ class PeerWatch final : public transport::PeerHealth {
   std::atomic<bool> saidFarewell_{false};
   std::mutex sendMutex_;  // a message's bytes stay together on a socket
   mutable std::mutex reasonMutex_;
+  // Set once by watchCables, read by the thread and by problemWith.
+  std::unique_ptr<CableWatch> cableOwner_;
+  std::unique_ptr<platform::LinkEvents> linkEvents_;
+  std::atomic<CableWatch*> cables_{nullptr};
   std::thread thread_;
 };
 

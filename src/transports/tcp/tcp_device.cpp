@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -130,6 +131,47 @@ void TcpDevice::connect(const std::vector<int>& peers, InitExchange& exchange,
 
 std::unique_ptr<Connection> TcpDevice::connection(int peer, Channel channel) {
   return sockets_->connect(peer, static_cast<uint32_t>(channel));
+}
+
+std::vector<PeerLinks> TcpDevice::watchedLinks() const {
+  std::vector<PeerLinks> out;
+  if (!sockets_) return out;
+  const int me = init_.rank;
+  for (const auto& [peer, links] : sockets_->links()) {
+    if (links.empty() || links.front().kind == LinkKind::Loopback) continue;
+    PeerLinks p;
+    p.peer = peer;
+    std::set<std::string> mineUsed;
+    std::set<std::string> theirsUsed;
+    for (const Link& l : links) {
+      WatchedLink w;
+      w.kind = linkKindName(l.kind);
+      w.localInterface = l.local.interfaceName;
+      w.localAddress = l.local.address.host();
+      w.prefixLength = l.local.prefixLength;
+      w.remoteInterface = l.remote.interfaceName;
+      w.remoteAddress = l.remote.address.host();
+      p.links.push_back(w);
+      mineUsed.insert(l.local.interfaceName);
+      theirsUsed.insert(l.remote.interfaceName);
+    }
+    // What init would have chosen without these links' interfaces.
+    std::vector<Endpoint> mine;
+    std::vector<Endpoint> theirs;
+    for (const Endpoint& e : endpoints_[size_t(me)])
+      if (e.allowed && !mineUsed.count(e.interfaceName)) mine.push_back(e);
+    for (const Endpoint& e : endpoints_[size_t(peer)])
+      if (e.allowed && !theirsUsed.count(e.interfaceName)) theirs.push_back(e);
+    const std::vector<Link> other = chooseLinks(mine, theirs, false);
+    if (!other.empty())
+      p.fallback = std::string(linkKindName(other.front().kind)) + " " +
+                   other.front().local.interfaceName + " (" +
+                   other.front().local.address.host() + ") -> " +
+                   other.front().remote.interfaceName + " (" +
+                   other.front().remote.address.host() + ")";
+    out.push_back(std::move(p));
+  }
+  return out;
 }
 
 BufferUse TcpDevice::bufferUse() const {

@@ -38,6 +38,7 @@ class TcpDevice final : public Device {
   Waker& waker() override { return sockets_->waker(); }
   uint64_t receiveCapacity() const override { return capacity_; }
   BufferUse bufferUse() const override;
+  std::vector<PeerLinks> watchedLinks() const override;
 
  private:
   // The interfaces ranks a and b must use (from MCL_TOPO_FILE's cables

@@ -258,8 +258,10 @@ void TcpSockets::connectPeers(
     for (uint32_t c = 0; c < kTcpChannels; ++c)
       for (uint32_t l = 0; l < links.size(); ++l)
         for (uint32_t s = 0; s < stripes; ++s) {
-          ProvenSocket sock = connectAndProve(
-              peer, links[l], StreamKey{rank_, c, l, s}, deadline);
+          ProvenSocket sock = whileConnecting(peer, links[l], [&] {
+            return connectAndProve(peer, links[l], StreamKey{rank_, c, l, s},
+                                   deadline);
+          });
           platform::setBufferSizes(sock.socket.fd(), options_.bufferBytes);
           sockets_[{peer, c}].push_back(std::move(sock));
         }
@@ -270,11 +272,30 @@ void TcpSockets::connectPeers(
     for (uint32_t c = 0; c < kTcpChannels; ++c)
       for (uint32_t l = 0; l < links.size(); ++l)
         for (uint32_t s = 0; s < stripes; ++s) {
-          ProvenSocket sock = listener_->take(StreamKey{peer, c, l, s},
-                                              deadline, betweenSlices);
+          ProvenSocket sock = whileConnecting(peer, links[l], [&] {
+            return listener_->take(StreamKey{peer, c, l, s}, deadline,
+                                   betweenSlices);
+          });
           platform::setBufferSizes(sock.socket.fd(), options_.bufferBytes);
           sockets_[{peer, c}].push_back(std::move(sock));
         }
+  }
+}
+
+ProvenSocket TcpSockets::whileConnecting(
+    int peer, const Link& link, const std::function<ProvenSocket()>& connect) {
+  try {
+    return connect();
+  } catch (const Error& e) {
+    // A link that carries nothing stalls here, and another rank's timeout
+    // (relayed by the rendezvous) or this one's says so without the link.
+    throw error(
+        e.code(),
+        "%s (rank %d was connecting to rank %d over %s %s %s "
+        "-> %s %s)",
+        e.what(), rank_, peer, linkKindName(link.kind),
+        link.local.interfaceName.c_str(), link.local.address.host().c_str(),
+        link.remote.interfaceName.c_str(), link.remote.address.host().c_str());
   }
 }
 

@@ -59,12 +59,18 @@ class TcpSockets {
   // What encrypted pieces use: AES-256-GCM when every rank's CPU has it.
   void useCipher(PieceCipher cipher) { cipher_ = cipher; }
   Waker& waker() { return *waker_; }
+  // The links chosen to each peer this rank connected, by peer.
+  const std::map<int, std::vector<Link>>& links() const { return links_; }
 
  private:
   // Connects over link and proves the secret as stream key, again with a
   // new connection when the peer's listener drops or stalls an attempt.
   ProvenSocket connectAndProve(int peer, const Link& link, const StreamKey& key,
                                platform::Deadline deadline);
+
+  // connect(), with the link named in what it throws.
+  ProvenSocket whileConnecting(int peer, const Link& link,
+                               const std::function<ProvenSocket()>& connect);
 
   int rank_;
   Secret secret_;

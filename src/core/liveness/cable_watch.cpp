@@ -1,0 +1,159 @@
+#include "core/liveness/cable_watch.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/log.h"
+#include "platform/link_state.h"
+
+namespace mcl {
+
+namespace {
+
+std::string seconds(int64_t ns) {
+  char text[32];
+  snprintf(text, sizeof(text), "%.1f s", double(ns) / 1e9);
+  return text;
+}
+
+}  // namespace
+
+CableWatch::CableWatch(int rank, std::string label,
+                       std::vector<std::string> hosts,
+                       std::vector<transport::PeerLinks> peers)
+    : rank_(rank), label_(std::move(label)), hosts_(std::move(hosts)) {
+  for (transport::PeerLinks& p : peers) {
+    if (p.links.empty()) continue;
+    Peer mine;
+    mine.peer = p.peer;
+    mine.fallback = std::move(p.fallback);
+    for (transport::WatchedLink& l : p.links)
+      mine.links.push_back(Watched{std::move(l), false, 0});
+    peers_.push_back(std::move(mine));
+  }
+}
+
+std::string CableWatch::nameOf(const Peer& p, const Watched& w) const {
+  const auto host = [this](int r) {
+    return r >= 0 && size_t(r) < hosts_.size() ? hosts_[size_t(r)]
+                                               : "rank " + std::to_string(r);
+  };
+  return w.link.kind + " " + host(rank_) + " " + w.link.localInterface + " " +
+         w.link.localAddress + "/" + std::to_string(w.link.prefixLength) +
+         " -> " + host(p.peer) + " " + w.link.remoteInterface + " " +
+         w.link.remoteAddress;
+}
+
+void CableWatch::check(int64_t now) {
+  std::map<std::string, platform::InterfaceLink> states;
+  try {
+    states = platform::readInterfaceLinks();
+  } catch (const std::exception&) {
+    return;  // no verdict without a reading; the next look tries again
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (Peer& p : peers_) {
+    int up = 0;
+    for (Watched& w : p.links) {
+      const auto it = states.find(w.link.localInterface);
+      // Gone, down, without a carrier, or without our address: nothing
+      // goes out on it.
+      const bool usable = it != states.end() && it->second.usable() &&
+                          it->second.addresses.count(w.link.localAddress) > 0;
+      if (usable) ++up;
+      if (usable == !w.down) continue;
+      w.down = !usable;
+      w.changedNs = now;
+      if (w.down)
+        ++lost_;
+      else
+        ++regained_;
+    }
+    const int total = int(p.links.size());
+    const bool noneBefore = p.allDownSinceNs >= 0;
+    if (up == 0 && !noneBefore) p.allDownSinceNs = now;
+    if (up > 0) p.allDownSinceNs = -1;
+    for (const Watched& w : p.links) {
+      if (w.changedNs != now) continue;
+      const std::string name = nameOf(p, w);
+      if (!w.down) {
+        MCL_LOG(Warn, kLogInit,
+                "%s: %s to rank %d is up again; %d of %d links to rank %d up",
+                label_.c_str(), name.c_str(), p.peer, up, total, p.peer);
+      } else if (up > 0) {
+        MCL_LOG(Warn, kLogInit,
+                "%s: %s to rank %d went down (its interface lost its link "
+                "or address); %d of %d links to rank %d remain. What was "
+                "striped over it waits for it to come back: mcl does not "
+                "yet move a connection's pieces to its other links",
+                label_.c_str(), name.c_str(), p.peer, up, total, p.peer);
+      } else if (!p.fallback.empty()) {
+        MCL_LOG(Warn, kLogInit,
+                "%s: %s to rank %d went down (its interface lost its link "
+                "or address): no link to rank %d is left. Init would now "
+                "choose the %s, but mcl does not yet move a running "
+                "connection: operations with rank %d wait for the link to "
+                "come back, up to MCL_TIMEOUT",
+                label_.c_str(), name.c_str(), p.peer, p.peer,
+                p.fallback.c_str(), p.peer);
+      } else {
+        MCL_LOG(Warn, kLogInit,
+                "%s: %s to rank %d went down (its interface lost its link "
+                "or address): no path to rank %d is left; operations with "
+                "it fail unless the link is back within %s",
+                label_.c_str(), name.c_str(), p.peer, p.peer,
+                seconds(kNoPathGraceNs).c_str());
+      }
+    }
+  }
+}
+
+std::string CableWatch::downList(const Peer& p, int64_t now) const {
+  std::string out;
+  for (const Watched& w : p.links) {
+    if (!w.down) continue;
+    if (!out.empty()) out += ", ";
+    out += nameOf(p, w) + " down for " + seconds(now - w.changedNs);
+  }
+  return out;
+}
+
+std::string CableWatch::problemWith(int peer, int64_t now) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const Peer& p : peers_) {
+    if (p.peer != peer || p.allDownSinceNs < 0 || !p.fallback.empty()) continue;
+    if (now - p.allDownSinceNs < kNoPathGraceNs) return "";
+    return "no path to rank " + std::to_string(peer) +
+           " is left: " + downList(p, now) +
+           " (at this end; no LAN or routed path to it)";
+  }
+  return "";
+}
+
+std::string CableWatch::noteOn(int peer, int64_t now) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const Peer& p : peers_)
+    if (p.peer == peer) {
+      const std::string down = downList(p, now);
+      return down.empty() ? "" : "; " + down;
+    }
+  return "";
+}
+
+uint64_t CableWatch::lost() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return lost_;
+}
+
+uint64_t CableWatch::regained() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return regained_;
+}
+
+}  // namespace mcl

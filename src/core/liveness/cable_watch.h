@@ -1,0 +1,78 @@
+// Which of a rank's links to its peers can carry traffic, from the OS's own
+// view of each interface (platform/link_state.h), read by the side
+// channel's thread whenever the OS says a link changed and at least every
+// quarter second. A cable pulled out is known within that time, where TCP
+// would only notice it at its retransmission timers and mcl at MCL_TIMEOUT:
+//   - a link goes down: a WARN naming it (both hosts, the interface and
+//     address at each end), and how many links to the peer remain;
+//   - the peer's last link goes down and init saw no other path to it
+//     (no LAN, no route): after kNoPathGraceNs without one, every
+//     operation waiting on that peer fails, naming the cable;
+//   - a link comes back: said, and counted.
+// Carrying on over the remaining links with the pieces that were in flight
+// on the lost one is not done yet: a connection striped over a lost link
+// waits for it to return (the WARN says so).
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "transports/device.h"
+
+namespace mcl {
+
+// How long a peer may be without any link before operations that wait on
+// it fail: a flap shorter than this is ridden out by TCP itself.
+constexpr int64_t kNoPathGraceNs = 1'000'000'000;
+
+class CableWatch {
+ public:
+  // label: "comm <name> rank r/n"; hosts: every rank's host, as the
+  // doctor names it ("host 1 (studio-b)").
+  CableWatch(int rank, std::string label, std::vector<std::string> hosts,
+             std::vector<transport::PeerLinks> peers);
+
+  bool empty() const { return peers_.empty(); }
+  // Reads every interface's state and says what changed since the last
+  // look. The side channel's thread alone calls it.
+  void check(int64_t nowNs);
+  // Why operations waiting on peer cannot complete ("" when they may):
+  // its last link has been down for kNoPathGraceNs and nothing else leads
+  // to it.
+  std::string problemWith(int peer, int64_t nowNs) const;
+  // For a timeout's message: the links to peer that are down, and since
+  // when ("" when all are up).
+  std::string noteOn(int peer, int64_t nowNs) const;
+  // Links lost and regained since the communicator began.
+  uint64_t lost() const;
+  uint64_t regained() const;
+
+ private:
+  struct Watched {
+    transport::WatchedLink link;
+    bool down = false;
+    int64_t changedNs = 0;
+  };
+  struct Peer {
+    int peer = -1;
+    std::string fallback;
+    std::vector<Watched> links;
+    int64_t allDownSinceNs = -1;  // -1 while some link is up
+  };
+
+  // "cable host 0 (a) tb1 10.0.1.1/30 -> host 1 (b) tb0 10.0.1.2"
+  std::string nameOf(const Peer& p, const Watched& w) const;
+  std::string downList(const Peer& p, int64_t nowNs) const;
+
+  int rank_;
+  std::string label_;
+  std::vector<std::string> hosts_;
+  mutable std::mutex mutex_;
+  std::vector<Peer> peers_;
+  uint64_t lost_ = 0;
+  uint64_t regained_ = 0;
+};
+
+}  // namespace mcl

@@ -1,0 +1,150 @@
+"""A cable lost while a job runs (issue 51): between network-namespace hosts
+joined by veth cables, one cable is taken down (`ip link set ... down`,
+which drops the carrier at both ends, as a Thunderbolt cable pulled out of
+its port does) while mcl-perf all-reduces over TCP.
+
+What these tests hold mcl to today: the lost cable is named at once on both
+ranks (the OS's link notice, core/liveness/cable_watch.h); a pair left with
+no path fails on every rank within about a second of it, naming the cable,
+instead of at MCL_TIMEOUT; a pair that keeps another cable rides the outage
+out with correct results when the cable comes back, and a wait that times
+out behind it names it; a cable that carries nothing at init names the ranks
+and the link the rendezvous waited on. Moving a connection's pieces to the
+cables that remain is not built yet (see docs/failures-and-trust.md).
+
+Needs root (skips otherwise) and MCL_PERF (CTest sets it)."""
+
+import os
+import re
+import subprocess
+import time
+
+import pytest
+
+from jobs import PERF, cable_root, finish, start_ranks
+from testbed import Testbed as Cluster
+
+pytestmark = [
+    pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root"),
+    pytest.mark.skipif(not os.path.exists(PERF), reason="MCL_PERF not built"),
+]
+
+# Long enough that the fault lands mid-run; results not checked (-c 0).
+LONG = ["allreduce", "-b", "16M", "-e", "16M", "-n", "100000", "-w", "0",
+        "-c", "0"]
+
+
+def started(procs, seconds=1.5):
+    time.sleep(seconds)
+    for p in procs:
+        assert p.poll() is None, "a rank ended before the fault"
+
+
+def cable_named(out, here, there):
+    """The WARN names both ends: host, interface and address at each."""
+    return re.search(rf"cable host \d \(\S+\) {here} [\d.]+/30 -> "
+                     rf"host \d \(\S+\) {there} [\d.]+ to rank \d", out)
+
+
+def test_last_cable_down_fails_every_rank_within_seconds_naming_it():
+    # One cable, no LAN: nothing else leads to the peer. The heartbeat
+    # rides the same cable and would take MCL_PEER_TIMEOUT; MCL_TIMEOUT is
+    # 20 s.
+    with Cluster("pair", name="mcl-lastcable") as bed:
+        procs = start_ranks(bed, [0, 1], cable_root(29770), LONG)
+        started(procs)
+        start = time.monotonic()
+        bed.cable(0, 1, 0, up=False)
+        outputs = finish(procs, timeout=40)
+        elapsed = time.monotonic() - start
+    for rank, (code, out) in enumerate(outputs):
+        assert code == 1, f"rank {rank} ({code}):\n{out}"
+        here, there = ("tb1", "tb0") if rank == 0 else ("tb0", "tb1")
+        assert cable_named(out, here, there), out
+        assert f"no path to rank {1 - rank} is left" in out, out
+        assert "down for" in out, out
+    # The grace is 1 s, the watch looks at least every 0.25 s; the rest is
+    # two processes ending. Far below the 20 s timeout and the heartbeat.
+    assert elapsed < 5, f"took {elapsed:.1f} s"
+
+
+def test_one_cable_of_a_pair_down_and_back_is_named_and_ridden_out():
+    # Two cables: the second stays. The pieces striped over the lost one
+    # wait for it (no failover yet); when it is back, TCP delivers them
+    # and every result is checked.
+    args = ["allreduce", "-b", "4M", "-e", "4M", "-n", "400", "-w", "0",
+            "-c", "1"]
+    with Cluster("pair2", name="mcl-onecable") as bed:
+        procs = start_ranks(bed, [0, 1], cable_root(29771), args,
+                            {"MCL_TIMEOUT": "60"})
+        started(procs, 1.0)
+        bed.cable(0, 1, 0, up=False)
+        time.sleep(2.0)
+        bed.cable(0, 1, 0, up=True)
+        outputs = finish(procs, timeout=120)
+    for rank, (code, out) in enumerate(outputs):
+        assert code == 0, f"rank {rank} failed ({code}):\n{out}"
+        assert "went down" in out and "1 of 2 links" in out, out
+        assert "is up again; 2 of 2 links" in out, out
+        here, there = ("tb1c0", "tb0c0") if rank == 0 else ("tb0c0", "tb1c0")
+        assert cable_named(out, here, there), out
+
+
+def test_a_wait_that_times_out_behind_a_lost_cable_names_it():
+    with Cluster("pair2", name="mcl-stallnote") as bed:
+        procs = start_ranks(bed, [0, 1], cable_root(29772), LONG,
+                            {"MCL_TIMEOUT": "3"})
+        started(procs)
+        bed.cable(0, 1, 1, up=False)
+        outputs = finish(procs, timeout=40)
+    for rank, (code, out) in enumerate(outputs):
+        assert code == 1, f"rank {rank} ({code}):\n{out}"
+        # Whichever rank timed out says which cable its wait sat behind;
+        # the other hears its farewell.
+    timed_out = [out for _, out in outputs if "no progress for" in out]
+    assert timed_out, outputs
+    assert any(re.search(r"no progress for .*; cable host \d \(\S+\) tb\dc1 "
+                         r".* down for [\d.]+ s", out, re.S)
+               for out in timed_out), timed_out
+
+
+def test_a_cable_that_carries_nothing_at_init_is_named():
+    # The second cable's link stays up but host 0's end sends almost
+    # nothing (8 bit/s): init stalls connecting over it. The rendezvous's
+    # timeout names the ranks that never reached the next round (it once
+    # said "missing ranks " with an empty list), and the rank that waited
+    # names the link.
+    with Cluster("pair2", name="mcl-holecable") as bed:
+        subprocess.run(["ip", "netns", "exec", bed.netns(0), "tc", "qdisc",
+                        "add", "dev", "tb1c1", "root", "tbf", "rate", "8bit",
+                        "burst", "64", "limit", "1"], check=True)
+        procs = start_ranks(bed, [0, 1], cable_root(29773),
+                            ["allreduce", "-b", "8", "-e", "8", "-n", "5"],
+                            {"MCL_TIMEOUT": "4"})
+        outputs = finish(procs, timeout=40)
+    for rank, (code, out) in enumerate(outputs):
+        assert code == 1, f"rank {rank} ({code}):\n{out}"
+        assert "missing ranks \n" not in out and \
+            not re.search(r"missing ranks\s*$", out, re.M), out
+        assert re.search(r"after all 2 ranks joined, in init's exchange "
+                         r"round \d+: rank\(s\) [01]", out), out
+    assert any(re.search(r"was connecting to rank \d over cable tb\dc1 ", out)
+               for _, out in outputs), outputs
+
+
+def test_last_cable_down_beside_a_lan_says_what_init_would_choose():
+    # The pair's cable down, a LAN beside it: not "no path", so no fast
+    # failure; the WARN names the LAN path, the timeout names the cable.
+    with Cluster("pair", name="mcl-lanfb", lan=True) as bed:
+        procs = start_ranks(bed, [0, 1], "10.78.0.1:29774", LONG,
+                            {"MCL_TIMEOUT": "3"})
+        started(procs)
+        bed.cable(0, 1, 0, up=False)
+        outputs = finish(procs, timeout=40)
+    for rank, (code, out) in enumerate(outputs):
+        assert code == 1, f"rank {rank} ({code}):\n{out}"
+        assert re.search(r"no link to rank \d is left\. Init would now choose "
+                         r"the lan lan0 \([\d.]+\) -> lan0 \([\d.]+\)", out), out
+        assert "no path to rank" not in out, out
+    assert any(re.search(r"; cable host \d \(\S+\) tb\d .* "
+                         r"down for [\d.]+ s", out) for _, out in outputs)
