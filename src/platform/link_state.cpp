@@ -15,11 +15,33 @@
 #if defined(__linux__)
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+#elif defined(__APPLE__)
+#include <net/if_media.h>
+#include <sys/ioctl.h>
+
+#include <cstring>
 #endif
 
 #include "platform/system_error.h"
 
 namespace mcl::platform {
+
+#if defined(__APPLE__)
+// macOS keeps IFF_RUNNING on an Ethernet or Thunderbolt interface whose
+// cable is out ("status: inactive"): the media status says it.
+void readCarriers(std::map<std::string, InterfaceLink>& links) {
+  const int s = socket(AF_INET, SOCK_DGRAM, 0);
+  if (s < 0) return;
+  for (auto& [name, link] : links) {
+    ifmediareq request{};
+    strlcpy(request.ifm_name, name.c_str(), sizeof(request.ifm_name));
+    if (ioctl(s, SIOCGIFMEDIA, &request) == 0 &&
+        (request.ifm_status & IFM_AVALID) != 0)
+      link.running = link.running && (request.ifm_status & IFM_ACTIVE) != 0;
+  }
+  close(s);
+}
+#endif
 
 std::map<std::string, InterfaceLink> readInterfaceLinks() {
   ifaddrs* list = nullptr;
@@ -40,6 +62,9 @@ std::map<std::string, InterfaceLink> readInterfaceLinks() {
       link.addresses.insert(host);
   }
   freeifaddrs(list);
+#if defined(__APPLE__)
+  readCarriers(out);
+#endif
   return out;
 }
 

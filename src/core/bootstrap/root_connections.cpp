@@ -122,9 +122,9 @@ std::string RendezvousRoot::timeoutMessage() const {
   return "rendezvous timed out after all " + std::to_string(nranks_) +
          " ranks joined, in init's exchange round " + std::to_string(round_) +
          ": rank(s) " + (behind.empty() ? "none" : behind) +
-         " never reached it (still in an earlier step of init, such as "
-         "connecting to a peer over a link that carries nothing; their own "
-         "messages say which), while rank(s) " +
+         " never reached it or the end of init (still in an earlier step, "
+         "such as connecting to a peer over a link that carries nothing: "
+         "a rank's own message names the link it waited on), while rank(s) " +
          (waiting.empty() ? "none" : waiting) + " waited for them";
 }
 

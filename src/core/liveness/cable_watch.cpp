@@ -1,5 +1,6 @@
 #include "core/liveness/cable_watch.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -34,8 +35,9 @@ CableWatch::CableWatch(int rank, std::string label,
     mine.peer = p.peer;
     mine.fallback = std::move(p.fallback);
     for (transport::WatchedLink& l : p.links)
-      mine.links.push_back(Watched{std::move(l), false, 0});
-    peers_.push_back(std::move(mine));
+      if (l.kind != "routed")
+        mine.links.push_back(Watched{std::move(l), false, 0});
+    if (!mine.links.empty()) peers_.push_back(std::move(mine));
   }
 }
 
@@ -58,6 +60,7 @@ void CableWatch::check(int64_t now) {
     return;  // no verdict without a reading; the next look tries again
   }
   std::lock_guard<std::mutex> lock(mutex_);
+  if (!baselineTaken_) return takeBaseline(states);
   for (Peer& p : peers_) {
     int up = 0;
     for (Watched& w : p.links) {
@@ -112,6 +115,18 @@ void CableWatch::check(int64_t now) {
       }
     }
   }
+}
+
+void CableWatch::takeBaseline(
+    const std::map<std::string, platform::InterfaceLink>& states) {
+  baselineTaken_ = true;
+  for (Peer& p : peers_)
+    std::erase_if(p.links, [&states](const Watched& w) {
+      const auto it = states.find(w.link.localInterface);
+      return it == states.end() || !it->second.usable() ||
+             it->second.addresses.count(w.link.localAddress) == 0;
+    });
+  std::erase_if(peers_, [](const Peer& p) { return p.links.empty(); });
 }
 
 std::string CableWatch::downList(const Peer& p, int64_t now) const {

@@ -9,16 +9,20 @@
 //     (no LAN, no route): after kNoPathGraceNs without one, every
 //     operation waiting on that peer fails, naming the cable;
 //   - a link comes back: said, and counted.
+// Only cables and LAN links are watched: a routed path's interface is not
+// known to be the one its packets leave by.
 // Carrying on over the remaining links with the pieces that were in flight
 // on the lost one is not done yet: a connection striped over a lost link
 // waits for it to return (the WARN says so).
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "platform/link_state.h"
 #include "transports/device.h"
 
 namespace mcl {
@@ -55,12 +59,18 @@ class CableWatch {
     bool down = false;
     int64_t changedNs = 0;
   };
+  // The first look: the links usable then are the ones watched. A link
+  // that init connected over but whose interface does not look usable
+  // (an OS that reports no carrier for its kind) is left alone rather
+  // than called lost.
+  void takeBaseline(const std::map<std::string, platform::InterfaceLink>& s);
   struct Peer {
     int peer = -1;
     std::string fallback;
     std::vector<Watched> links;
     int64_t allDownSinceNs = -1;  // -1 while some link is up
   };
+  bool baselineTaken_ = false;
 
   // "cable host 0 (a) tb1 10.0.1.1/30 -> host 1 (b) tb0 10.0.1.2"
   std::string nameOf(const Peer& p, const Watched& w) const;

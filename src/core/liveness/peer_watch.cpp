@@ -39,6 +39,8 @@ namespace {
 constexpr int64_t kDeathGraceNs = 100'000'000;
 // How often the links are looked at without a notice from the OS.
 constexpr int64_t kCableLookNs = 250'000'000;
+// The least time between two looks, however many notices come.
+constexpr int64_t kCableGapNs = 20'000'000;
 
 }  // namespace
 
@@ -231,6 +233,7 @@ void PeerWatch::run() {
   const int64_t beatNs = std::min<int64_t>(1'000'000'000, timeoutNs / 8);
   int64_t nextBeat = 0;
   int64_t nextCableLook = 0;
+  int64_t lastCableLook = 0;
   std::vector<pollfd> fds;
   std::vector<int> who;
   while (!stopping_.load()) {
@@ -259,12 +262,14 @@ void PeerWatch::run() {
     now = watchNowNs();
     for (size_t i = firstPeer; i < fds.size(); ++i)
       if (fds[i].revents != 0) readFrom(who[i], now);
-    // The OS said a link changed, or the periodic look is due (a host
-    // without link notices, or one that was missed).
-    if (cables != nullptr &&
-        ((firstPeer == 2 && fds[1].revents != 0 && linkEvents_->drain()) ||
-         now >= nextCableLook)) {
+    // The OS said a link changed: look soon, but not at every message (the
+    // routing socket on macOS carries every route change of the host).
+    if (cables != nullptr && firstPeer == 2 && fds[1].revents != 0 &&
+        linkEvents_->drain())
+      nextCableLook = std::min(nextCableLook, lastCableLook + kCableGapNs);
+    if (cables != nullptr && now >= nextCableLook) {
       cables->check(now);
+      lastCableLook = now;
       nextCableLook = now + kCableLookNs;
     }
     for (int peer = 0; peer < nranks_; ++peer) {
@@ -285,8 +290,12 @@ void PeerWatch::run() {
 void PeerWatch::watchCables(std::unique_ptr<CableWatch> cables) {
   if (!cables || cables->empty() || cableOwner_) return;
   linkEvents_ = std::make_unique<platform::LinkEvents>();
+  // The first look, which sets what is watched, as init ends: a cable
+  // lost in the job's first second is then lost, not the baseline.
+  cables->check(watchNowNs());
   cableOwner_ = std::move(cables);
-  // The thread takes it up at its next wake, within a beat.
+  // The thread takes it up at its next wake, within a beat (the OS's
+  // notices meanwhile wait in linkEvents_).
   cables_.store(cableOwner_.get());
 }
 

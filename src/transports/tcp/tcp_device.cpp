@@ -162,8 +162,12 @@ std::vector<PeerLinks> TcpDevice::watchedLinks() const {
       if (e.allowed && !mineUsed.count(e.interfaceName)) mine.push_back(e);
     for (const Endpoint& e : endpoints_[size_t(peer)])
       if (e.allowed && !theirsUsed.count(e.interfaceName)) theirs.push_back(e);
-    const std::vector<Link> other = chooseLinks(mine, theirs, false);
-    if (!other.empty())
+    // Not a routed path (any two addresses: not known to lead anywhere),
+    // and nothing where MCL_TOPO_FILE pins the pair's interfaces.
+    const std::vector<Link> other = restrictionFor(me, peer).local.empty()
+                                        ? chooseLinks(mine, theirs, false)
+                                        : std::vector<Link>{};
+    if (!other.empty() && other.front().kind != LinkKind::Routed)
       p.fallback = std::string(linkKindName(other.front().kind)) + " " +
                    other.front().local.interfaceName + " (" +
                    other.front().local.address.host() + ") -> " +

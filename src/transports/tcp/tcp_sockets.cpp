@@ -289,13 +289,16 @@ ProvenSocket TcpSockets::whileConnecting(
   } catch (const Error& e) {
     // A link that carries nothing stalls here, and another rank's timeout
     // (relayed by the rendezvous) or this one's says so without the link.
-    throw error(
-        e.code(),
-        "%s (rank %d was connecting to rank %d over %s %s %s "
-        "-> %s %s)",
-        e.what(), rank_, peer, linkKindName(link.kind),
-        link.local.interfaceName.c_str(), link.local.address.host().c_str(),
-        link.remote.interfaceName.c_str(), link.remote.address.host().c_str());
+    const std::string how =
+        peer < rank_ ? " to connect to rank " + std::to_string(peer)
+                     : " for rank " + std::to_string(peer) + " to connect";
+    throw Error(e.code(), std::string(e.what()) + " (rank " +
+                              std::to_string(rank_) + " was waiting" + how +
+                              " over " + linkKindName(link.kind) + " " +
+                              link.local.interfaceName + " " +
+                              link.local.address.host() + " -> " +
+                              link.remote.interfaceName + " " +
+                              link.remote.address.host() + ")");
   }
 }
 
