@@ -16,10 +16,20 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #elif defined(__APPLE__)
-#include <net/if_media.h>
 #include <sys/ioctl.h>
 
 #include <cstring>
+#if __has_include(<net/if_media.h>)
+#include <net/if_media.h>
+#else
+// The SDK that CI's macOS compile check uses lacks this header (its
+// <net/if.h> has struct ifmediareq): the bits of Apple's public one.
+#define IFM_AVALID 0x00000001
+#define IFM_ACTIVE 0x00000002
+#endif
+#if !defined(SIOCGIFMEDIA)
+#define SIOCGIFMEDIA _IOWR('i', 56, struct ifmediareq)
+#endif
 #endif
 
 #include "platform/system_error.h"
