@@ -27,6 +27,7 @@
 #include "common/dtype.h"
 #include "common/join.h"
 #include "common/kill_drill.h"
+#include "common/link_losses.h"
 #include "common/mcl_error.h"
 #include "common/progress.h"
 #include "common/rdma_frames.h"
@@ -502,6 +503,7 @@ int runRank(const Options& options, const RankSetup& given) {
   std::vector<mclComm_t> runComms = {comm};
   for (const Variant& v : variants) runComms.push_back(v.comm);
   const RdmaFrames frames = rdmaFramesOf(runComms, rank);
+  const LinkLosses losses = linkLossesOf(runComms, rank);
   for (const Variant& v : variants)
     if (v.comm != comm)
       checkMcl(rank, "mclCommDestroy", mclCommDestroy(v.comm), nullptr);
@@ -509,8 +511,10 @@ int runRank(const Options& options, const RankSetup& given) {
            mclAllReduce(&errors, &errors, 1, mclInt64, mclSum, comm, nullptr),
            comm);
   const std::string rdma = rdmaLine(frames, comm, rank);
+  const std::string links = linkLossLine(losses, comm, rank);
   report.printFooter(errors, avgBusBw);
   if (rank == 0 && !rdma.empty()) std::printf("%s\n", rdma.c_str());
+  if (rank == 0 && !links.empty()) std::printf("%s\n", links.c_str());
   const int64_t peakRss = largestPeakResidentBytes(comm, rank);
   if (rank == 0) {
     const nlohmann::json topology =

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -110,9 +111,19 @@ std::string pointToPointSubnet(const std::string& address, int prefix) {
   return std::string(text) + "/" + std::to_string(prefix);
 }
 
+// What a port that carries a cable's address and no detected cable says
+// of itself: "switched off", "no link", or "up".
+std::string portState(const nlohmann::json& port) {
+  if (!port.value("up", true)) return "is switched off";
+  if (!port.value("carrier", true)) return "has no link";
+  return "is up, with a link";
+}
+
 // Ports that carry a cable's address but no cable the detection could
 // match: one end of a doubled pair pulled, a dead cable, or a far port
-// switched off. Each is a cable the owner expects and does not have.
+// switched off. Each is a cable the owner expects and does not have; two
+// such ports of two hosts in one subnet are the two ends of one cable
+// that is down.
 void planUnanswered(const nlohmann::json& topology,
                     const std::map<int, std::pair<std::string, int>>& hosts,
                     QualifyPlan* plan) {
@@ -121,6 +132,11 @@ void planUnanswered(const nlohmann::json& topology,
     for (const char* end : {"a", "b"})
       cabled.insert({link.at(end).value("host", -1),
                      link.at(end).value("interface", "")});
+  // By subnet, in host order: (host, port, address).
+  std::map<std::string,
+           std::vector<std::tuple<int, nlohmann::json, std::string>>>
+      bySubnet;
+  std::vector<std::string> order;
   for (const auto& host : topology.at("hosts")) {
     const int id = host.value("id", 0);
     if (!hosts.count(id)) continue;
@@ -135,21 +151,40 @@ void planUnanswered(const nlohmann::json& topology,
         const std::string subnet = pointToPointSubnet(
             address.value("address", ""), address.value("prefix", 0));
         if (subnet.empty()) continue;
-        CableUnderTest c;
-        c.kind = port.value("medium", "?");
-        c.nominalGbps = port.value("speed_gbps", 0.0);
-        c.a = {id, hosts.at(id).first, hosts.at(id).second,
-               plan->transport == "rdma" ? "rdma_" + name : name};
-        c.b = {-1, "?", -1, "?"};
-        c.deadAtDetection = "port " + name + " has a cable's address (" +
-                            address.value("address", "") + ", subnet " +
-                            subnet +
-                            ") but nothing answers on it: the cable is "
-                            "unplugged or dead, or its far port is down";
-        plan->cables.push_back(c);
+        if (!bySubnet.count(subnet)) order.push_back(subnet);
+        bySubnet[subnet].push_back({id, port, address.value("address", "")});
         break;
       }
     }
+  }
+  const auto endOf = [&](int id, const nlohmann::json& port) {
+    const std::string name = port.value("name", "");
+    return CableEnd{id, hosts.at(id).first, hosts.at(id).second,
+                    plan->transport == "rdma" ? "rdma_" + name : name};
+  };
+  for (const std::string& subnet : order) {
+    const auto& ends = bySubnet.at(subnet);
+    const auto& [id, port, address] = ends.front();
+    CableUnderTest c;
+    c.kind = port.value("medium", "?");
+    c.nominalGbps = port.value("speed_gbps", 0.0);
+    c.a = endOf(id, port);
+    c.b = {-1, "?", -1, "?"};
+    if (ends.size() == 2 && std::get<0>(ends[1]) != id) {
+      const auto& [farId, far, farAddress] = ends[1];
+      c.b = endOf(farId, far);
+      c.deadAtDetection = "the cable is down (subnet " + subnet + "): port " +
+                          port.value("name", "") + " (" + address + ") " +
+                          portState(port) + ", port " + far.value("name", "") +
+                          " (" + farAddress + ") " + portState(far);
+    } else {
+      c.deadAtDetection = "port " + port.value("name", "") +
+                          " has a cable's address (" + address + ", subnet " +
+                          subnet +
+                          ") but nothing answers on it: the cable is "
+                          "unplugged or dead, or its far port is down";
+    }
+    plan->cables.push_back(c);
   }
 }
 

@@ -40,12 +40,13 @@ bool isLinkLocal6(const sockaddr_in6* a) {
 
 }  // namespace
 
-std::vector<NetInterface> listInterfaces() {
+std::vector<NetInterface> listInterfaces(bool evenDown) {
   ifaddrs* list = nullptr;
   if (getifaddrs(&list) != 0) throwSystemError("getifaddrs");
   std::vector<NetInterface> out;
   for (ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
-    if (i->ifa_addr == nullptr || (i->ifa_flags & IFF_UP) == 0) continue;
+    if (i->ifa_addr == nullptr || (!evenDown && (i->ifa_flags & IFF_UP) == 0))
+      continue;
     int family = i->ifa_addr->sa_family;
     if (family != AF_INET && family != AF_INET6) continue;
     if (family == AF_INET6 &&
@@ -59,6 +60,7 @@ std::vector<NetInterface> listInterfaces() {
     n.prefixLength = prefixOf(i->ifa_netmask, family);
     n.loopback = (i->ifa_flags & IFF_LOOPBACK) != 0;
     n.pointToPoint = (i->ifa_flags & IFF_POINTOPOINT) != 0;
+    n.up = (i->ifa_flags & IFF_UP) != 0;
     out.push_back(n);
   }
   freeifaddrs(list);

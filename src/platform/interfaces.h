@@ -16,11 +16,14 @@ struct NetInterface {
   int prefixLength = 0;   // of the subnet
   bool loopback = false;
   bool pointToPoint = false;  // IFF_POINTOPOINT (some tunnels, not veth)
+  bool up = true;             // IFF_UP
 };
 
 // Interfaces that are up and have an IPv4 address or a global IPv6 address
-// (link-local IPv6 needs a scope and is skipped), in the OS's order.
-std::vector<NetInterface> listInterfaces();
+// (link-local IPv6 needs a scope and is skipped), in the OS's order; with
+// evenDown, those switched off too (an address kept on a port that is
+// down: the doctor names the cable it belongs to).
+std::vector<NetInterface> listInterfaces(bool evenDown = false);
 
 // True when a and b lie in the same subnet of prefixLength bits.
 bool sameSubnet(const SocketAddress& a, const SocketAddress& b,

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "topology/down_cable_checks.h"
 #include "topology/finding_text.h"
 #include "topology/subnet.h"
 
@@ -107,8 +108,8 @@ bool allPairsCabled(const Cluster& c) {
   return true;
 }
 
-void checkDangling(const Cluster& c, std::vector<Finding>& out) {
-  std::set<std::pair<int, std::string>> reported;
+void checkDangling(const Cluster& c, std::vector<Finding>& out,
+                   std::set<std::pair<int, std::string>> reported) {
   for (const Port& end : danglingEnds(c)) {
     if (reported.count({end.host, end.entry->name}) != 0) continue;
     const InterfaceAddress& a = *pointToPointAddress(*end.entry);
@@ -376,7 +377,10 @@ std::vector<SuspectedCable> suspectedCables(const Cluster& c) {
 
 void checkAddresses(const Cluster& c, bool rdmaWanted,
                     std::vector<Finding>& out) {
-  checkDangling(c, out);
+  // A cable down at one end is said once, naming both ends.
+  std::set<std::pair<int, std::string>> downEnds;
+  checkDownCables(c, out, downEnds);
+  checkDangling(c, out, std::move(downEnds));
   checkSharedSubnets(c, out);
   checkMtu(c, out);
   checkRdmaGid(c, rdmaWanted, out);

@@ -62,12 +62,14 @@ std::vector<InterfaceEntry> listAllInterfaces() {
     if_freenameindex(names);
   }
   if (sock >= 0) close(sock);
-  for (const platform::NetInterface& n : platform::listInterfaces()) {
+  // Down ones too: a cable pulled out at a port switched off keeps its
+  // address there, which names the cable (down_cable_checks.h).
+  for (const platform::NetInterface& n : platform::listInterfaces(true)) {
     auto it = byName.find(n.name);
     if (it == byName.end()) {
       InterfaceEntry e;
       e.name = n.name;
-      e.up = true;  // listInterfaces keeps only interfaces that are up
+      e.up = n.up;
       it = byName.emplace(n.name, out.size()).first;
       out.push_back(e);
     }

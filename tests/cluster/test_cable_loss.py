@@ -88,6 +88,10 @@ def test_one_cable_of_a_pair_down_and_back_is_named_and_ridden_out():
         assert "is up again; 2 of 2 links" in out, out
         here, there = ("tb1c0", "tb0c0") if rank == 0 else ("tb0c0", "tb1c0")
         assert cable_named(out, here, there), out
+    # mcl-perf's summary counts it: each end once.
+    assert re.search(r"^# Links \(all ranks, each end counted\): 2 went down, "
+                     r"2 came back, 0 down at the end; [\d.]+ s on fewer",
+                     outputs[0][1], re.M), outputs[0][1]
 
 
 def test_a_wait_that_times_out_behind_a_lost_cable_names_it():

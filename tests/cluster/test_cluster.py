@@ -210,9 +210,13 @@ def test_qualify_calls_a_pulled_wire_of_a_doubled_pair_dead():
     table = outs[0][1]
     rows = re.findall(r"^\s+\d+\s+(\S+ <-> \S+)\s.*\s(OK|SLOW|DEAD)(.*)$",
                       table, re.M)
-    # The live cable OK, or SLOW when the machine is busy: not DEAD.
+    # The live cable OK, or SLOW when the machine is busy: not DEAD. The
+    # pulled one DEAD, both its ends named (host 0's switched off).
     assert [(ends.split(" <-> ")[1], verdict != "DEAD")
             for ends, verdict, _ in rows] \
-        == [("vm/mcl-mcl-pulled-h1:tb0c0", True), ("?", False)], table
-    assert rows[1][0].startswith("vm/mcl-mcl-pulled-h1:tb0c1 ")
-    assert "nothing answers on it" in rows[1][2], table
+        == [("vm/mcl-mcl-pulled-h1:tb0c0", True),
+            ("vm/mcl-mcl-pulled-h1:tb0c1", False)], table
+    assert rows[1][0].startswith("vm/mcl-mcl-pulled-h0:tb1c1 ")
+    assert re.search(r"the cable is down \(subnet 10\.77\.1\.0/30\): port "
+                     r"tb1c1 \(10\.77\.1\.1\) is switched off, port tb0c1 "
+                     r"\(10\.77\.1\.2\) has no link", rows[1][2]), table

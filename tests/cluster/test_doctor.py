@@ -9,6 +9,7 @@ Needs root (skips otherwise) and MCL_PERF (CTest sets it)."""
 
 import json
 import os
+import re
 import subprocess
 import time
 
@@ -234,6 +235,28 @@ def test_interfaces_in_odd_states():
         assert "INFO    host 0 (" in out and \
                ") odd1 has a cable's address (10.99.9.1/30) but no link" in out
         assert "# Checks: 0 errors, 0 warnings" in out, out
+
+
+@pytest.mark.parametrize("spec", ["pair2", "pair"])
+def test_cable_down_at_one_end_names_both_ends(spec):
+    # Host 0's end of the first cable switched off, as a cable pulled out
+    # of a port (or a port turned off) leaves it: the doctor once said
+    # "0 errors, 0 warnings" and an info about host 1's end. A warning
+    # where the pair keeps a cable, an error where it was their only one.
+    with Testbed(spec, f"mcl-doc-{spec}-down", lan=True) as bed:
+        bed.cable(0, 1, 0, up=False)
+        only = spec == "pair"
+        out = doctor(bed, [0, 1], 29776 if only else 29777, 1 if only else 0)
+        here, there = ("tb1", "tb0") if only else ("tb1c0", "tb0c0")
+        assert re.search(
+            rf"{'ERROR  ' if only else 'WARNING'} the cable between host 0 "
+            rf"\(\S+\) {here} \(10\.77\.0\.1/30\) and host 1 \(\S+\) "
+            rf"{there} \(10\.77\.0\.2/30\) is down: host 0 \(\S+\)'s end "
+            rf"is switched off \(interface down\), host 1 \(\S+\)'s end has "
+            rf"no link", out), out
+        assert ("# Checks: 1 error, 0 warnings" if only
+                else "# Checks: 0 errors, 1 warning") in out, out
+        assert "but no link" not in out, out  # said once, as the cable
 
 
 def dump(bed, hosts, port, path, extra_env=None):

@@ -21,6 +21,8 @@
 #include "core/comm/pending_init.h"
 #include "core/init/comm_init.h"
 #include "core/init/comm_split.h"
+#include "core/liveness/cable_watch.h"
+#include "core/liveness/peer_watch.h"
 #include "core/params/settings.h"
 #include "core/run/group.h"
 #include "topology/cluster_json.h"
@@ -441,6 +443,15 @@ mclResult_t mclCommGetTopology(const mclComm_t comm, char* json, size_t* size) {
       for (const auto& [name, value] : device->counters())
         counters[device->name()][name] = value;
     j["transport_counters"] = counters;
+    // The links the side channel watches (cable_watch.h): none without it.
+    const mcl::CableWatch::Counts cables = ref->peerWatch
+                                               ? ref->peerWatch->cableCounts()
+                                               : mcl::CableWatch::Counts{};
+    j["link_watch"] = {{"links_watched", cables.watched},
+                       {"lost", cables.lost},
+                       {"regained", cables.regained},
+                       {"down_now", cables.downNow},
+                       {"seconds_on_fewer_links", cables.secondsOnFewer}};
     std::string text =
         j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
     size_t have = *size;

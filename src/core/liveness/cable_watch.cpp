@@ -82,6 +82,11 @@ void CableWatch::check(int64_t now) {
     const bool noneBefore = p.allDownSinceNs >= 0;
     if (up == 0 && !noneBefore) p.allDownSinceNs = now;
     if (up > 0) p.allDownSinceNs = -1;
+    if (up < total && p.fewerSinceNs < 0) p.fewerSinceNs = now;
+    if (up == total && p.fewerSinceNs >= 0) {
+      p.fewerNs += now - p.fewerSinceNs;
+      p.fewerSinceNs = -1;
+    }
     for (const Watched& w : p.links) {
       if (w.changedNs != now) continue;
       const std::string name = nameOf(p, w);
@@ -161,14 +166,19 @@ std::string CableWatch::noteOn(int peer, int64_t now) const {
   return "";
 }
 
-uint64_t CableWatch::lost() const {
+CableWatch::Counts CableWatch::counts(int64_t now) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return lost_;
-}
-
-uint64_t CableWatch::regained() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return regained_;
+  Counts c;
+  c.lost = lost_;
+  c.regained = regained_;
+  int64_t fewerNs = 0;
+  for (const Peer& p : peers_) {
+    c.watched += p.links.size();
+    for (const Watched& w : p.links) c.downNow += w.down ? 1 : 0;
+    fewerNs += p.fewerNs + (p.fewerSinceNs >= 0 ? now - p.fewerSinceNs : 0);
+  }
+  c.secondsOnFewer = double(fewerNs) / 1e9;
+  return c;
 }
 
 }  // namespace mcl

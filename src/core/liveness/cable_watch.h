@@ -49,9 +49,17 @@ class CableWatch {
   // For a timeout's message: the links to peer that are down, and since
   // when ("" when all are up).
   std::string noteOn(int peer, int64_t nowNs) const;
-  // Links lost and regained since the communicator began.
-  uint64_t lost() const;
-  uint64_t regained() const;
+  // What it saw since the communicator began, for the topology dump and
+  // mcl-perf's summary.
+  struct Counts {
+    uint64_t watched = 0;   // links watched
+    uint64_t lost = 0;      // times a link went down
+    uint64_t regained = 0;  // times one came back
+    uint64_t downNow = 0;
+    // Time some peer had fewer links than at the start, summed by peer.
+    double secondsOnFewer = 0;
+  };
+  Counts counts(int64_t nowNs) const;
 
  private:
   struct Watched {
@@ -69,6 +77,8 @@ class CableWatch {
     std::string fallback;
     std::vector<Watched> links;
     int64_t allDownSinceNs = -1;  // -1 while some link is up
+    int64_t fewerSinceNs = -1;    // -1 while every link is up
+    int64_t fewerNs = 0;          // earlier stretches on fewer links
   };
   bool baselineTaken_ = false;
 

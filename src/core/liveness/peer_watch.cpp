@@ -299,6 +299,12 @@ void PeerWatch::watchCables(std::unique_ptr<CableWatch> cables) {
   cables_.store(cableOwner_.get());
 }
 
+CableWatch::Counts PeerWatch::cableCounts() const {
+  const CableWatch* cables = cables_.load();
+  return cables != nullptr ? cables->counts(watchNowNs())
+                           : CableWatch::Counts{};
+}
+
 std::string PeerWatch::linkNote(int peer) const {
   const CableWatch* cables = cables_.load();
   return cables != nullptr ? cables->noteOn(peer, watchNowNs()) : "";

@@ -58,7 +58,8 @@ class PeerWatch final : public transport::PeerHealth {
   // From then on the thread also watches the links the connections ride
   // (cable_watch.h). Once, after connect().
   void watchCables(std::unique_ptr<CableWatch> cables);
-  const CableWatch* cables() const { return cables_.load(); }
+  // What the cable watch counted ({} before watchCables or without one).
+  CableWatch::Counts cableCounts() const;
 
   std::string problemWith(int peer) const override;
   std::string farewellOf(int peer) const override;

@@ -1,0 +1,51 @@
+#include "common/link_losses.h"
+
+#include <mcl/mcl.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "common/join.h"
+#include "common/mcl_error.h"
+#include "common/text_format.h"
+
+namespace mcl::perf {
+
+LinkLosses linkLossesOf(const std::vector<mclComm_t>& comms, int rank) {
+  LinkLosses l;
+  std::vector<mclComm_t> seen;
+  for (mclComm_t comm : comms) {
+    if (comm == nullptr ||
+        std::find(seen.begin(), seen.end(), comm) != seen.end())
+      continue;
+    seen.push_back(comm);
+    const nlohmann::json top = nlohmann::json::parse(topologyJson(comm, rank));
+    const nlohmann::json watch =
+        top.value("link_watch", nlohmann::json::object());
+    l.lost += watch.value("lost", uint64_t{0});
+    l.regained += watch.value("regained", uint64_t{0});
+    l.downNow += watch.value("down_now", uint64_t{0});
+    l.secondsOnFewer += watch.value("seconds_on_fewer_links", 0.0);
+  }
+  return l;
+}
+
+std::string linkLossLine(LinkLosses mine, mclComm_t comm, int rank) {
+  double sums[4] = {double(mine.lost), double(mine.regained),
+                    double(mine.downNow), mine.secondsOnFewer};
+  checkMcl(rank, "mclAllReduce",
+           mclAllReduce(sums, sums, 4, mclFloat64, mclSum, comm, nullptr),
+           comm);
+  if (sums[0] == 0) return "";
+  // Each cable has two ends, and each end's rank counts it.
+  return formatText(
+      "# Links (all ranks, each end counted): %.0f went down, %.0f came back, "
+      "%.0f down at the end; %.1f s on fewer links, summed over the pairs "
+      "and their ends",
+      sums[0], sums[1], sums[2], sums[3]);
+}
+
+}  // namespace mcl::perf

@@ -1,0 +1,29 @@
+// Links that went down during the run: what the side channel's cable watch
+// counted on the run's communicators (mclCommGetTopology's "link_watch"),
+// summed over the ranks, so a cable lost mid-run shows beside the figures
+// it slowed or stalled.
+#pragma once
+
+#include <mcl/mcl.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mcl::perf {
+
+struct LinkLosses {
+  uint64_t lost = 0;
+  uint64_t regained = 0;
+  uint64_t downNow = 0;
+  double secondsOnFewer = 0;
+};
+
+// This rank's counts on `comms` (each counted once).
+LinkLosses linkLossesOf(const std::vector<mclComm_t>& comms, int rank);
+
+// Sums every rank's counts over `comm` (collective); "" when no rank lost
+// a link, else "# Links (all ranks): ...".
+std::string linkLossLine(LinkLosses mine, mclComm_t comm, int rank);
+
+}  // namespace mcl::perf
