@@ -25,10 +25,13 @@ LinkLosses linkLossesOf(const std::vector<mclComm_t>& comms, int rank) {
     const nlohmann::json top = nlohmann::json::parse(topologyJson(comm, rank));
     const nlohmann::json watch =
         top.value("link_watch", nlohmann::json::object());
-    l.lost += watch.value("lost", uint64_t{0});
-    l.regained += watch.value("regained", uint64_t{0});
-    l.downNow += watch.value("down_now", uint64_t{0});
-    l.secondsOnFewer += watch.value("seconds_on_fewer_links", 0.0);
+    // Every communicator of the run (one per algorithm under --algo all)
+    // watches the same cables: the most any saw, not their sum.
+    l.lost = std::max(l.lost, watch.value("lost", uint64_t{0}));
+    l.regained = std::max(l.regained, watch.value("regained", uint64_t{0}));
+    l.downNow = std::max(l.downNow, watch.value("down_now", uint64_t{0}));
+    l.secondsOnFewer =
+        std::max(l.secondsOnFewer, watch.value("seconds_on_fewer_links", 0.0));
   }
   return l;
 }

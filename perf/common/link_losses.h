@@ -19,11 +19,12 @@ struct LinkLosses {
   double secondsOnFewer = 0;
 };
 
-// This rank's counts on `comms` (each counted once).
+// This rank's counts on `comms`: the most any of them saw (they watch the
+// same cables).
 LinkLosses linkLossesOf(const std::vector<mclComm_t>& comms, int rank);
 
 // Sums every rank's counts over `comm` (collective); "" when no rank lost
-// a link, else "# Links (all ranks): ...".
+// a link, else "# Links (all ranks, each end counted): ...".
 std::string linkLossLine(LinkLosses mine, mclComm_t comm, int rank);
 
 }  // namespace mcl::perf

@@ -164,27 +164,37 @@ void planUnanswered(const nlohmann::json& topology,
   };
   for (const std::string& subnet : order) {
     const auto& ends = bySubnet.at(subnet);
-    const auto& [id, port, address] = ends.front();
-    CableUnderTest c;
-    c.kind = port.value("medium", "?");
-    c.nominalGbps = port.value("speed_gbps", 0.0);
-    c.a = endOf(id, port);
-    c.b = {-1, "?", -1, "?"};
-    if (ends.size() == 2 && std::get<0>(ends[1]) != id) {
+    if (ends.size() == 2 && std::get<0>(ends[0]) != std::get<0>(ends[1])) {
+      const auto& [id, port, address] = ends[0];
       const auto& [farId, far, farAddress] = ends[1];
+      CableUnderTest c;
+      c.kind = port.value("medium", "?");
+      c.nominalGbps = port.value("speed_gbps", 0.0);
+      c.a = endOf(id, port);
       c.b = endOf(farId, far);
       c.deadAtDetection = "the cable is down (subnet " + subnet + "): port " +
                           port.value("name", "") + " (" + address + ") " +
                           portState(port) + ", port " + far.value("name", "") +
                           " (" + farAddress + ") " + portState(far);
-    } else {
+      plan->cables.push_back(c);
+      continue;
+    }
+    for (const auto& [id, port, address] : ends) {
+      // A port switched off with an address and nothing of the job in its
+      // subnet: taken out of use on purpose, not a cable expected.
+      if (!port.value("up", true)) continue;
+      CableUnderTest c;
+      c.kind = port.value("medium", "?");
+      c.nominalGbps = port.value("speed_gbps", 0.0);
+      c.a = endOf(id, port);
+      c.b = {-1, "?", -1, "?"};
       c.deadAtDetection = "port " + port.value("name", "") +
                           " has a cable's address (" + address + ", subnet " +
                           subnet +
                           ") but nothing answers on it: the cable is "
                           "unplugged or dead, or its far port is down";
+      plan->cables.push_back(c);
     }
-    plan->cables.push_back(c);
   }
 }
 

@@ -163,6 +163,28 @@ std::string peerReasonText(const Lane& lane, int peer,
               static_cast<unsigned long long>(s.sequence), link.linkName());
 }
 
+[[noreturn]] void throwLinkTrouble(const Lane& lane, const Step& s, int peer,
+                                   const transport::Connection& link,
+                                   const std::string& trouble) {
+  throw error(mclRemoteError,
+              "rank %d: no path to rank %d is left: %s, during %s #%llu; "
+              "link %s",
+              lane.context->rank, peer, trouble.c_str(),
+              collectiveProse(s.kind),
+              static_cast<unsigned long long>(s.sequence), link.linkName());
+}
+
+// Links that are up but carry nothing (the kernel's view of them): no
+// path left to the peer. A link the OS says is down is the side channel's
+// cable watch's to judge (it may come back, or a LAN may serve).
+void checkLinksCarry(const Lane& lane, const Step& s, int peer,
+                     transport::Connection& link) {
+  const transport::PeerHealth* health = lane.context->health;
+  if (health != nullptr && !health->linkNote(peer).empty()) return;
+  if (std::string t = link.linkTrouble(); !t.empty())
+    throwLinkTrouble(lane, s, peer, link, t);
+}
+
 void checkAbortAndPeers(std::span<Lane> lanes) {
   for (const Lane& lane : lanes) {
     if (lane.done()) continue;
@@ -179,6 +201,7 @@ void checkAbortAndPeers(std::span<Lane> lanes) {
         if (ctx.health != nullptr)
           if (std::string p = ctx.health->problemWith(s.sendPeer); !p.empty())
             throwPeerSilent(lane, s, s.sendPeer, *s.sendTo, p);
+        checkLinksCarry(lane, s, s.sendPeer, *s.sendTo);
       }
       continue;
     }
@@ -195,13 +218,18 @@ void checkAbortAndPeers(std::span<Lane> lanes) {
     // A stalled step whose peer died or stopped cannot complete, whichever
     // of its peers it waits on now. (Asking a link for room would hold an
     // acquired send, which keeps its farewell from going out: not asked.)
-    if (ctx.health == nullptr) continue;
+    if (ctx.health != nullptr) {
+      if (s.recvFrom != nullptr && s.recvFrom->peekRecv().empty())
+        if (std::string p = ctx.health->problemWith(s.recvPeer); !p.empty())
+          throwPeerSilent(lane, s, s.recvPeer, *s.recvFrom, p);
+      if (s.sendTo != nullptr)
+        if (std::string p = ctx.health->problemWith(s.sendPeer); !p.empty())
+          throwPeerSilent(lane, s, s.sendPeer, *s.sendTo, p);
+    }
     if (s.recvFrom != nullptr && s.recvFrom->peekRecv().empty())
-      if (std::string p = ctx.health->problemWith(s.recvPeer); !p.empty())
-        throwPeerSilent(lane, s, s.recvPeer, *s.recvFrom, p);
-    if (s.sendTo != nullptr)
-      if (std::string p = ctx.health->problemWith(s.sendPeer); !p.empty())
-        throwPeerSilent(lane, s, s.sendPeer, *s.sendTo, p);
+      checkLinksCarry(lane, s, s.recvPeer, *s.recvFrom);
+    if (s.sendTo != nullptr && s.sendTo != s.recvFrom)
+      checkLinksCarry(lane, s, s.sendPeer, *s.sendTo);
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <map>
 #include <set>
 #include <string>
 #include <utility>
@@ -52,7 +53,20 @@ std::string stateText(const Cluster& c, const End& e) {
   return host + "'s end is up with a link";
 }
 
-// Cables the cluster sees between the two hosts, this one's ends aside.
+const InterfaceEntry* entryOf(const Cluster& c, int host,
+                              const std::string& name) {
+  if (host < 0 || size_t(host) >= c.hosts.size()) return nullptr;
+  for (const InterfaceEntry& e : c.hosts[size_t(host)].inventory.interfaces)
+    if (e.name == name) return &e;
+  return nullptr;
+}
+
+bool works(const InterfaceEntry* e) {
+  return e != nullptr && e->up && e->carrier;
+}
+
+// Cables the cluster sees between the two hosts that work (both ends up,
+// with a link), this one aside.
 int otherCables(const Cluster& c, const End& a, const End& b) {
   int n = 0;
   for (const ClusterLink& l : c.links) {
@@ -60,55 +74,79 @@ int otherCables(const Cluster& c, const End& a, const End& b) {
                          (l.a.host == b.host && l.b.host == a.host);
     const bool same = (l.a.host == a.host && l.a.interface == a.entry->name) ||
                       (l.b.host == a.host && l.b.interface == a.entry->name);
-    if (between && !same) ++n;
+    if (between && !same && works(entryOf(c, l.a.host, l.a.interface)) &&
+        works(entryOf(c, l.b.host, l.b.interface)))
+      ++n;
   }
   return n;
+}
+
+// An end that a detected cable to a third host already uses: its address
+// is a leftover, not this cable's.
+bool inOtherCable(const Cluster& c, const End& e, int peerHost) {
+  for (const ClusterLink& l : c.links)
+    if ((l.a.host == e.host && l.a.interface == e.entry->name &&
+         l.b.host != peerHost) ||
+        (l.b.host == e.host && l.b.interface == e.entry->name &&
+         l.a.host != peerHost))
+      return true;
+  return false;
+}
+
+std::string switchOn(const Cluster& c, const End& e) {
+  const ClusterHost& h = c.hosts[size_t(e.host)];
+  return e.entry->name + " on " + hostLabel(c, e.host) + " (`sudo " +
+         (looksLikeMac(h) ? "ifconfig " + e.entry->name + " up"
+                          : "ip link set " + e.entry->name + " up") +
+         "`)";
 }
 
 }  // namespace
 
 void checkDownCables(const Cluster& c, std::vector<Finding>& out,
                      std::set<std::pair<int, std::string>>& named) {
-  const std::vector<End> ends = cableEnds(c);
-  for (size_t i = 0; i < ends.size(); ++i)
-    for (size_t j = i + 1; j < ends.size(); ++j) {
-      const End& a = ends[i];
-      const End& b = ends[j];
-      if (a.host == b.host ||
-          a.address->prefixLength != b.address->prefixLength ||
-          subnetOf(a.address->address, a.address->prefixLength) !=
-              subnetOf(b.address->address, b.address->prefixLength))
-        continue;
-      const bool aWorks = a.entry->up && a.entry->carrier;
-      const bool bWorks = b.entry->up && b.entry->carrier;
-      if (aWorks && bWorks) continue;
-      const int others = otherCables(c, a, b);
-      const std::pair<int, int> pair = {std::min(a.host, b.host),
-                                        std::max(a.host, b.host)};
-      out.push_back(
-          {others > 0 ? "warning" : "error",
-           "the cable between " + endText(c, a) + " and " + endText(c, b) +
-               " is down: " + stateText(c, a) + ", " + stateText(c, b),
-           others > 0
-               ? "traffic between the two hosts runs on their " +
-                     std::to_string(others) +
-                     " other cable(s) alone, with that much less bandwidth"
-               : "it was the two hosts' only cable: their traffic takes a "
-                 "LAN or routed path, several times slower, or nothing",
-           "Plug the cable in firmly at both ends (no hub)" +
-               (a.entry->up && b.entry->up
-                    ? std::string()
-                    : ", and switch the port on (on " +
-                          hostLabel(c, a.entry->up ? b.host : a.host) +
-                          ", Linux: `sudo ip link set " +
-                          (a.entry->up ? b.entry->name : a.entry->name) +
-                          " up`)") +
-               "; then rerun `mcl-perf topo --check`",
-           {a.host, b.host},
-           {pair}});
-      named.insert({a.host, a.entry->name});
-      named.insert({b.host, b.entry->name});
-    }
+  // By subnet: a cable's subnet holds its two ends and nothing else.
+  std::map<std::string, std::vector<End>> bySubnet;
+  for (const End& e : cableEnds(c))
+    bySubnet[subnetOf(e.address->address, e.address->prefixLength)].push_back(
+        e);
+  for (const auto& [subnet, ends] : bySubnet) {
+    if (subnet.empty() || ends.size() != 2) continue;
+    const End& a = ends[0];
+    const End& b = ends[1];
+    if (a.host == b.host ||
+        a.address->prefixLength != b.address->prefixLength ||
+        a.address->address == b.address->address ||
+        inOtherCable(c, a, b.host) || inOtherCable(c, b, a.host))
+      continue;
+    const bool aWorks = a.entry->up && a.entry->carrier;
+    const bool bWorks = b.entry->up && b.entry->carrier;
+    if (aWorks && bWorks) continue;
+    const int others = otherCables(c, a, b);
+    const std::pair<int, int> pair = {std::min(a.host, b.host),
+                                      std::max(a.host, b.host)};
+    out.push_back(
+        {others > 0 ? "warning" : "error",
+         "the cable between " + endText(c, a) + " and " + endText(c, b) +
+             " is down: " + stateText(c, a) + ", " + stateText(c, b),
+         others > 0 ? "traffic between the two hosts runs on their " +
+                          std::to_string(others) +
+                          " other cable(s) alone, with that much less bandwidth"
+                    : "it was the two hosts' only cable: their traffic takes a "
+                      "LAN or routed path, several times slower, or nothing",
+         "Plug the cable in firmly at both ends (no hub)" +
+             (a.entry->up && b.entry->up ? std::string()
+              : !a.entry->up && !b.entry->up
+                  ? ", and switch both ports on: " + switchOn(c, a) + " and " +
+                        switchOn(c, b)
+                  : ", and switch the port on: " +
+                        switchOn(c, a.entry->up ? b : a)) +
+             "; then rerun `mcl-perf topo --check`",
+         {a.host, b.host},
+         {pair}});
+    named.insert({a.host, a.entry->name});
+    named.insert({b.host, b.entry->name});
+  }
 }
 
 }  // namespace mcl::topology

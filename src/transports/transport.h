@@ -131,6 +131,9 @@ class Connection {
   }
   // Which link this is, for messages ("shm").
   virtual const char* linkName() const = 0;
+  // Why no byte can move on it now though its peer lives (every link
+  // silent), "" while some may; asked only while an operation waits on it.
+  virtual std::string linkTrouble() { return ""; }
 };
 
 // A rank with nothing to do sleeps through its Waker until a peer commits or

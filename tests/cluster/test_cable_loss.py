@@ -112,6 +112,37 @@ def test_a_wait_that_times_out_behind_a_lost_cable_names_it():
                for out in timed_out), timed_out
 
 
+def black_hole(bed, host, ifname):
+    """The link stays up; the port sends almost nothing (8 bit/s)."""
+    subprocess.run(["ip", "netns", "exec", bed.netns(host), "tc", "qdisc",
+                    "add", "dev", ifname, "root", "tbf", "rate", "8bit",
+                    "burst", "64", "limit", "1"], check=True)
+
+
+def test_last_cable_black_holed_fails_every_rank_within_seconds_naming_it():
+    # Both ends of the only cable drop what they send; their links stay up,
+    # so the OS says nothing. The kernel's retransmission timeouts do:
+    # both ranks fail in seconds, where the heartbeat and MCL_TIMEOUT (30 s
+    # each here) would have waited.
+    with Cluster("pair", name="mcl-blackhole") as bed:
+        procs = start_ranks(bed, [0, 1], cable_root(29778), LONG,
+                            {"MCL_TIMEOUT": "30", "MCL_PEER_TIMEOUT": "30"})
+        started(procs)
+        start = time.monotonic()
+        black_hole(bed, 0, "tb1")
+        black_hole(bed, 1, "tb0")
+        outputs = finish(procs, timeout=60)
+        elapsed = time.monotonic() - start
+    for rank, (code, out) in enumerate(outputs):
+        assert code == 1, f"rank {rank} ({code}):\n{out}"
+    assert any(re.search(rf"no path to rank \d is left: every link is silent: "
+                         rf"cable tb\d [\d.]+ -> tb\d [\d.]+ \(\d+ "
+                         rf"retransmission timeouts in a row\)", out)
+               for _, out in outputs), outputs
+    # Three timeouts in a row take 1.4 s at the smallest timeout (200 ms).
+    assert elapsed < 10, f"took {elapsed:.1f} s"
+
+
 def test_a_cable_that_carries_nothing_at_init_is_named():
     # The second cable's link stays up but host 0's end sends almost
     # nothing (8 bit/s): init stalls connecting over it. The rendezvous's
@@ -119,9 +150,7 @@ def test_a_cable_that_carries_nothing_at_init_is_named():
     # said "missing ranks " with an empty list), and the rank that waited
     # names the link.
     with Cluster("pair2", name="mcl-holecable") as bed:
-        subprocess.run(["ip", "netns", "exec", bed.netns(0), "tc", "qdisc",
-                        "add", "dev", "tb1c1", "root", "tbf", "rate", "8bit",
-                        "burst", "64", "limit", "1"], check=True)
+        black_hole(bed, 0, "tb1c1")
         procs = start_ranks(bed, [0, 1], cable_root(29773),
                             ["allreduce", "-b", "8", "-e", "8", "-n", "5"],
                             {"MCL_TIMEOUT": "4"})

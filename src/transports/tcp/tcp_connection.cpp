@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -41,9 +42,12 @@ bool pieceHeaderExpected(const PieceHeader& header, uint64_t piece,
 
 TcpConnection::TcpConnection(int peerRank, std::vector<ProvenSocket> sockets,
                              const TcpSlots& shape, std::string link,
-                             WireProtect protect, PieceCipher cipher)
+                             WireProtect protect, PieceCipher cipher,
+                             std::vector<std::string> stripeLinks)
     : peerRank_(peerRank),
       link_(std::move(link)),
+      silence_("tcp to rank " + std::to_string(peerRank),
+               std::move(stripeLinks)),
       protect_(protect),
       shape_(shape),
       sendBuffer_(size_t{shape.slots} * shape.slotBytes),
@@ -193,6 +197,15 @@ bool TcpConnection::peerAlive() const {
   // other stripes: only the stripe that must carry the next piece counts.
   const Stripe& next = stripes_[recvConsumed_ % stripes_.size()];
   return !(next.closed && recvDone_[recvConsumed_ % shape_.slots] == 0);
+}
+
+std::string TcpConnection::linkTrouble() {
+  std::vector<int> fds;
+  for (const Stripe& s : stripes_) fds.push_back(s.socket.fd());
+  return silence_.check(fds,
+                        std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::steady_clock::now().time_since_epoch())
+                            .count());
 }
 
 std::string TcpConnection::peerGoneReason() const {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "platform/socket.h"
+#include "transports/tcp/link_silence.h"
 #include "transports/tcp/piece_seal.h"
 #include "transports/tcp/tcp_handshake.h"
 #include "transports/transport.h"
@@ -51,9 +52,12 @@ class TcpConnection final : public Connection {
  public:
   // sockets: connected, non-blocking, in stripe order (both sides agree),
   // with their session keys; protect: None, Mac or Encrypt.
+  // stripeLinks: the link each socket rides, by name (link_silence.h);
+  // empty: links are not watched for silence.
   TcpConnection(int peerRank, std::vector<ProvenSocket> sockets,
                 const TcpSlots& shape, std::string linkDescription,
-                WireProtect protect, PieceCipher cipher);
+                WireProtect protect, PieceCipher cipher,
+                std::vector<std::string> stripeLinks = {});
 
   std::span<std::byte> acquireSend(size_t maxBytes) override;
   void commitSend(size_t bytes) override;
@@ -63,6 +67,7 @@ class TcpConnection final : public Connection {
   std::string peerGoneReason() const override;
   void sayFarewell(const std::string& reason) override;
   const char* linkName() const override { return link_.c_str(); }
+  std::string linkTrouble() override;
   size_t sendFrom(const std::byte* data, size_t bytes) override;
   bool sendsFromCallerMemory() const override { return true; }
   void postRecv(std::byte* dst, size_t bytes) override;
@@ -150,6 +155,7 @@ class TcpConnection final : public Connection {
 
   int peerRank_;
   std::string link_;
+  LinkSilence silence_;
   WireProtect protect_;
   TcpSlots shape_;
   std::vector<Stripe> stripes_;

@@ -309,9 +309,18 @@ std::unique_ptr<Connection> TcpSockets::connect(int peer, uint32_t channel) {
                 peer);
   const WireProtect protect =
       protectionFor(options_.protect, links_[peer].front().kind);
+  // Sockets are in link order, socketsPerLink each (connectPeers).
+  std::vector<std::string> stripeLinks;
+  for (const Link& l : links_[peer])
+    for (int s = 0; s < options_.socketsPerLink; ++s)
+      stripeLinks.push_back(
+          std::string(linkKindName(l.kind)) + " " + l.local.interfaceName +
+          " " + l.local.address.host() + " -> " + l.remote.interfaceName + " " +
+          l.remote.address.host());
   auto conn = std::make_unique<TcpConnection>(
       peer, std::move(it->second), options_.slots,
-      describeLinks(links_[peer], options_.socketsPerLink), protect, cipher_);
+      describeLinks(links_[peer], options_.socketsPerLink), protect, cipher_,
+      std::move(stripeLinks));
   sockets_.erase(it);
   connections_.push_back(conn.get());
   return conn;

@@ -1,0 +1,87 @@
+#include "transports/tcp/link_silence.h"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/log.h"
+
+namespace mcl::transport::tcp {
+
+bool socketSilent(int fd, int* timeouts) {
+  *timeouts = 0;
+#if defined(__linux__)
+  tcp_info info{};
+  socklen_t length = sizeof(info);
+  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) return false;
+  *timeouts = info.tcpi_retransmits;
+  // No acknowledgement of any kind for a second: a receiver that lives
+  // but drops data, or a lost retransmission, still acknowledges.
+  return info.tcpi_unacked > 0 && info.tcpi_retransmits >= kSilentTimeouts &&
+         info.tcpi_last_ack_recv >= kSilentMs;
+#else
+  (void)fd;
+  return false;
+#endif
+}
+
+LinkSilence::LinkSilence(std::string label,
+                         std::vector<std::string> stripeLinks)
+    : label_(std::move(label)), stripeLinks_(std::move(stripeLinks)) {
+  for (const std::string& l : stripeLinks_) {
+    bool known = false;
+    for (const std::string& k : links_) known = known || k == l;
+    if (!known) links_.push_back(l);
+  }
+  silent_.assign(links_.size(), false);
+}
+
+std::string LinkSilence::check(const std::vector<int>& fds, int64_t now) {
+  if (stripeLinks_.size() != fds.size() || links_.empty()) return "";
+  if (now < nextLookNs_) return trouble_;
+  nextLookNs_ = now + 100'000'000;
+  std::vector<int> worst(links_.size(), 0);
+  std::vector<bool> silent(links_.size(), false);
+  for (size_t i = 0; i < fds.size(); ++i) {
+    size_t link = 0;
+    while (links_[link] != stripeLinks_[i]) ++link;
+    int timeouts = 0;
+    if (socketSilent(fds[i], &timeouts)) silent[link] = true;
+    if (timeouts > worst[link]) worst[link] = timeouts;
+  }
+  size_t quiet = 0;
+  std::string names;
+  for (size_t l = 0; l < links_.size(); ++l) {
+    if (silent[l]) {
+      ++quiet;
+      names += (names.empty() ? "" : ", ") + links_[l] + " (" +
+               std::to_string(worst[l]) + " retransmission timeouts in a row)";
+    }
+    if (silent[l] == silent_[l]) continue;
+    silent_[l] = silent[l];
+    if (silent[l])
+      MCL_LOG(Warn, kLogInit,
+              "%s: %s takes bytes and acknowledges none (%d retransmission "
+              "timeouts in a row, nothing heard for over a second) though its "
+              "link is up: the cable, its far port, or the peer's host "
+              "carries nothing; what is striped over it waits",
+              label_.c_str(), links_[l].c_str(), worst[l]);
+    else
+      MCL_LOG(Warn, kLogInit, "%s: %s acknowledges again", label_.c_str(),
+              links_[l].c_str());
+  }
+  trouble_ = quiet == links_.size()
+                 ? "every link is silent: " + names +
+                       ": up, but nothing sent on it is acknowledged (the "
+                       "cable, its far port, or the peer's host carries "
+                       "nothing)"
+                 : "";
+  return trouble_;
+}
+
+}  // namespace mcl::transport::tcp

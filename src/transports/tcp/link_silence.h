@@ -1,0 +1,52 @@
+// Links that take bytes and give back no acknowledgement: a cable whose
+// link stays up but that carries nothing (a black-holing switch port, a
+// failing cable, a far port wedged). The OS's link state says nothing of
+// it; the kernel's own view of each socket does (TCP_INFO on Linux): a
+// socket with bytes unacknowledged whose retransmission timer went off
+// kSilentTimeouts times in a row (about 1.4 s at the smallest timeout), and
+// no acknowledgement of any kind came for kSilentMs, has heard nothing from
+// its peer for that long.
+//
+// Looked at only while an operation waits on the connection, at most every
+// 100 ms: off the hot path, and never for a link the OS says is down (the
+// cable watch judges those). A link goes silent: a WARN naming it; every
+// link of the connection silent: the wait fails naming them (no path
+// left). Systems without TCP_INFO (macOS has TCP_CONNECTION_INFO, without
+// a count of timeouts in a row) never report a link silent.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mcl::transport::tcp {
+
+constexpr int kSilentTimeouts = 3;
+constexpr unsigned kSilentMs = 1000;  // and no acknowledgement for this long
+
+class LinkSilence {
+ public:
+  // stripeLinks[i]: the name of the link socket i rides ("cable tb1c1
+  // 10.77.1.1 -> 10.77.1.2"); label for messages ("rank 0: rdma to rank
+  // 1"). Empty stripeLinks: never looks.
+  LinkSilence(std::string label, std::vector<std::string> stripeLinks);
+
+  // fds[i]: socket i. "" while some link may still carry bytes, else why
+  // none does.
+  std::string check(const std::vector<int>& fds, int64_t nowNs);
+
+ private:
+  std::string label_;
+  std::vector<std::string> stripeLinks_;
+  std::vector<std::string> links_;  // distinct, in order
+  std::vector<bool> silent_;        // by link, at the last look
+  int64_t nextLookNs_ = 0;
+  std::string trouble_;
+};
+
+// Whether the kernel says socket fd holds unacknowledged bytes and its
+// retransmission timer went off `timeouts` times in a row (set to the
+// count); false where the system cannot say.
+bool socketSilent(int fd, int* timeouts);
+
+}  // namespace mcl::transport::tcp
