@@ -1,5 +1,6 @@
 #include "common/join.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdlib>
 #include <map>
@@ -84,6 +85,21 @@ std::string transportsOfRank(mclComm_t comm, int rank,
   std::string out;
   for (const std::string& label : order)
     out += (out.empty() ? "" : "; ") + label + " to " + peersBy[label];
+  return out;
+}
+
+std::vector<nlohmann::json> topologyParts(const std::vector<mclComm_t>& comms,
+                                          int rank, const char* key) {
+  std::vector<nlohmann::json> out;
+  std::vector<mclComm_t> seen;
+  for (mclComm_t comm : comms) {
+    if (comm == nullptr ||
+        std::find(seen.begin(), seen.end(), comm) != seen.end())
+      continue;
+    seen.push_back(comm);
+    const nlohmann::json top = nlohmann::json::parse(topologyJson(comm, rank));
+    out.push_back(top.value(key, nlohmann::json::object()));
+  }
   return out;
 }
 

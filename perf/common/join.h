@@ -4,7 +4,9 @@
 
 #include <mcl/mcl.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "common/options.h"
 #include "common/rank_setup.h"
@@ -22,6 +24,12 @@ mclComm_t joinCommunicator(const Options& options, RankSetup* setup);
 
 // mclCommGetTopology's JSON (the cluster, and the tuner's link model).
 std::string topologyJson(mclComm_t comm, int rank);
+
+// The key `key` of the topology of each distinct communicator of `comms`
+// (null ones skipped; an empty object where it is missing): what a run's
+// communicators counted, for its summary lines.
+std::vector<nlohmann::json> topologyParts(const std::vector<mclComm_t>& comms,
+                                          int rank, const char* key);
 
 // --transport, else MCL_TRANSPORT, else "auto".
 std::string transportName(const Options& options);

@@ -16,17 +16,9 @@ namespace mcl::perf {
 
 LinkLosses linkLossesOf(const std::vector<mclComm_t>& comms, int rank) {
   LinkLosses l;
-  std::vector<mclComm_t> seen;
-  for (mclComm_t comm : comms) {
-    if (comm == nullptr ||
-        std::find(seen.begin(), seen.end(), comm) != seen.end())
-      continue;
-    seen.push_back(comm);
-    const nlohmann::json top = nlohmann::json::parse(topologyJson(comm, rank));
-    const nlohmann::json watch =
-        top.value("link_watch", nlohmann::json::object());
-    // Every communicator of the run (one per algorithm under --algo all)
-    // watches the same cables: the most any saw, not their sum.
+  // Every communicator of the run (one per algorithm under --algo all)
+  // watches the same cables: the most any saw, not their sum.
+  for (const nlohmann::json& watch : topologyParts(comms, rank, "link_watch")) {
     l.lost = std::max(l.lost, watch.value("lost", uint64_t{0}));
     l.regained = std::max(l.regained, watch.value("regained", uint64_t{0}));
     l.downNow = std::max(l.downNow, watch.value("down_now", uint64_t{0}));

@@ -2,7 +2,6 @@
 
 #include <mcl/mcl.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -16,15 +15,8 @@ namespace mcl::perf {
 
 RdmaFrames rdmaFramesOf(const std::vector<mclComm_t>& comms, int rank) {
   RdmaFrames f;
-  std::vector<mclComm_t> seen;
-  for (mclComm_t comm : comms) {
-    if (comm == nullptr ||
-        std::find(seen.begin(), seen.end(), comm) != seen.end())
-      continue;
-    seen.push_back(comm);
-    const nlohmann::json top = nlohmann::json::parse(topologyJson(comm, rank));
-    const nlohmann::json counters =
-        top.value("transport_counters", nlohmann::json::object());
+  for (const nlohmann::json& counters :
+       topologyParts(comms, rank, "transport_counters")) {
     if (!counters.contains("rdma")) continue;
     const nlohmann::json& rdma = counters["rdma"];
     auto count = [&](const char* name) {

@@ -4,6 +4,7 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
