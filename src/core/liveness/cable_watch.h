@@ -5,9 +5,10 @@
 // would only notice it at its retransmission timers and mcl at MCL_TIMEOUT:
 //   - a link goes down: a WARN naming it (both hosts, the interface and
 //     address at each end), and how many links to the peer remain;
-//   - the peer's last link goes down and init saw no other path to it
-//     (no LAN, no route): after kNoPathGraceNs without one, every
-//     operation waiting on that peer fails, naming the cable;
+//   - the peer's last link goes down and no LAN leads to it (a routed
+//     path is not counted: any two addresses make one): after
+//     kNoPathGraceNs without a link, every operation waiting on that peer
+//     fails, naming the cable;
 //   - a link comes back: said, and counted.
 // Only cables and LAN links are watched: a routed path's interface is not
 // known to be the one its packets leave by.
