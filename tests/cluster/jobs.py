@@ -5,11 +5,23 @@ Shared by the cluster tests."""
 import os
 import secrets
 import subprocess
+import time
 
 PERF = os.environ.get("MCL_PERF", "")
 # Random per test run: a fixed secret in a script is a public one.
 SECRET = secrets.token_hex(16)
 SMALL = ["-b", "8", "-e", "64K", "-f", "64", "-n", "2", "-w", "1", "-c", "1"]
+# Long enough that a fault lands mid-run; results not checked (-c 0).
+LONG = ["allreduce", "-b", "16M", "-e", "16M", "-n", "100000", "-w", "0",
+        "-c", "0"]
+
+
+def wait_for_traffic(procs, seconds=1.5):
+    """The ranks have been running a while and none has ended: a fault
+    injected now lands mid-run."""
+    time.sleep(seconds)
+    for p in procs:
+        assert p.poll() is None, "a rank ended before the fault"
 
 
 

@@ -21,24 +21,13 @@ import time
 
 import pytest
 
-from jobs import PERF, cable_root, finish, start_ranks
+from jobs import LONG, PERF, cable_root, finish, start_ranks, wait_for_traffic
 from testbed import Testbed as Cluster
 
 pytestmark = [
     pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root"),
     pytest.mark.skipif(not os.path.exists(PERF), reason="MCL_PERF not built"),
 ]
-
-# Long enough that the fault lands mid-run; results not checked (-c 0).
-LONG = ["allreduce", "-b", "16M", "-e", "16M", "-n", "100000", "-w", "0",
-        "-c", "0"]
-
-
-def started(procs, seconds=1.5):
-    time.sleep(seconds)
-    for p in procs:
-        assert p.poll() is None, "a rank ended before the fault"
-
 
 def cable_named(out, here, there):
     """The WARN names both ends: host, interface and address at each."""
@@ -52,7 +41,7 @@ def test_last_cable_down_fails_every_rank_within_seconds_naming_it():
     # 20 s.
     with Cluster("pair", name="mcl-lastcable") as bed:
         procs = start_ranks(bed, [0, 1], cable_root(29770), LONG)
-        started(procs)
+        wait_for_traffic(procs)
         start = time.monotonic()
         bed.cable(0, 1, 0, up=False)
         outputs = finish(procs, timeout=40)
@@ -77,7 +66,7 @@ def test_one_cable_of_a_pair_down_and_back_is_named_and_ridden_out():
     with Cluster("pair2", name="mcl-onecable") as bed:
         procs = start_ranks(bed, [0, 1], cable_root(29771), args,
                             {"MCL_TIMEOUT": "60"})
-        started(procs, 1.0)
+        wait_for_traffic(procs, 1.0)
         bed.cable(0, 1, 0, up=False)
         time.sleep(2.0)
         bed.cable(0, 1, 0, up=True)
@@ -98,7 +87,7 @@ def test_a_wait_that_times_out_behind_a_lost_cable_names_it():
     with Cluster("pair2", name="mcl-stallnote") as bed:
         procs = start_ranks(bed, [0, 1], cable_root(29772), LONG,
                             {"MCL_TIMEOUT": "3"})
-        started(procs)
+        wait_for_traffic(procs)
         bed.cable(0, 1, 1, up=False)
         outputs = finish(procs, timeout=40)
     for rank, (code, out) in enumerate(outputs):
@@ -138,7 +127,7 @@ def test_last_cable_silent_fails_a_sending_rank_within_seconds_naming_it():
     with Cluster("pair", name="mcl-blackhole") as bed:
         procs = start_ranks(bed, [0, 1], cable_root(29778), LONG,
                             {"MCL_TIMEOUT": "30", "MCL_PEER_TIMEOUT": "10"})
-        started(procs)
+        wait_for_traffic(procs)
         start = time.monotonic()
         unreachable(bed, 0, "tb1")
         unreachable(bed, 1, "tb0")
@@ -182,7 +171,7 @@ def test_last_cable_down_beside_a_lan_says_what_init_would_choose():
     with Cluster("pair", name="mcl-lanfb", lan=True) as bed:
         procs = start_ranks(bed, [0, 1], "10.78.0.1:29774", LONG,
                             {"MCL_TIMEOUT": "3"})
-        started(procs)
+        wait_for_traffic(procs)
         bed.cable(0, 1, 0, up=False)
         outputs = finish(procs, timeout=40)
     for rank, (code, out) in enumerate(outputs):

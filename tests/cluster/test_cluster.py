@@ -14,7 +14,8 @@ import time
 
 import pytest
 
-from jobs import PERF, SMALL, cable_root, finish, run_job, start_ranks
+from jobs import (LONG, PERF, SMALL, cable_root, finish, run_job, start_ranks,
+                  wait_for_traffic)
 import testbed
 from testbed import Testbed as Cluster
 
@@ -96,16 +97,6 @@ def test_slow_doubled_cable_sender_that_exits_first():
         run_job(bed, [0, 1], cable_root(29708),
                 ["broadcast", "-b", "4M", "-e", "4M", "-n", "2", "-w", "0",
                  "-c", "1"])
-
-
-LONG = ["allreduce", "-b", "16M", "-e", "16M", "-n", "100000", "-w", "0",
-        "-c", "0"]
-
-
-def wait_for_traffic(procs, seconds=1.5):
-    time.sleep(seconds)
-    for p in procs:
-        assert p.poll() is None, "a rank ended before the fault"
 
 
 def test_killed_peer_is_named_within_the_timeout():
