@@ -19,6 +19,7 @@
 #include "fuzz_check.h"
 #include "transports/tcp/farewell_scan.h"
 #include "transports/tcp/link_choice.h"
+#include "transports/tcp/piece_seal.h"
 #include "transports/tcp/tcp_connection.h"
 #include "transports/tcp/tcp_handshake.h"
 
@@ -159,20 +160,22 @@ void pieceHeader(const uint8_t* data, size_t size) {
 }
 
 // Where the reading stood (1 byte: header, payload or text, and how far),
-// the slot size (4), then the stream.
+// the slot size (4; its top bit: frames end in a 16-byte tag, as under
+// wire protection), then the stream.
 tcp::FarewellScan scanFrom(const uint8_t* data, uint32_t slotBytes,
                            std::span<const std::byte> partial) {
+  const size_t tag = (slotBytes >> 31) != 0 ? tcp::kPieceTagBytes : 0;
   switch (data[0] % 3) {
     case 0:
       return tcp::FarewellScan::inHeader(
           partial.first(std::min<size_t>(partial.size(), data[0] / 3 % 8)),
-          slotBytes);
+          slotBytes, tag);
     case 1:
-      return tcp::FarewellScan::inPayload(data[0] / 3, slotBytes);
+      return tcp::FarewellScan::inPayload(data[0] / 3, slotBytes, tag);
     default:
       return tcp::FarewellScan::inFarewell(
           partial.first(std::min<size_t>(partial.size(), data[0] / 3)),
-          slotBytes);
+          slotBytes, tag);
   }
 }
 
@@ -189,6 +192,15 @@ void farewellScan(const uint8_t* data, size_t size) {
   check(whole.farewell() == bytewise.farewell(),
         "the same farewell however the bytes arrive");
   check(whole.wantsMore() == bytewise.wantsMore(), "the same end");
+  check(whole.piecesPassed() == bytewise.piecesPassed(),
+        "the same pieces passed");
+  check(whole.sealedFrame().size() == bytewise.sealedFrame().size(),
+        "the same sealed frame");
+  check(whole.sealedFrame().empty() ||
+            whole.sealedFrame().size() ==
+                tcp::kFarewellTextBytes + tcp::kPieceTagBytes ||
+            whole.sealedFrame().size() == tcp::kFarewellTextBytes,
+        "a sealed frame is whole");
   check(whole.farewell().size() <= tcp::kFarewellTextBytes,
         "a farewell within its frame");
 }

@@ -307,6 +307,51 @@ TEST(TcpWholeReads, AFarewellFirstIsReadWhole) {
   EXPECT_EQ(p.receiver->peerGoneReason(), "gave up before sending anything");
 }
 
+// A peer that sent pieces, said farewell and closed: our next send fails
+// (the socket is gone), and the farewell behind the unread pieces still
+// says why, under wire protection too, where its tag is checked against
+// its place on the socket.
+void farewellBehindUnreadPieces(WireProtect protect, size_t readFirst) {
+  Pair p = connectedPair(2, protect);
+  const std::vector<std::byte> data = pattern(3 * 100, 4);
+  size_t sent = 0;
+  sendAll(*p.sender, data, 100, &sent);
+  ASSERT_EQ(sent, data.size());
+  for (int i = 0; i < 10; ++i) p.sender->progress();
+  std::vector<std::byte> dst(data.size());
+  if (readFirst > 0) {
+    const Received r = receive(*p.receiver, dst.data(), readFirst, [&] {});
+    ASSERT_EQ(r.bytes.size(), readFirst);
+  }
+  p.sender->sayFarewell("rank 1/2 gave up: waiting for rank 0");
+  p.sender.reset();  // closes its sockets
+  const std::vector<std::byte> reply = pattern(100, 5);
+  try {
+    for (int i = 0; i < 100; ++i) {
+      p.receiver->sendFrom(reply.data(), reply.size());
+      p.receiver->progress();
+    }
+    FAIL() << "sending to a closed peer went on";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "after it said: rank 1/2 gave up: waiting for rank 0"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(TcpFarewellBehind, FoundBehindUnreadPieces) {
+  farewellBehindUnreadPieces(WireProtect::None, 0);
+  farewellBehindUnreadPieces(WireProtect::None, 100);
+}
+
+TEST(TcpFarewellBehind, FoundAndCheckedUnderWireProtection) {
+  for (WireProtect protect : {WireProtect::Mac, WireProtect::Encrypt}) {
+    farewellBehindUnreadPieces(protect, 0);
+    farewellBehindUnreadPieces(protect, 100);
+  }
+}
+
 TEST(TcpWholeReads, AHeaderOutOfStepIsRefusedNamingThePeer) {
   // A header announcing piece 7 where piece 0 is due, and its bytes.
   RawPeer peer(1);

@@ -120,5 +120,46 @@ TEST(FarewellScan, StopsAtAHeaderThatMakesNoSense) {
   }
 }
 
+TEST(FarewellScan, UnderProtectionSkipsTagsAndKeepsTheFarewells) {
+  constexpr size_t kTag = 16;
+  std::vector<std::byte> stream;
+  appendPiece(stream, 10, 0);
+  stream.insert(stream.end(), kTag, std::byte{0x11});
+  appendPiece(stream, kSlotBytes, 2);
+  stream.insert(stream.end(), kTag, std::byte{0x22});
+  appendFarewell(stream, "sealed");
+  stream.insert(stream.end(), kTag, std::byte{0x33});
+  FarewellScan scan = FarewellScan::inHeader({}, kSlotBytes, kTag);
+  EXPECT_FALSE(scan.feed(stream));
+  EXPECT_EQ(scan.farewell(), "sealed");
+  EXPECT_EQ(scan.piecesPassed(), 2u);
+  const std::span<const std::byte> frame = scan.sealedFrame();
+  ASSERT_EQ(frame.size(), kFarewellTextBytes + kTag);
+  for (std::byte b : frame.subspan(kFarewellTextBytes))
+    EXPECT_EQ(b, std::byte{0x33});
+}
+
+TEST(FarewellScan, InsideAPiecesTagThatPieceCounts) {
+  constexpr size_t kTag = 16;
+  std::vector<std::byte> stream(5, std::byte{0});  // the rest of a tag
+  appendFarewell(stream, "after a tag");
+  stream.insert(stream.end(), kTag, std::byte{0x44});
+  FarewellScan scan = FarewellScan::inPayload(5, kSlotBytes, kTag);
+  scan.feed(stream);
+  EXPECT_EQ(scan.farewell(), "after a tag");
+  EXPECT_EQ(scan.piecesPassed(), 1u);
+  EXPECT_EQ(scan.sealedFrame().size(), kFarewellTextBytes + kTag);
+}
+
+TEST(FarewellScan, AFarewellWithoutItsWholeTagHasNoSealedFrame) {
+  constexpr size_t kTag = 16;
+  std::vector<std::byte> stream;
+  appendFarewell(stream, "tag cut short");
+  stream.insert(stream.end(), kTag - 1, std::byte{0x55});
+  FarewellScan scan = FarewellScan::inHeader({}, kSlotBytes, kTag);
+  EXPECT_TRUE(scan.feed(stream));
+  EXPECT_TRUE(scan.sealedFrame().empty());
+}
+
 }  // namespace
 }  // namespace mcl::transport::tcp

@@ -5,28 +5,32 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <string>
+#include <string_view>
 
 namespace mcl::transport::tcp {
 
 FarewellScan FarewellScan::inHeader(std::span<const std::byte> partial,
-                                    uint32_t slotBytes) {
-  FarewellScan scan(slotBytes);
+                                    uint32_t slotBytes, size_t tagBytes) {
+  FarewellScan scan(slotBytes, tagBytes);
   for (std::byte b :
        partial.first(std::min(partial.size(), sizeof(PieceHeader))))
     scan.takeHeaderByte(b);
   return scan;
 }
 
-FarewellScan FarewellScan::inPayload(uint64_t payloadLeft, uint32_t slotBytes) {
-  FarewellScan scan(slotBytes);
-  scan.state_ = payloadLeft > 0 ? State::Payload : State::Header;
+FarewellScan FarewellScan::inPayload(uint64_t payloadLeft, uint32_t slotBytes,
+                                     size_t tagBytes) {
+  FarewellScan scan(slotBytes, tagBytes);
+  scan.state_ = State::Payload;
   scan.payloadLeft_ = payloadLeft;
+  if (payloadLeft == 0) scan.endPiece();
   return scan;
 }
 
 FarewellScan FarewellScan::inFarewell(std::span<const std::byte> partial,
-                                      uint32_t slotBytes) {
-  FarewellScan scan(slotBytes);
+                                      uint32_t slotBytes, size_t tagBytes) {
+  FarewellScan scan(slotBytes, tagBytes);
   scan.state_ = State::Text;
   scan.sawFarewell_ = true;
   scan.feed(partial);
@@ -46,8 +50,13 @@ void FarewellScan::takeHeaderByte(std::byte b) {
     state_ = State::Done;  // out of step: whatever follows is no frame
   } else {
     state_ = State::Payload;
-    payloadLeft_ = header.length;
+    payloadLeft_ = header.length + tagBytes_;
   }
+}
+
+void FarewellScan::endPiece() {
+  state_ = State::Header;
+  ++piecesPassed_;
 }
 
 bool FarewellScan::feed(std::span<const std::byte> bytes) {
@@ -62,15 +71,15 @@ bool FarewellScan::feed(std::span<const std::byte> bytes) {
             std::min<uint64_t>(payloadLeft_, bytes.size() - at);
         at += static_cast<size_t>(skip);
         payloadLeft_ -= skip;
-        if (payloadLeft_ == 0) state_ = State::Header;
+        if (payloadLeft_ == 0) endPiece();
         break;
       }
       case State::Text: {
-        const size_t take =
-            std::min(kFarewellTextBytes - text_.size(), bytes.size() - at);
+        const size_t frame = kFarewellTextBytes + tagBytes_;
+        const size_t take = std::min(frame - text_.size(), bytes.size() - at);
         text_.append(reinterpret_cast<const char*>(bytes.data() + at), take);
         at += take;
-        if (text_.size() == kFarewellTextBytes) state_ = State::Done;
+        if (text_.size() == frame) state_ = State::Done;
         break;
       }
       case State::Done:
@@ -82,8 +91,16 @@ bool FarewellScan::feed(std::span<const std::byte> bytes) {
 
 std::string FarewellScan::farewell() const {
   if (!sawFarewell_) return "";
-  std::string text = text_.substr(0, text_.find('\0'));
+  const std::string_view said =
+      std::string_view(text_).substr(0, kFarewellTextBytes);
+  std::string text(said.substr(0, said.find('\0')));
   return text.empty() ? "it said farewell" : text;
+}
+
+std::span<const std::byte> FarewellScan::sealedFrame() const {
+  if (!sawFarewell_ || text_.size() != kFarewellTextBytes + tagBytes_)
+    return {};
+  return std::as_bytes(std::span(text_));
 }
 
 }  // namespace mcl::transport::tcp

@@ -154,28 +154,24 @@ void TcpConnection::fail(const char* what, int err) {
 }
 
 std::string TcpConnection::farewellBehind() {
-  // Behind a broken socket the text would be unchecked: under protection
-  // only a farewell whose tag holds is taken (pullStripe).
-  if (protect_ != WireProtect::None) return "";
   // More than any socket buffer holds: the scan ends at the buffer's end
   // (EAGAIN) long before.
   constexpr size_t kMostBytes = size_t{64} << 20;
+  const size_t tag = tagBytes();
+  const auto stride = static_cast<uint64_t>(stripes_.size());
   std::vector<std::byte> chunk(64 * 1024);
   for (Stripe& s : stripes_) {
     if (s.closed) continue;
     const size_t read = s.recvOffset;
     FarewellScan scan =
-        s.farewell
-            ? FarewellScan::inFarewell(std::as_bytes(std::span(farewellText_))
-                                           .first(read - kHeaderBytes),
-                                       shape_.slotBytes)
+        s.farewell ? scanInFarewell(s)
         : read < kHeaderBytes
             ? FarewellScan::inHeader(
                   std::as_bytes(std::span(&s.recvHeader, 1)).first(read),
-                  shape_.slotBytes)
+                  shape_.slotBytes, tag)
             : FarewellScan::inPayload(
-                  s.recvHeader.length - (read - kHeaderBytes),
-                  shape_.slotBytes);
+                  s.recvHeader.length + tag - (read - kHeaderBytes),
+                  shape_.slotBytes, tag);
     if (s.carryAt < s.carry.size())
       scan.feed(std::span(s.carry).subspan(s.carryAt));
     for (size_t total = 0; scan.wantsMore() && total < kMostBytes;) {
@@ -185,10 +181,47 @@ std::string TcpConnection::farewellBehind() {
       total += static_cast<size_t>(n);
       scan.feed(std::span(chunk).first(static_cast<size_t>(n)));
     }
-    std::string text = scan.farewell();
+    std::string text =
+        s.seal ? openedFarewell(s, scan, stride) : scan.farewell();
     if (!text.empty()) return text;
   }
   return "";
+}
+
+FarewellScan TcpConnection::scanInFarewell(const Stripe& s) const {
+  // What came of the farewell's frame: its text, then (protected) its tag.
+  const size_t got = s.recvOffset - kHeaderBytes;
+  std::vector<std::byte> partial(
+      std::as_bytes(std::span(farewellText_)).begin(),
+      std::as_bytes(std::span(farewellText_)).begin() +
+          static_cast<ptrdiff_t>(std::min(got, kFarewellTextBytes)));
+  if (got > kFarewellTextBytes) {
+    const auto tagRead =
+        std::as_bytes(std::span(s.recvTag)).first(got - kFarewellTextBytes);
+    partial.insert(partial.end(), tagRead.begin(), tagRead.end());
+  }
+  return FarewellScan::inFarewell(partial, shape_.slotBytes, tagBytes());
+}
+
+std::string TcpConnection::openedFarewell(const Stripe& s,
+                                          const FarewellScan& scan,
+                                          uint64_t stride) const {
+  // Behind a broken socket as anywhere: only a farewell whose tag holds,
+  // sealed as this socket's next frame, says anything. The pieces before
+  // it are not checked; they no longer matter.
+  const std::span<const std::byte> frame = scan.sealedFrame();
+  if (frame.empty()) return "";
+  std::array<char, kFarewellTextBytes> text{};
+  memcpy(text.data(), frame.data(), kFarewellTextBytes);
+  PieceTag tag{};
+  memcpy(tag.data(), frame.data() + kFarewellTextBytes, tag.size());
+  const PieceHeader header{kFarewellLength, 0};
+  const uint64_t index = s.recvPiece + scan.piecesPassed() * stride;
+  if (!s.seal->open(index, true, &header, text.data(), text.size(), tag))
+    return "it sent a farewell that failed its integrity check (altered on "
+           "the way)";
+  const std::string said(text.data(), strnlen(text.data(), text.size()));
+  return said.empty() ? "it said farewell" : said;
 }
 
 bool TcpConnection::peerAlive() const {

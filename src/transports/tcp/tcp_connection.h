@@ -48,6 +48,8 @@ bool pieceHeaderExpected(const PieceHeader& header, uint64_t piece,
 constexpr uint32_t kFarewellLength = 0xffffffffu;
 constexpr size_t kFarewellTextBytes = 248;
 
+class FarewellScan;  // farewell_scan.h
+
 class TcpConnection final : public Connection {
  public:
   // sockets: connected, non-blocking, in stripe order (both sides agree),
@@ -152,6 +154,10 @@ class TcpConnection final : public Connection {
   // The farewell the peer sent behind what we have read, if any (see
   // FarewellScan); reads each socket up to where it has nothing more.
   std::string farewellBehind();
+  FarewellScan scanInFarewell(const Stripe& s) const;
+  // A protected farewell the scan found, opened: its text, or why not.
+  std::string openedFarewell(const Stripe& s, const FarewellScan& scan,
+                             uint64_t stride) const;
 
   int peerRank_;
   std::string link_;
