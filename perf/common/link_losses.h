@@ -16,6 +16,7 @@ struct LinkLosses {
   uint64_t lost = 0;
   uint64_t regained = 0;
   uint64_t downNow = 0;
+  uint64_t leftOut = 0;  // left out at init: they carried nothing
   double secondsOnFewer = 0;
 };
 
@@ -24,7 +25,8 @@ struct LinkLosses {
 LinkLosses linkLossesOf(const std::vector<mclComm_t>& comms, int rank);
 
 // Sums every rank's counts over `comm` (collective); "" when no rank lost
-// a link, else "# Links (all ranks, each end counted): ...".
+// a link or left one out at init, else "# Links (all ranks, each end
+// counted): ...".
 std::string linkLossLine(LinkLosses mine, mclComm_t comm, int rank);
 
 }  // namespace mcl::perf

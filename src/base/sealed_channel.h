@@ -16,7 +16,11 @@ constexpr size_t kSealOverhead = 16;  // the tag each sealed message carries
 
 class Sealer {
  public:
-  explicit Sealer(const SessionKey& key) : key_(key) {}
+  // firstNumber: the number of the first message this one seals, where the
+  // direction's earlier messages were sealed by another Sealer (the TCP
+  // hello, then the link verdict): never a number already used.
+  explicit Sealer(const SessionKey& key, uint64_t firstNumber = 0)
+      : key_(key), sent_(firstNumber) {}
   ~Sealer();
   Sealer(const Sealer&) = delete;
   Sealer& operator=(const Sealer&) = delete;
@@ -28,12 +32,13 @@ class Sealer {
 
  private:
   SessionKey key_;
-  uint64_t sent_ = 0;
+  uint64_t sent_;
 };
 
 class Opener {
  public:
-  explicit Opener(const SessionKey& key) : key_(key) {}
+  explicit Opener(const SessionKey& key, uint64_t firstNumber = 0)
+      : key_(key), received_(firstNumber) {}
   ~Opener();
   Opener(const Opener&) = delete;
   Opener& operator=(const Opener&) = delete;
@@ -46,7 +51,7 @@ class Opener {
 
  private:
   SessionKey key_;
-  uint64_t received_ = 0;
+  uint64_t received_;
 };
 
 // For channels that may drop a message (a side channel that never blocks):

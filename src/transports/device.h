@@ -138,6 +138,9 @@ struct PeerLinks {
   int peer = -1;
   std::vector<WatchedLink> links;
   std::string fallback;
+  // The pair's links that init left out (they carried nothing): counted,
+  // not watched.
+  std::vector<WatchedLink> leftOut;
 };
 
 class Device {

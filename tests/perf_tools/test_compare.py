@@ -185,3 +185,35 @@ def test_missing_mlx_skips_only_its_columns(tmp_path, prefix, says):
     assert "MLX ring's" not in table.split("== Targets")[1], table
     summary = json.load(open(tmp_path / "summary.json"))
     assert set(summary["medians_us"]["decode-tcp2"]) == {"mcl", "openmpi"}
+
+
+def compare_module():
+    """perf/compare's functions, loaded from the script (it has no .py)."""
+    import importlib.machinery
+    import importlib.util
+    loader = importlib.machinery.SourceFileLoader("perf_compare", COMPARE)
+    spec = importlib.util.spec_from_loader("perf_compare", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def test_a_half_precision_miss_names_the_sum_without_conversion():
+    """The issue-26 lines judge fp16/bf16 against memcpy; a miss shows what
+    an int32 sum of the same bytes reached in the same run (the three
+    streams with no conversion), a met line does not."""
+    kernels = {"BM_Memcpy/1048576": 40.0, "BM_Memcpy/67108864": 10.0,
+               "BM_ReduceSum/float16/1048576": 20.0,
+               "BM_ReduceSum/float16/67108864": 8.0,
+               "BM_ReduceSum/int32/1048576": 25.0,
+               "BM_ReduceSum/int32/67108864": 9.0}
+    lines = {name: (figure, met) for name, figure, met
+             in compare_module().kernel_targets(kernels)}
+    missed, met = lines["float16 reduction at least 60% of memcpy, in cache, "
+                        "1 MiB (issue 26)"]
+    assert not met
+    assert missed == ("20.00 of 40.00 GB/s: 50%; an int32 sum of the same "
+                      "bytes (no conversion): 25.00 GB/s, 62% of memcpy")
+    figure, met = lines["float16 reduction at least 60% of memcpy, out of "
+                        "cache, 64 MiB (issue 26)"]
+    assert met and figure == "8.00 of 10.00 GB/s: 80%"

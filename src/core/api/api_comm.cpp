@@ -451,6 +451,7 @@ mclResult_t mclCommGetTopology(const mclComm_t comm, char* json, size_t* size) {
                        {"lost", cables.lost},
                        {"regained", cables.regained},
                        {"down_now", cables.downNow},
+                       {"left_out_at_init", cables.leftOutAtInit},
                        {"seconds_on_fewer_links", cables.secondsOnFewer}};
     std::string text =
         j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -30,6 +30,7 @@ CableWatch::CableWatch(int rank, std::string label,
                        std::vector<transport::PeerLinks> peers)
     : rank_(rank), label_(std::move(label)), hosts_(std::move(hosts)) {
   for (transport::PeerLinks& p : peers) {
+    leftOutAtInit_ += p.leftOut.size();
     if (p.links.empty()) continue;
     Peer mine;
     mine.peer = p.peer;
@@ -171,6 +172,7 @@ CableWatch::Counts CableWatch::counts(int64_t now) const {
   Counts c;
   c.lost = lost_;
   c.regained = regained_;
+  c.leftOutAtInit = leftOutAtInit_;
   int64_t fewerNs = 0;
   for (const Peer& p : peers_) {
     c.watched += p.links.size();

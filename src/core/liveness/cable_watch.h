@@ -57,6 +57,7 @@ class CableWatch {
     uint64_t lost = 0;      // times a link went down
     uint64_t regained = 0;  // times one came back
     uint64_t downNow = 0;
+    uint64_t leftOutAtInit = 0;  // links init left out (carried nothing)
     // Time some peer had fewer links than at the start, summed by peer.
     double secondsOnFewer = 0;
   };
@@ -94,6 +95,7 @@ class CableWatch {
   std::vector<Peer> peers_;
   uint64_t lost_ = 0;
   uint64_t regained_ = 0;
+  uint64_t leftOutAtInit_ = 0;
 };
 
 }  // namespace mcl

@@ -170,4 +170,16 @@ std::vector<Endpoint> onlyInterfaces(const std::vector<Endpoint>& endpoints,
   return kept;
 }
 
+std::vector<Endpoint> withoutInterfaces(const std::vector<Endpoint>& endpoints,
+                                        const std::vector<Link>& links,
+                                        bool local) {
+  std::vector<Endpoint> kept;
+  for (const Endpoint& e : endpoints)
+    if (std::none_of(links.begin(), links.end(), [&](const Link& l) {
+          return (local ? l.local : l.remote).interfaceName == e.interfaceName;
+        }))
+      kept.push_back(e);
+  return kept;
+}
+
 }  // namespace mcl::transport::tcp

@@ -49,6 +49,12 @@ bool cableLeftUnused(const std::vector<Endpoint>& mine,
 std::vector<Endpoint> onlyInterfaces(const std::vector<Endpoint>& endpoints,
                                      const std::set<std::string>& names);
 
+// The endpoints on none of the interfaces that links use at this end
+// (local) or at the peer's: what is left to reach the peer without them.
+std::vector<Endpoint> withoutInterfaces(const std::vector<Endpoint>& endpoints,
+                                        const std::vector<Link>& links,
+                                        bool local);
+
 // Wire form for the bootstrap all-gather.
 std::vector<uint8_t> encodeEndpoints(const std::vector<Endpoint>& endpoints);
 std::vector<Endpoint> decodeEndpoints(const std::vector<uint8_t>& bytes);

@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -134,6 +133,21 @@ std::unique_ptr<Connection> TcpDevice::connection(int peer, Channel channel) {
   return sockets_->connect(peer, static_cast<uint32_t>(channel));
 }
 
+namespace {
+
+WatchedLink watchedLink(const Link& l) {
+  WatchedLink w;
+  w.kind = linkKindName(l.kind);
+  w.localInterface = l.local.interfaceName;
+  w.localAddress = l.local.address.host();
+  w.prefixLength = l.local.prefixLength;
+  w.remoteInterface = l.remote.interfaceName;
+  w.remoteAddress = l.remote.address.host();
+  return w;
+}
+
+}  // namespace
+
 std::vector<PeerLinks> TcpDevice::watchedLinks() const {
   std::vector<PeerLinks> out;
   if (!sockets_) return out;
@@ -142,27 +156,23 @@ std::vector<PeerLinks> TcpDevice::watchedLinks() const {
     if (links.empty() || links.front().kind == LinkKind::Loopback) continue;
     PeerLinks p;
     p.peer = peer;
-    std::set<std::string> mineUsed;
-    std::set<std::string> theirsUsed;
-    for (const Link& l : links) {
-      WatchedLink w;
-      w.kind = linkKindName(l.kind);
-      w.localInterface = l.local.interfaceName;
-      w.localAddress = l.local.address.host();
-      w.prefixLength = l.local.prefixLength;
-      w.remoteInterface = l.remote.interfaceName;
-      w.remoteAddress = l.remote.address.host();
-      p.links.push_back(w);
-      mineUsed.insert(l.local.interfaceName);
-      theirsUsed.insert(l.remote.interfaceName);
+    for (const Link& l : links) p.links.push_back(watchedLink(l));
+    // What init would have chosen without these links' interfaces, nor
+    // those of the cables init left out (they carried nothing).
+    std::vector<Link> taken = links;
+    if (auto d = sockets_->droppedLinks().find(peer);
+        d != sockets_->droppedLinks().end()) {
+      taken.insert(taken.end(), d->second.begin(), d->second.end());
+      for (const Link& l : d->second) p.leftOut.push_back(watchedLink(l));
     }
-    // What init would have chosen without these links' interfaces.
     std::vector<Endpoint> mine;
     std::vector<Endpoint> theirs;
-    for (const Endpoint& e : endpoints_[size_t(me)])
-      if (e.allowed && !mineUsed.count(e.interfaceName)) mine.push_back(e);
-    for (const Endpoint& e : endpoints_[size_t(peer)])
-      if (e.allowed && !theirsUsed.count(e.interfaceName)) theirs.push_back(e);
+    for (const Endpoint& e :
+         withoutInterfaces(endpoints_[size_t(me)], taken, true))
+      if (e.allowed) mine.push_back(e);
+    for (const Endpoint& e :
+         withoutInterfaces(endpoints_[size_t(peer)], taken, false))
+      if (e.allowed) theirs.push_back(e);
     // Not a routed path (any two addresses: not known to lead anywhere),
     // and nothing where MCL_TOPO_FILE pins the pair's interfaces.
     const std::vector<Link> other = restrictionFor(me, peer).local.empty()

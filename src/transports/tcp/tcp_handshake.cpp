@@ -87,4 +87,33 @@ bool decodeHello(const SessionKeys& keys, const uint8_t* bytes, uint64_t commId,
   return true;
 }
 
+namespace {
+const char kVerdictLabel[] = "mcl tcp links";
+constexpr uint64_t kVerdictMessage = 1;  // after the hello (message 0)
+}  // namespace
+
+std::vector<uint8_t> encodeLinkVerdict(const SessionKeys& keys, uint32_t links,
+                                       uint32_t usedMask) {
+  WireWriter w;
+  w.u32(links);
+  w.u32(usedMask);
+  Sealer sealer(keys.send, kVerdictMessage);
+  return sealer.seal(w.bytes(), reinterpret_cast<const uint8_t*>(kVerdictLabel),
+                     sizeof(kVerdictLabel));
+}
+
+bool decodeLinkVerdict(const SessionKeys& keys, const uint8_t* bytes,
+                       uint32_t links, uint32_t* usedMask) {
+  Opener opener(keys.receive, kVerdictMessage);
+  std::vector<uint8_t> plain;
+  if (!opener.open(std::vector<uint8_t>(bytes, bytes + kLinkVerdictBytes),
+                   reinterpret_cast<const uint8_t*>(kVerdictLabel),
+                   sizeof(kVerdictLabel), &plain))
+    return false;
+  WireReader r(plain.data(), plain.size(), "tcp link verdict");
+  if (r.u32() != links) return false;
+  *usedMask = r.u32();
+  return true;
+}
+
 }  // namespace mcl::transport::tcp

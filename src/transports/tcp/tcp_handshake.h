@@ -59,4 +59,16 @@ std::vector<uint8_t> encodeHello(const SessionKeys& keys, uint64_t commId,
 bool decodeHello(const SessionKeys& keys, const uint8_t* bytes, uint64_t commId,
                  StreamKey* key);
 
+// Once it has tried every link of a pair, the connector tells the acceptor
+// which links the pair uses (a bit per link: one it could not connect
+// over is dropped), on the first socket of each link of the first channel,
+// as that direction's second sealed message. Decoding reads
+// kLinkVerdictBytes; false when it was not sealed with these keys as that
+// message, or names another number of links.
+constexpr size_t kLinkVerdictBytes = 4 + 4 + kSealOverhead;
+std::vector<uint8_t> encodeLinkVerdict(const SessionKeys& keys, uint32_t links,
+                                       uint32_t usedMask);
+bool decodeLinkVerdict(const SessionKeys& keys, const uint8_t* bytes,
+                       uint32_t links, uint32_t* usedMask);
+
 }  // namespace mcl::transport::tcp

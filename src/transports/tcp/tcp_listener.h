@@ -29,6 +29,12 @@ class TcpListener {
   // throw to stop the wait (another rank's init failed).
   ProvenSocket take(const StreamKey& key, platform::Deadline deadline,
                     const std::function<void()>& betweenSlices = {});
+  // The first socket to arrive of any of keys (non-empty), as take() waits;
+  // *which says whose it is.
+  ProvenSocket takeFirst(const std::vector<StreamKey>& keys,
+                         platform::Deadline deadline,
+                         const std::function<void()>& betweenSlices,
+                         StreamKey* which);
 
  private:
   void run();

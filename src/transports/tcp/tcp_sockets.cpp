@@ -193,7 +193,6 @@ void TcpSockets::connectPeers(
     const std::vector<int>& peers, const std::vector<bool>& sameHost,
     const std::map<int, InterfaceRestriction>& restrictions,
     platform::Deadline deadline, const std::function<void()>& betweenSlices) {
-  const auto stripes = static_cast<uint32_t>(options_.socketsPerLink);
   for (int peer : peers) {
     std::vector<Endpoint> mine = endpoints_;
     std::vector<Endpoint> theirs = all[static_cast<size_t>(peer)];
@@ -249,57 +248,24 @@ void TcpSockets::connectPeers(
             : protect == WireProtect::Mac ? "authenticated (Poly1305)"
                                           : pieceCipherName(cipher_));
     links_[peer] = links;
+    // Where every cable to the peer carries nothing at init, the pair
+    // starts on the LAN init would choose without them (never a routed
+    // path: any two addresses, not known to lead anywhere), with a WARN.
+    if (links.front().kind == LinkKind::Cable &&
+        restrictions.count(peer) == 0) {
+      const std::vector<Link> other =
+          chooseLinks(withoutInterfaces(mine, links, true),
+                      withoutInterfaces(theirs, links, false), false);
+      if (!other.empty() && other.front().kind == LinkKind::Lan)
+        fallbacks_[peer] = other.front();
+    }
   }
   // The higher rank of each pair connects; the lower one accepts on its
   // listener thread, so nobody waits on a peer that is itself connecting.
-  for (int peer : peers) {
-    if (peer > rank_) continue;
-    const auto& links = links_[peer];
-    for (uint32_t c = 0; c < kTcpChannels; ++c)
-      for (uint32_t l = 0; l < links.size(); ++l)
-        for (uint32_t s = 0; s < stripes; ++s) {
-          ProvenSocket sock = whileConnecting(peer, links[l], [&] {
-            return connectAndProve(peer, links[l], StreamKey{rank_, c, l, s},
-                                   deadline);
-          });
-          platform::setBufferSizes(sock.socket.fd(), options_.bufferBytes);
-          sockets_[{peer, c}].push_back(std::move(sock));
-        }
-  }
-  for (int peer : peers) {
-    if (peer < rank_) continue;
-    const auto& links = links_[peer];
-    for (uint32_t c = 0; c < kTcpChannels; ++c)
-      for (uint32_t l = 0; l < links.size(); ++l)
-        for (uint32_t s = 0; s < stripes; ++s) {
-          ProvenSocket sock = whileConnecting(peer, links[l], [&] {
-            return listener_->take(StreamKey{peer, c, l, s}, deadline,
-                                   betweenSlices);
-          });
-          platform::setBufferSizes(sock.socket.fd(), options_.bufferBytes);
-          sockets_[{peer, c}].push_back(std::move(sock));
-        }
-  }
-}
-
-ProvenSocket TcpSockets::whileConnecting(
-    int peer, const Link& link, const std::function<ProvenSocket()>& connect) {
-  try {
-    return connect();
-  } catch (const Error& e) {
-    // A link that carries nothing stalls here, and another rank's timeout
-    // (relayed by the rendezvous) or this one's says so without the link.
-    const std::string how =
-        peer < rank_ ? " to connect to rank " + std::to_string(peer)
-                     : " for rank " + std::to_string(peer) + " to connect";
-    throw Error(e.code(), std::string(e.what()) + " (rank " +
-                              std::to_string(rank_) + " was waiting" + how +
-                              " over " + linkKindName(link.kind) + " " +
-                              link.local.interfaceName + " " +
-                              link.local.address.host() + " -> " +
-                              link.remote.interfaceName + " " +
-                              link.remote.address.host() + ")");
-  }
+  for (int peer : peers)
+    if (peer < rank_) connectPair(peer, deadline);
+  for (int peer : peers)
+    if (peer > rank_) acceptPair(peer, deadline, betweenSlices);
 }
 
 std::unique_ptr<Connection> TcpSockets::connect(int peer, uint32_t channel) {

@@ -5,6 +5,7 @@
 // connections built on them, and a waker that sleeps in poll().
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "base/auth.h"
+#include "base/error.h"
 #include "topology/ifname_filter.h"
 #include "transports/tcp/link_choice.h"
 #include "transports/tcp/tcp_connection.h"
@@ -59,8 +61,14 @@ class TcpSockets {
   // What encrypted pieces use: AES-256-GCM when every rank's CPU has it.
   void useCipher(PieceCipher cipher) { cipher_ = cipher; }
   Waker& waker() { return *waker_; }
-  // The links chosen to each peer this rank connected, by peer.
+  // The links chosen to each peer this rank connected, by peer: those in
+  // use once init is over.
   const std::map<int, std::vector<Link>>& links() const { return links_; }
+  // The links to a peer that init left out (they carried nothing), by
+  // peer: not a path to fall back on.
+  const std::map<int, std::vector<Link>>& droppedLinks() const {
+    return dropped_;
+  }
 
  private:
   // Connects over link and proves the secret as stream key, again with a
@@ -68,9 +76,26 @@ class TcpSockets {
   ProvenSocket connectAndProve(int peer, const Link& link, const StreamKey& key,
                                platform::Deadline deadline);
 
-  // connect(), with the link named in what it throws.
-  ProvenSocket whileConnecting(int peer, const Link& link,
-                               const std::function<ProvenSocket()>& connect);
+  // [channel][link]: the sockets of one pair's link, in stripe order.
+  using PairSockets = std::vector<std::vector<std::vector<ProvenSocket>>>;
+  static PairSockets emptyPairSockets(size_t links);
+  // One pair's sockets (pair_sockets.cpp): connected to a lower rank, or
+  // taken from the listener for a higher one. A link that cannot be
+  // connected over is dropped where the pair has another; links_[peer]
+  // keeps the links in use.
+  void connectPair(int peer, platform::Deadline deadline);
+  void acceptPair(int peer, platform::Deadline deadline,
+                  const std::function<void()>& betweenSlices);
+  // Keeps the sockets of the links in mask (why(l): why link l is not),
+  // warning for each link left out.
+  void keepLinks(int peer, const std::vector<Link>& candidates, uint32_t mask,
+                 PairSockets got,
+                 const std::function<std::string(size_t)>& why);
+  // The pair's links, then the LAN to fall back on (if any).
+  std::vector<Link> candidates(int peer) const;
+  // e, naming the links this rank waited on and which side it was.
+  Error waitedOver(int peer, const std::vector<Link>& links,
+                   const Error& e) const;
 
   int rank_;
   Secret secret_;
@@ -80,6 +105,8 @@ class TcpSockets {
   PieceCipher cipher_ = PieceCipher::ChaCha20Poly1305;
   std::unique_ptr<TcpListener> listener_;
   std::map<int, std::vector<Link>> links_;
+  std::map<int, Link> fallbacks_;  // a LAN beside the pair's cables
+  std::map<int, std::vector<Link>> dropped_;
   std::map<std::pair<int, uint32_t>, std::vector<ProvenSocket>> sockets_;
   std::vector<TcpConnection*> connections_;
   std::unique_ptr<Waker> waker_;

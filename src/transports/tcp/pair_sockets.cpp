@@ -1,0 +1,240 @@
+// The sockets of one pair of ranks, link by link (TcpSockets::connectPeers):
+// the higher rank connects each socket, the lower one takes them from its
+// listener. Where the pair has somewhere else to go, a cable the connector
+// cannot connect over within kDeadLinkBudget (one that carries nothing, or
+// is down at one end) is left out and the pair starts on its other cables,
+// or, where no cable works, on the LAN beside them. The connector's sealed
+// verdict tells the acceptor which links remain, so both build their
+// connections on the same sockets in the same order.
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/error.h"
+#include "base/log.h"
+#include "platform/socket.h"
+#include "transports/tcp/link_choice.h"
+#include "transports/tcp/tcp_handshake.h"
+#include "transports/tcp/tcp_sockets.h"
+
+namespace mcl::transport::tcp {
+
+namespace {
+
+// A working link connects in milliseconds; a dead one never does. Init
+// waits this long on it, once per link, before starting without it.
+constexpr auto kDeadLinkBudget = std::chrono::seconds(2);
+
+std::string linkText(const Link& l) {
+  return std::string(linkKindName(l.kind)) + " " + l.local.interfaceName + " " +
+         l.local.address.host() + " -> " + l.remote.interfaceName + " " +
+         l.remote.address.host();
+}
+
+std::string linksText(const std::vector<Link>& links) {
+  std::string text;
+  for (const Link& l : links) text += (text.empty() ? "" : ", ") + linkText(l);
+  return text;
+}
+
+bool inMask(uint32_t mask, size_t link) { return (mask >> link & 1) != 0; }
+
+}  // namespace
+
+std::vector<Link> TcpSockets::candidates(int peer) const {
+  std::vector<Link> all = links_.at(peer);
+  if (auto f = fallbacks_.find(peer); f != fallbacks_.end())
+    all.push_back(f->second);
+  return all;
+}
+
+TcpSockets::PairSockets TcpSockets::emptyPairSockets(size_t links) {
+  PairSockets got(kTcpChannels);
+  for (auto& byLink : got) byLink.resize(links);
+  return got;
+}
+
+void TcpSockets::connectPair(int peer, platform::Deadline deadline) {
+  const std::vector<Link> links = candidates(peer);
+  const size_t cables = links_.at(peer).size();
+  const auto stripes = static_cast<uint32_t>(options_.socketsPerLink);
+  PairSockets got = emptyPairSockets(links.size());
+  std::vector<std::string> failed(links.size());
+  std::optional<Error> firstFailure;
+  auto tryLink = [&](uint32_t l, bool bounded) {
+    for (uint32_t c = 0; c < kTcpChannels; ++c)
+      for (uint32_t s = 0; s < stripes && failed[l].empty(); ++s) {
+        const platform::Deadline tryUntil =
+            bounded
+                ? std::min(
+                      deadline,
+                      platform::Clock::now() +
+                          std::chrono::duration_cast<platform::Clock::duration>(
+                              kDeadLinkBudget))
+                : deadline;
+        try {
+          ProvenSocket sock = connectAndProve(
+              peer, links[l], StreamKey{rank_, c, l, s}, tryUntil);
+          platform::setBufferSizes(sock.socket.fd(), options_.bufferBytes);
+          got[c][l].push_back(std::move(sock));
+        } catch (const Error& e) {
+          const Error named = waitedOver(peer, {links[l]}, e);
+          // A peer that does not know the secret is not a dead cable.
+          if (!bounded || e.code() == mclRemoteError) throw named;
+          failed[l] = e.what();
+          if (!firstFailure) firstFailure = named;
+        }
+      }
+  };
+  // With somewhere else to go, each cable gets a bounded try; the LAN is
+  // tried only when no cable works, as the last way left.
+  const bool elsewhere = links.size() > 1;
+  for (uint32_t l = 0; l < cables; ++l) tryLink(l, elsewhere);
+  uint32_t mask = 0;
+  for (uint32_t l = 0; l < cables; ++l)
+    if (failed[l].empty()) mask |= 1u << l;
+  if (mask == 0 && links.size() > cables) {
+    tryLink(uint32_t(cables), false);
+    mask = 1u << cables;
+  }
+  if (mask == 0) throw *firstFailure;
+  // The verdict goes on the first socket of channel 0 of every link tried,
+  // those left out too: the acceptor reads it from whichever came first.
+  for (uint32_t l = 0; l < links.size(); ++l) {
+    if (got[0][l].empty()) continue;
+    const ProvenSocket& first = got[0][l].front();
+    const std::vector<uint8_t> verdict =
+        encodeLinkVerdict(first.keys, uint32_t(links.size()), mask);
+    try {
+      platform::sendAll(first.socket.fd(), verdict.data(), verdict.size(),
+                        deadline);
+    } catch (const std::exception&) {
+      throw waitedOver(peer, {links[l]}, asError(std::current_exception()));
+    }
+  }
+  keepLinks(peer, links, mask, std::move(got), [&](size_t l) {
+    return "rank " + std::to_string(rank_) +
+           " could not connect over it: " + failed[l];
+  });
+}
+
+void TcpSockets::acceptPair(int peer, platform::Deadline deadline,
+                            const std::function<void()>& betweenSlices) {
+  const std::vector<Link> links = candidates(peer);
+  const auto stripes = static_cast<uint32_t>(options_.socketsPerLink);
+  // The first socket of any link, and the verdict on it.
+  std::vector<StreamKey> firsts;
+  for (uint32_t l = 0; l < links.size(); ++l)
+    firsts.push_back(StreamKey{peer, 0, l, 0});
+  StreamKey which;
+  ProvenSocket first;
+  std::vector<uint8_t> verdict(kLinkVerdictBytes);
+  try {
+    first = listener_->takeFirst(firsts, deadline, betweenSlices, &which);
+    platform::recvAll(first.socket.fd(), verdict.data(), verdict.size(),
+                      deadline);
+  } catch (const std::exception&) {
+    throw waitedOver(peer, links, asError(std::current_exception()));
+  }
+  uint32_t mask = 0;
+  if (!decodeLinkVerdict(first.keys, verdict.data(), uint32_t(links.size()),
+                         &mask) ||
+      mask == 0 || mask >> links.size() != 0)
+    throw error(mclRemoteError,
+                "rank %d: rank %d's list of the links it connected over (%s) "
+                "fails its integrity check",
+                rank_, peer, linksText(links).c_str());
+  PairSockets got = emptyPairSockets(links.size());
+  for (uint32_t c = 0; c < kTcpChannels; ++c)
+    for (uint32_t l = 0; l < links.size(); ++l)
+      for (uint32_t s = 0; s < stripes && inMask(mask, l); ++s) {
+        const StreamKey key{peer, c, l, s};
+        ProvenSocket sock;
+        if (!(key < which) && !(which < key)) {
+          sock = std::move(first);
+        } else {
+          try {
+            sock = listener_->take(key, deadline, betweenSlices);
+            // Each link's first socket carries the verdict too: read
+            // before any piece, and the same.
+            uint32_t again = 0;
+            if (c == 0 && s == 0) {
+              platform::recvAll(sock.socket.fd(), verdict.data(),
+                                verdict.size(), deadline);
+              if (!decodeLinkVerdict(sock.keys, verdict.data(),
+                                     uint32_t(links.size()), &again) ||
+                  again != mask)
+                throw error(mclRemoteError,
+                            "rank %d: rank %d's list of the links it "
+                            "connected over differs from link to link",
+                            rank_, peer);
+            }
+          } catch (const std::exception&) {
+            throw waitedOver(peer, {links[l]},
+                             asError(std::current_exception()));
+          }
+        }
+        platform::setBufferSizes(sock.socket.fd(), options_.bufferBytes);
+        got[c][l].push_back(std::move(sock));
+      }
+  keepLinks(peer, links, mask, std::move(got), [&](size_t) {
+    return "rank " + std::to_string(peer) +
+           " could not connect over it within " +
+           std::to_string(kDeadLinkBudget.count()) +
+           " s (it carries nothing, or is down at one end)";
+  });
+}
+
+void TcpSockets::keepLinks(int peer, const std::vector<Link>& candidates,
+                           uint32_t mask, PairSockets got,
+                           const std::function<std::string(size_t)>& why) {
+  const size_t cables = links_.at(peer).size();
+  std::vector<Link> kept;
+  for (size_t l = 0; l < candidates.size(); ++l)
+    if (inMask(mask, l)) kept.push_back(candidates[l]);
+  const std::string goesOn =
+      inMask(mask, cables) ? "no cable to it works: the job goes on over " +
+                                 linksText(kept) + ", at the LAN's speed"
+                           : "the job goes on over " + linksText(kept) + ", " +
+                                 std::to_string(kept.size()) + " of " +
+                                 std::to_string(cables) + " cables";
+  for (size_t l = 0; l < cables; ++l) {
+    if (inMask(mask, l)) continue;
+    dropped_[peer].push_back(candidates[l]);
+    MCL_LOG(Warn, kLogInit,
+            "rank %d: %s to rank %d is left out of this job: %s; %s", rank_,
+            linkText(candidates[l]).c_str(), peer, why(l).c_str(),
+            goesOn.c_str());
+  }
+  for (uint32_t c = 0; c < kTcpChannels; ++c)
+    for (size_t l = 0; l < candidates.size(); ++l)
+      if (inMask(mask, l))
+        for (ProvenSocket& sock : got[c][l])
+          sockets_[{peer, c}].push_back(std::move(sock));
+  links_[peer] = kept;
+}
+
+Error TcpSockets::waitedOver(int peer, const std::vector<Link>& links,
+                             const Error& e) const {
+  // A link that carries nothing stalls init here, and another rank's
+  // timeout (relayed by the rendezvous) or this one's says so without the
+  // link: this names it, and which side waited.
+  const std::string how =
+      peer < rank_ ? " to connect to rank " + std::to_string(peer)
+                   : " for rank " + std::to_string(peer) + " to connect";
+  std::string over;
+  for (const Link& l : links)
+    over += (over.empty() ? "" : " or ") + linkText(l);
+  return Error(e.code(), std::string(e.what()) + " (rank " +
+                             std::to_string(rank_) + " was waiting" + how +
+                             " over " + over + ")");
+}
+
+}  // namespace mcl::transport::tcp
