@@ -32,6 +32,7 @@
 #include "common/progress.h"
 #include "common/rdma_frames.h"
 #include "common/run_metadata.h"
+#include "common/tcp_resends.h"
 #include "qualify/qualify_command.h"
 
 namespace mcl::perf {
@@ -504,6 +505,7 @@ int runRank(const Options& options, const RankSetup& given) {
   for (const Variant& v : variants) runComms.push_back(v.comm);
   const RdmaFrames frames = rdmaFramesOf(runComms, rank);
   const LinkLosses losses = linkLossesOf(runComms, rank);
+  const TcpResends resends = tcpResendsOf(runComms, rank);
   for (const Variant& v : variants)
     if (v.comm != comm)
       checkMcl(rank, "mclCommDestroy", mclCommDestroy(v.comm), nullptr);
@@ -512,9 +514,11 @@ int runRank(const Options& options, const RankSetup& given) {
            comm);
   const std::string rdma = rdmaLine(frames, comm, rank);
   const std::string links = linkLossLine(losses, comm, rank);
+  const std::string tcp = tcpResendLine(resends, comm, rank);
   report.printFooter(errors, avgBusBw);
   if (rank == 0 && !rdma.empty()) std::printf("%s\n", rdma.c_str());
   if (rank == 0 && !links.empty()) std::printf("%s\n", links.c_str());
+  if (rank == 0 && !tcp.empty()) std::printf("%s\n", tcp.c_str());
   const int64_t peakRss = largestPeakResidentBytes(comm, rank);
   if (rank == 0) {
     const nlohmann::json topology =

@@ -9,11 +9,13 @@
 
 #include "common/agreement.h"
 #include "common/join.h"
+#include "common/link_losses.h"
 #include "common/link_probe.h"
 #include "common/mcl_error.h"
 #include "common/progress.h"
 #include "common/rdma_frames.h"
 #include "common/run_metadata.h"
+#include "common/tcp_resends.h"
 #include "qualify/mac_speed.h"
 #include "qualify/qualify_report.h"
 
@@ -145,7 +147,13 @@ CableMeasurement measureCable(const Options& o, const QualifyPlan& plan,
     m.deadReason = firstFailure(job, rank, nranks, failure);
   m.dead = !m.deadReason.empty();
   RdmaFrames frames;
-  if (!m.dead && cable != nullptr) frames = rdmaFramesOf({cable}, rank);
+  TcpResends resends;
+  LinkLosses losses;
+  if (!m.dead && cable != nullptr) {
+    frames = rdmaFramesOf({cable}, rank);
+    resends = tcpResendsOf({cable}, rank);
+    losses = linkLossesOf({cable}, rank);
+  }
   if (cable != nullptr) {
     if (m.dead)
       mclCommAbort(cable);  // its peer may be gone: do not wait on it
@@ -154,8 +162,16 @@ CableMeasurement measureCable(const Options& o, const QualifyPlan& plan,
   }
   // Each end knows what it timed: a the round trip and a -> b, b the
   // other way; the sum over the job gives everyone all of it.
-  double figures[7] = {
-      0, 0, 0, 0, 0, double(frames.received), double(frames.lost)};
+  double figures[10] = {0,
+                        0,
+                        0,
+                        0,
+                        0,
+                        double(frames.received),
+                        double(frames.lost),
+                        double(resends.sent),
+                        double(resends.resent),
+                        double(losses.lost)};
   if (rank == c.a.rank && !m.dead) {
     figures[0] = m.roundTripUs.min;
     figures[1] = m.roundTripUs.median;
@@ -164,7 +180,7 @@ CableMeasurement measureCable(const Options& o, const QualifyPlan& plan,
   }
   if (rank == c.b.rank && !m.dead) figures[4] = m.gbpsBtoA;
   checkMcl(rank, "mclAllReduce",
-           mclAllReduce(figures, figures, 7, mclFloat64, mclSum, job, nullptr),
+           mclAllReduce(figures, figures, 10, mclFloat64, mclSum, job, nullptr),
            job);
   m.roundTripUs.min = figures[0];
   m.roundTripUs.median = figures[1];
@@ -173,6 +189,9 @@ CableMeasurement measureCable(const Options& o, const QualifyPlan& plan,
   m.gbpsBtoA = figures[4];
   m.framesReceived = figures[5];
   m.framesLost = figures[6];
+  m.bytesSent = figures[7];
+  m.bytesResent = figures[8];
+  m.linkLosses = figures[9];
   return m;
 }
 

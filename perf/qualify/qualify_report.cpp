@@ -119,11 +119,12 @@ void printQualifyReport(const QualifyResults& r, std::FILE* out) {
       out,
       "# A cable is SLOW when a direction moves under %.0f%% of its "
       "nominal rate or under half the median of its kind%s, or its "
-      "fastest round trip is over 5x theirs and 1 ms longer%s; DEAD when "
-      "nothing passes\n",
+      "fastest round trip is over 5x theirs and 1 ms longer; LOSSY when "
+      "it sends over 1 %s in 100 again; FLAPPING when its link went down "
+      "during its test; DEAD when nothing passes\n",
       nominalFraction(plan.transport) * 100,
       plan.emulated ? " (rates are not judged on the emulator)" : "",
-      plan.transport == "rdma" ? ", or it loses over 1 frame in 100" : "");
+      plan.transport == "rdma" ? "frame" : "byte");
   printCables(r, out);
   printMacs(r, out);
   std::fprintf(out, "#\n");
@@ -175,6 +176,10 @@ std::string qualifyJson(const QualifyResults& r, const Options& options,
                               {"p99", m.roundTripUs.p99}};
     cable["a_to_b_gbytes_per_s"] = figure(m.gbpsAtoB);
     cable["b_to_a_gbytes_per_s"] = figure(m.gbpsBtoA);
+    // What was sent again, and the link's losses during the test.
+    cable["bytes_sent"] = m.bytesSent;
+    cable["bytes_resent"] = m.bytesResent;
+    cable["link_losses"] = m.linkLosses;
     cable["verdict"] = verdictName(m.verdict);
     cable["reasons"] = m.reasons;
     cables.push_back(std::move(cable));

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/text_format.h"
@@ -22,8 +23,9 @@ constexpr double kPeerFraction = 0.5;
 // two (0.1-0.2 ms measured on the CI VM), the cable having no part in it.
 constexpr double kRoundTripFactor = 5;
 constexpr double kRoundTripExcessUs = 1000;
-// More frames lost than one in this many: the cable is bad, whatever it
-// still moves (issue 48: a wire losing over 1 in 100 is reported).
+// More frames (RDMA) or bytes (TCP) sent again than one in this many: the
+// cable is bad, whatever it still moves (issue 48: a wire losing over 1
+// in 100 is reported; issue 51: LOSSY).
 constexpr double kLossyOneIn = 100;
 
 double medianOf(std::vector<double> values) { return summarize(values).median; }
@@ -49,8 +51,12 @@ const char* verdictName(Verdict v) {
   switch (v) {
     case Verdict::Ok:
       return "OK";
+    case Verdict::Lossy:
+      return "LOSSY";
     case Verdict::Slow:
       return "SLOW";
+    case Verdict::Flapping:
+      return "FLAPPING";
     case Verdict::Dead:
       return "DEAD";
   }
@@ -90,23 +96,41 @@ void judgeCables(const QualifyPlan& plan,
     // the nominal rate nor a cable's: only DEAD means something there.
     const double floor = plan.emulated ? 0 : c.nominalGbps / 8 * fraction;
     const double peers = plan.emulated ? 0 : medianOf(rates[c.kind]);
+    m.verdict = Verdict::Ok;
+    auto judged = [&m](Verdict v, std::string reason) {
+      m.reasons.push_back(std::move(reason));
+      m.verdict = std::max(m.verdict, v);
+    };
+    if (m.linkLosses > 0)
+      judged(Verdict::Flapping,
+             formatText("its link went down %.0f time(s) during the test "
+                        "(counted at each end) and came back",
+                        m.linkLosses));
+    std::vector<std::string> slow;
     judgeDirection(c.a.hostName + " -> " + c.b.hostName, m.gbpsAtoB, floor,
-                   c.nominalGbps, fraction, peers, c.kind, m.reasons);
+                   c.nominalGbps, fraction, peers, c.kind, slow);
     judgeDirection(c.b.hostName + " -> " + c.a.hostName, m.gbpsBtoA, floor,
-                   c.nominalGbps, fraction, peers, c.kind, m.reasons);
-    if (m.framesLost > 0 && m.framesLost * kLossyOneIn > m.framesReceived)
-      m.reasons.push_back(formatText(
-          "loses %.2f%% of its frames (%.0f of %.0f), each sent again",
-          100 * m.framesLost / m.framesReceived, m.framesLost,
-          m.framesReceived));
+                   c.nominalGbps, fraction, peers, c.kind, slow);
     const double trip = medianOf(trips[c.kind]);
     if (m.roundTripUs.min > kRoundTripFactor * trip &&
         m.roundTripUs.min - trip > kRoundTripExcessUs)
-      m.reasons.push_back(formatText(
+      slow.push_back(formatText(
           "fastest round trip %.1f us, over 5 times that of its kind "
           "(median %.1f us) and 1 ms longer",
           m.roundTripUs.min, trip));
-    m.verdict = m.reasons.empty() ? Verdict::Ok : Verdict::Slow;
+    for (std::string& reason : slow) judged(Verdict::Slow, std::move(reason));
+    if (m.framesLost > 0 && m.framesLost * kLossyOneIn > m.framesReceived)
+      judged(Verdict::Lossy,
+             formatText(
+                 "loses %.2f%% of its frames (%.0f of %.0f), each sent again",
+                 100 * m.framesLost / m.framesReceived, m.framesLost,
+                 m.framesReceived));
+    if (m.bytesResent > 0 && m.bytesResent * kLossyOneIn > m.bytesSent)
+      judged(Verdict::Lossy,
+             formatText("the kernel sent %.2f%% of its bytes again (%.0f of "
+                        "%.0f): packets lost on the way",
+                        100 * m.bytesResent / m.bytesSent, m.bytesResent,
+                        m.bytesSent));
   }
 }
 

@@ -2,8 +2,11 @@
 // less than a fraction of its nominal rate (the fraction the transport
 // reaches on a healthy cable) or less than half the median of the cluster's
 // cables of its kind, or when its fastest round trip is many times theirs;
-// DEAD when no traffic passes; SLOW too when it loses more than one frame
-// in 100 (RDMA sends each again, at a cost). A Mac is SLOW when it copies or
+// DEAD when no traffic passes; FLAPPING when its link went down during its
+// test (and came back: the test passed); LOSSY when more than one frame
+// (RDMA) or byte (TCP, the kernel's retransmissions) in 100 is sent again.
+// The verdict is the worst that applies (DEAD, FLAPPING, SLOW, LOSSY), and
+// every reason is given. A Mac is SLOW when it copies or
 // reduces at less than half the median Mac, or reduces slower than its fastest
 // cable delivers (it, not the cable, would then limit every all-reduce).
 #pragma once
@@ -17,7 +20,8 @@
 
 namespace mcl::perf {
 
-enum class Verdict { Ok, Slow, Dead };
+// In order of severity.
+enum class Verdict { Ok, Lossy, Slow, Flapping, Dead };
 const char* verdictName(Verdict v);
 
 struct CableMeasurement {
@@ -30,8 +34,14 @@ struct CableMeasurement {
   // the way included) and the ones lost, each of which was sent again.
   double framesReceived = 0;
   double framesLost = 0;
+  // TCP: the bytes the ends handed to their sockets, and those the kernel
+  // sent again.
+  double bytesSent = 0;
+  double bytesResent = 0;
+  // Times a link of the cable went down during its test, at either end.
+  double linkLosses = 0;
   Verdict verdict = Verdict::Ok;
-  std::vector<std::string> reasons;  // why SLOW or DEAD
+  std::vector<std::string> reasons;  // why not OK
 };
 
 struct MacMeasurement {

@@ -82,6 +82,10 @@ def test_one_cable_of_a_pair_down_and_back_is_named_and_ridden_out():
     assert re.search(r"^# Links \(all ranks, each end counted\): 2 went down, "
                      r"2 came back, 0 down at the end; [\d.]+ s on fewer",
                      outputs[0][1], re.M), outputs[0][1]
+    # What the kernel sent again over the cable once it was back.
+    assert re.search(r"^# TCP resends \(all ranks\): [1-9]\d* of \d+ bytes "
+                     r"sent again by the kernel", outputs[0][1], re.M), \
+        outputs[0][1]
 
 
 def test_a_wait_that_times_out_behind_a_lost_cable_names_it():
@@ -118,16 +122,17 @@ def unreachable(bed, host, ifname):
                        check=True)
 
 
-def test_last_cable_silent_fails_a_sending_rank_within_seconds_naming_it():
+def test_last_cable_silent_fails_every_rank_within_seconds_naming_it():
     # Both ends of the only cable drop everything; their links stay up, so
     # the OS says nothing. The kernel's retransmission timeouts do: a rank
     # with bytes on the way fails in seconds naming the cable (1.5 s by
-    # hand), where MCL_TIMEOUT (30 s) would have waited. A rank that only
-    # waits to receive has nothing unacknowledged to tell it: it learns
-    # from the heartbeat (10 s here), which rides the same cable.
+    # hand), where MCL_TIMEOUT (30 s) would have waited; a rank that only
+    # waits to receive hears it from its side channel, whose heartbeats
+    # on the same cable go unacknowledged (the heartbeat's own timeout is
+    # 30 s here).
     with Cluster("pair", name="mcl-blackhole") as bed:
         procs = start_ranks(bed, [0, 1], cable_root(29778), LONG,
-                            {"MCL_TIMEOUT": "30", "MCL_PEER_TIMEOUT": "10"})
+                            {"MCL_TIMEOUT": "30", "MCL_PEER_TIMEOUT": "30"})
         wait_for_traffic(procs)
         start = time.monotonic()
         unreachable(bed, 0, "tb1")
@@ -136,11 +141,39 @@ def test_last_cable_silent_fails_a_sending_rank_within_seconds_naming_it():
         elapsed = time.monotonic() - start
     for rank, (code, out) in enumerate(outputs):
         assert code == 1, f"rank {rank} ({code}):\n{out}"
+        assert "no path to rank" in out and "every link is silent: " in out, \
+            out
     assert any(re.search(r"no path to rank \d is left: every link is silent: "
                          r"cable tb\d [\d.]+ -> tb\d [\d.]+ \(\d+ "
                          r"retransmission timeouts in a row\)", out)
                for _, out in outputs), outputs
-    assert elapsed < 25, f"took {elapsed:.1f} s"
+    assert elapsed < 12, f"took {elapsed:.1f} s"
+
+
+def test_a_rank_that_only_receives_hears_of_a_silent_cable_in_seconds():
+    # A broadcast from rank 0: rank 1 only receives, so its data sockets
+    # hold nothing unacknowledged when the only cable goes silent. Its side
+    # channel, which rides the same cable, does (its heartbeats), and rank
+    # 1 fails naming the cable in seconds (2.3 s by hand), not at the
+    # heartbeat's own timeout (30 s here).
+    args = ["broadcast", "-b", "4M", "-e", "4M", "-n", "100000", "-w", "0"]
+    with Cluster("pair", name="mcl-recvonly") as bed:
+        procs = start_ranks(bed, [0, 1], cable_root(29769), args,
+                            {"MCL_TIMEOUT": "30", "MCL_PEER_TIMEOUT": "30"})
+        wait_for_traffic(procs)
+        start = time.monotonic()
+        unreachable(bed, 0, "tb1")
+        unreachable(bed, 1, "tb0")
+        outputs = finish(procs, timeout=60)
+        elapsed = time.monotonic() - start
+    for rank, (code, out) in enumerate(outputs):
+        assert code == 1, f"rank {rank} ({code}):\n{out}"
+    assert re.search(r"rank 1: no path to rank 0 is left: every link is "
+                     r"silent: cable host 1 \(\S+\) tb0 10\.77\.0\.2/30 -> "
+                     r"host 0 \(\S+\) tb1 10\.77\.0\.1 \(the side channel: "
+                     r"\d+ retransmission timeouts in a row\)",
+                     outputs[1][1]), outputs[1][1]
+    assert elapsed < 12, f"took {elapsed:.1f} s"
 
 
 def test_a_cable_that_carries_nothing_at_init_is_left_out_by_name():

@@ -167,7 +167,7 @@ def test_qualify_calls_the_rate_limited_cable_slow(tmp_path):
         assert code == 1, f"rank {rank} should fail ({code}):\n{out}"
     table = outs[0][1]
     assert "WARN" not in table, table
-    rows = re.findall(r"^\s+\d+\s+(\S+:tb\d <-> \S+:tb\d)\s.*?\s(OK|SLOW|DEAD)"
+    rows = re.findall(r"^\s+\d+\s+(\S+:tb\d <-> \S+:tb\d)\s.*?\s(OK|LOSSY|SLOW|FLAPPING|DEAD)"
                       r"(.*)$", table, re.M)
     assert len(rows) == 3, table
     limited = [r for r in rows
@@ -199,7 +199,7 @@ def test_qualify_calls_a_pulled_wire_of_a_doubled_pair_dead():
     for rank, (code, out) in enumerate(outs):
         assert code == 1, f"rank {rank} should fail ({code}):\n{out}"
     table = outs[0][1]
-    rows = re.findall(r"^\s+\d+\s+(\S+ <-> \S+)\s.*\s(OK|SLOW|DEAD)(.*)$",
+    rows = re.findall(r"^\s+\d+\s+(\S+ <-> \S+)\s.*\s(OK|LOSSY|SLOW|FLAPPING|DEAD)(.*)$",
                       table, re.M)
     # The live cable OK, or SLOW when the machine is busy: not DEAD. The
     # pulled one DEAD, both its ends named (host 0's switched off).

@@ -15,7 +15,7 @@ PERF = os.environ.get("MCL_PERF", os.path.join(ROOT, "build", "bin",
 PAIR2 = os.path.join(ROOT, "tests", "fixtures", "rdma", "pair2.json")
 CABLE_ROW = re.compile(r"^\s+(\d+)\s+(\S+ <-> \S+)(?: \(wire (\d) of (\d)\))?"
                        r"\s+(\S+)\s+(\S+ Gb/s)\s+(\S+)\s+(\S+)\s+(\S+)\s+"
-                       r"(OK|SLOW|DEAD)(.*)$")
+                       r"(OK|LOSSY|SLOW|FLAPPING|DEAD)(.*)$")
 
 
 def perf(*args, env=None):

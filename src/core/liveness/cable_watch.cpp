@@ -145,14 +145,48 @@ std::string CableWatch::downList(const Peer& p, int64_t now) const {
   return out;
 }
 
+void CableWatch::sideChannel(int peer, const std::string& localAddress,
+                             bool silent, int timeouts) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (Peer& p : peers_) {
+    if (p.peer != peer) continue;
+    const int before = p.silentLink;
+    p.silentLink = -1;
+    for (size_t l = 0; l < p.links.size() && silent; ++l)
+      if (p.links[l].link.localAddress == localAddress) p.silentLink = int(l);
+    p.silentTimeouts = timeouts;
+    if (p.silentLink >= 0 && before < 0)
+      MCL_LOG(Warn, kLogInit,
+              "%s: %s to rank %d carries nothing: the side channel's "
+              "heartbeats on it go unacknowledged (%d retransmission "
+              "timeouts in a row)",
+              label_.c_str(), nameOf(p, p.links[size_t(p.silentLink)]).c_str(),
+              p.peer, timeouts);
+  }
+}
+
 std::string CableWatch::problemWith(int peer, int64_t now) const {
   std::lock_guard<std::mutex> lock(mutex_);
   for (const Peer& p : peers_) {
-    if (p.peer != peer || p.allDownSinceNs < 0 || !p.fallback.empty()) continue;
-    if (now - p.allDownSinceNs < kNoPathGraceNs) return "";
+    if (p.peer != peer || !p.fallback.empty()) continue;
+    if (p.allDownSinceNs >= 0) {
+      if (now - p.allDownSinceNs < kNoPathGraceNs) return "";
+      return "no path to rank " + std::to_string(peer) +
+             " is left: " + downList(p, now) +
+             " (at this end; no LAN or routed path to it)";
+    }
+    // Every link down but the one the silent side channel rides.
+    if (p.silentLink < 0) return "";
+    for (size_t l = 0; l < p.links.size(); ++l)
+      if (int(l) != p.silentLink && !p.links[l].down) return "";
+    const std::string down = downList(p, now);
     return "no path to rank " + std::to_string(peer) +
-           " is left: " + downList(p, now) +
-           " (at this end; no LAN or routed path to it)";
+           " is left: every link is silent: " +
+           nameOf(p, p.links[size_t(p.silentLink)]) +
+           " (the side channel: " + std::to_string(p.silentTimeouts) +
+           " retransmission timeouts in a row): up, but nothing sent on it "
+           "is acknowledged" +
+           (down.empty() ? "" : "; " + down) + " (no LAN or routed path to it)";
   }
   return "";
 }

@@ -43,9 +43,17 @@ class CableWatch {
   // Reads every interface's state and says what changed since the last
   // look. The side channel's thread alone calls it.
   void check(int64_t nowNs);
+  // What the kernel says of the side channel's socket to peer, which
+  // leaves this host from `localAddress`: whether it looks silent
+  // (platform::looksSilent), and the timeouts in a row. The side channel's
+  // thread alone calls it, after check().
+  void sideChannel(int peer, const std::string& localAddress, bool silent,
+                   int timeouts);
   // Why operations waiting on peer cannot complete ("" when they may):
   // its last link has been down for kNoPathGraceNs and nothing else leads
-  // to it.
+  // to it, or the side channel to it rides its only link still up and
+  // hears nothing there (a rank that only receives has nothing
+  // unacknowledged on its data sockets to tell it so).
   std::string problemWith(int peer, int64_t nowNs) const;
   // For a timeout's message: the links to peer that are down, and since
   // when ("" when all are up).
@@ -81,6 +89,10 @@ class CableWatch {
     int64_t allDownSinceNs = -1;  // -1 while some link is up
     int64_t fewerSinceNs = -1;    // -1 while every link is up
     int64_t fewerNs = 0;          // earlier stretches on fewer links
+    // The side channel's socket to the peer looked silent on this link's
+    // address (-1: not silent), with its timeouts in a row.
+    int silentLink = -1;
+    int silentTimeouts = 0;
   };
   bool baselineTaken_ = false;
 

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -24,6 +25,8 @@
 #include "base/stranger_policy.h"
 #include "core/liveness/watch_wire.h"
 #include "core/params/params.h"
+#include "platform/socket.h"
+#include "platform/tcp_progress.h"
 
 // What the peer watch decides on what it hears: beats, farewells, deaths
 // and silences, and what it tells an operation that asks about a peer. Its
@@ -208,8 +211,13 @@ void PeerWatch::readFrom(int peer, int64_t now) {
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
       return;
     // Closed (or reset): a farewell before it is a communicator destroyed,
-    // none a process that died.
-    const State s = p.saidFarewell ? State::Left : State::Died;
+    // none a process that died. A connection that timed out or lost its
+    // route says nothing of the process: its path failed.
+    const bool cut = n < 0 && errno != ECONNRESET && errno != EPIPE;
+    if (cut) p.cutErrno.store(errno);
+    const State s = p.saidFarewell ? State::Left
+                    : cut          ? State::Cut
+                                   : State::Died;
     p.changedNs.store(now);
     // Gave up, then died or left: why it gave up is still the news.
     if (State(p.state.load()) != State::GaveUp) p.state.store(int(s));
@@ -223,6 +231,23 @@ void PeerWatch::readFrom(int peer, int64_t now) {
     std::lock_guard<std::mutex> lock(sendMutex_);
     p.socket.close();
     return;
+  }
+}
+
+void PeerWatch::lookAtSideChannels(CableWatch& cables) {
+  for (int peer = 0; peer < nranks_; ++peer) {
+    Peer& p = peers_[size_t(peer)];
+    if (!p.socket.valid() || p.state.load() != int(State::Alive)) continue;
+    platform::TcpProgress progress;
+    if (!platform::readTcpProgress(p.socket.fd(), &progress)) continue;
+    std::string local;
+    try {
+      local = platform::localAddress(p.socket.fd()).host();
+    } catch (const std::exception&) {
+      continue;
+    }
+    cables.sideChannel(peer, local, platform::looksSilent(progress),
+                       std::max(progress.timeoutsInARow, 0));
   }
 }
 
@@ -269,6 +294,7 @@ void PeerWatch::run() {
       nextCableLook = std::min(nextCableLook, lastCableLook + kCableGapNs);
     if (cables != nullptr && now >= nextCableLook) {
       cables->check(now);
+      lookAtSideChannels(*cables);
       lastCableLook = now;
       nextCableLook = now + kCableLookNs;
     }
@@ -333,6 +359,11 @@ std::string PeerWatch::problemWith(int peer) const {
     std::lock_guard<std::mutex> lock(reasonMutex_);
     return "peer rank " + std::to_string(peer) + " is gone (" + p.reason + ")";
   }
+  if (state == State::Cut)
+    return "rank " + std::to_string(peer) +
+           " cannot be reached: its side channel's connection broke (" +
+           strerror(p.cutErrno.load()) +
+           "): the links to it are gone or carry nothing";
   if (state == State::Stopped) {
     char text[256];
     snprintf(text, sizeof(text),

@@ -72,7 +72,9 @@ class PeerWatch final : public transport::PeerHealth {
   void sayGoodbye(const std::string& reason);
 
  private:
-  enum class State : int { Alive, Left, Died, Stopped, GaveUp };
+  // Cut: its side channel broke on a network error (timed out,
+  // unreachable), not a close: the path, not the process, failed.
+  enum class State : int { Alive, Left, Died, Stopped, GaveUp, Cut };
   struct Peer {
     // Closed by the thread alone (and the destructor, after it); sends and
     // the close under sendMutex_.
@@ -81,6 +83,7 @@ class PeerWatch final : public transport::PeerHealth {
     std::atomic<int> state{int(State::Alive)};
     std::atomic<int64_t> lastHeardNs{0};
     std::atomic<int64_t> changedNs{0};  // when it died or stopped
+    std::atomic<int> cutErrno{0};       // why it was cut (State::Cut)
     bool saidFarewell = false;          // the thread's alone
     std::string inbox;                  // bytes of an unfinished message
     // Every message is sealed with the connection's keys (derived in its
@@ -110,6 +113,9 @@ class PeerWatch final : public transport::PeerHealth {
   void closePipes();
   static int64_t watchNowNs();  // the steady clock, in ns
   void run();
+  // Tells the cable watch what the kernel says of each side channel's
+  // socket (a link that carries nothing leaves its beats unacknowledged).
+  void lookAtSideChannels(CableWatch& cables);
   void readFrom(int peer, int64_t nowNs);
   void sendToAll(const std::string& message);
   void sendReason(char kind, const std::string& reason);  // once

@@ -1,9 +1,6 @@
 #include "transports/tcp/link_silence.h"
 
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/socket.h>
-
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -11,24 +8,24 @@
 #include <vector>
 
 #include "base/log.h"
+#include "platform/tcp_progress.h"
 
 namespace mcl::transport::tcp {
 
 bool socketSilent(int fd, int* timeouts) {
+  platform::TcpProgress progress;
   *timeouts = 0;
-#if defined(__linux__)
-  tcp_info info{};
-  socklen_t length = sizeof(info);
-  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) return false;
-  *timeouts = info.tcpi_retransmits;
-  // No acknowledgement of any kind for a second: a receiver that lives
-  // but drops data, or a lost retransmission, still acknowledges.
-  return info.tcpi_unacked > 0 && info.tcpi_retransmits >= kSilentTimeouts &&
-         info.tcpi_last_ack_recv >= kSilentMs;
-#else
-  (void)fd;
-  return false;
-#endif
+  if (!platform::readTcpProgress(fd, &progress)) return false;
+  *timeouts = std::max(progress.timeoutsInARow, 0);
+  return platform::looksSilent(progress);
+}
+
+bool socketResentBytes(int fd, uint64_t* bytes) {
+  platform::TcpProgress progress;
+  *bytes = 0;
+  if (!platform::readTcpProgress(fd, &progress)) return false;
+  *bytes = progress.resentBytes;
+  return true;
 }
 
 LinkSilence::LinkSilence(std::string label,

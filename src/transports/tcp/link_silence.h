@@ -3,9 +3,9 @@
 // failing cable, a far port wedged). The OS's link state says nothing of
 // it; the kernel's own view of each socket does (TCP_INFO on Linux): a
 // socket with bytes unacknowledged whose retransmission timer went off
-// kSilentTimeouts times in a row (about 1.4 s at the smallest timeout), and
-// no acknowledgement of any kind came for kSilentMs, has heard nothing from
-// its peer for that long.
+// 3 times in a row (about 1.4 s at the smallest timeout), and no
+// acknowledgement of any kind came for a second, has heard nothing from
+// its peer for that long (platform/tcp_progress.h).
 //
 // Looked at only while an operation waits on the connection, at most every
 // 100 ms: off the hot path, and never for a link the OS says is down (the
@@ -20,9 +20,6 @@
 #include <vector>
 
 namespace mcl::transport::tcp {
-
-constexpr int kSilentTimeouts = 3;
-constexpr unsigned kSilentMs = 1000;  // and no acknowledgement for this long
 
 class LinkSilence {
  public:
@@ -48,5 +45,10 @@ class LinkSilence {
 // retransmission timer went off `timeouts` times in a row (set to the
 // count); false where the system cannot say.
 bool socketSilent(int fd, int* timeouts);
+
+// The bytes the kernel sent again on socket fd so far (Linux: segments
+// retransmitted times the segment size, an upper bound; macOS: its own
+// count), for `qualify`'s LOSSY; false where the system cannot say.
+bool socketResentBytes(int fd, uint64_t* bytes);
 
 }  // namespace mcl::transport::tcp

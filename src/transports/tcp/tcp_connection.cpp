@@ -232,6 +232,15 @@ bool TcpConnection::peerAlive() const {
   return !(next.closed && recvDone_[recvConsumed_ % shape_.slots] == 0);
 }
 
+uint64_t TcpConnection::bytesResent() const {
+  uint64_t total = 0;
+  for (const Stripe& s : stripes_) {
+    uint64_t bytes = 0;
+    if (socketResentBytes(s.socket.fd(), &bytes)) total += bytes;
+  }
+  return total;
+}
+
 std::string TcpConnection::linkTrouble() {
   std::vector<int> fds;
   for (const Stripe& s : stripes_) fds.push_back(s.socket.fd());

@@ -78,6 +78,9 @@ class TcpConnection final : public Connection {
   bool drained() const override { return sendFlushed_ == sendCommitted_; }
   WireProtect protection() const { return protect_; }
   uint64_t bytesHandedOver() const override { return bytesWritten_; }
+  // What the kernel sent again on this connection's sockets (their
+  // retransmissions), in bytes; 0 where the system cannot say.
+  uint64_t bytesResent() const;
 
   // For the waker: each socket and whether it has bytes to write.
   size_t socketCount() const { return stripes_.size(); }

@@ -189,6 +189,17 @@ std::vector<PeerLinks> TcpDevice::watchedLinks() const {
   return out;
 }
 
+std::vector<std::pair<std::string, uint64_t>> TcpDevice::counters() const {
+  uint64_t sent = 0;
+  uint64_t resent = 0;
+  if (!sockets_) return {};  // not opened: no peer over TCP
+  for (const TcpConnection* c : sockets_->connectionsMade()) {
+    sent += c->bytesHandedOver();
+    resent += c->bytesResent();
+  }
+  return {{"bytes_sent", sent}, {"bytes_resent", resent}};
+}
+
 BufferUse TcpDevice::bufferUse() const {
   // A connection per channel, each with its pieces both ways.
   BufferUse u;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "transports/device.h"
@@ -39,6 +40,9 @@ class TcpDevice final : public Device {
   uint64_t receiveCapacity() const override { return capacity_; }
   BufferUse bufferUse() const override;
   std::vector<PeerLinks> watchedLinks() const override;
+  // "bytes_sent" and "bytes_resent" (the kernel's retransmissions) over
+  // every connection: what `qualify` calls a LOSSY cable.
+  std::vector<std::pair<std::string, uint64_t>> counters() const override;
 
  private:
   // The interfaces ranks a and b must use (from MCL_TOPO_FILE's cables

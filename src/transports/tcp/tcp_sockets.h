@@ -69,6 +69,10 @@ class TcpSockets {
   const std::map<int, std::vector<Link>>& droppedLinks() const {
     return dropped_;
   }
+  // Every connection connect() made (alive while the communicator is).
+  const std::vector<TcpConnection*>& connectionsMade() const {
+    return connections_;
+  }
 
  private:
   // Connects over link and proves the secret as stream key, again with a

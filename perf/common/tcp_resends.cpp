@@ -1,0 +1,39 @@
+#include "common/tcp_resends.h"
+
+#include <mcl/mcl.h>
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "common/join.h"
+#include "common/mcl_error.h"
+#include "common/text_format.h"
+
+namespace mcl::perf {
+
+TcpResends tcpResendsOf(const std::vector<mclComm_t>& comms, int rank) {
+  TcpResends r;
+  for (const nlohmann::json& counters :
+       topologyParts(comms, rank, "transport_counters")) {
+    if (!counters.contains("tcp")) continue;
+    r.sent += counters["tcp"].value("bytes_sent", uint64_t{0});
+    r.resent += counters["tcp"].value("bytes_resent", uint64_t{0});
+  }
+  return r;
+}
+
+std::string tcpResendLine(TcpResends mine, mclComm_t comm, int rank) {
+  double sums[2] = {double(mine.sent), double(mine.resent)};
+  checkMcl(rank, "mclAllReduce",
+           mclAllReduce(sums, sums, 2, mclFloat64, mclSum, comm, nullptr),
+           comm);
+  if (sums[1] == 0) return "";
+  return formatText(
+      "# TCP resends (all ranks): %.0f of %.0f bytes sent again by the "
+      "kernel (%.3f%%): packets lost on the way",
+      sums[1], sums[0], sums[0] > 0 ? 100 * sums[1] / sums[0] : 0.0);
+}
+
+}  // namespace mcl::perf

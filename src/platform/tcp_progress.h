@@ -1,0 +1,35 @@
+// What the kernel knows of one TCP socket's progress: whether bytes it sent
+// wait for an acknowledgement, how often in a row its retransmission timer
+// went off, how long since any acknowledgement came, and how much it sent
+// again (Linux TCP_INFO; macOS TCP_CONNECTION_INFO, which has no count of
+// timeouts in a row). Read off the hot path: by the TCP transport while an
+// operation waits, by the side channel's thread between its beats.
+#pragma once
+
+#include <cstdint>
+
+namespace mcl::platform {
+
+// A socket whose peer has heard nothing from it this long: unacknowledged
+// bytes, the retransmission timer gone off kSilentTimeouts times in a row
+// (about 1.4 s at the smallest timeout), no acknowledgement of any kind for
+// kSilentMs (a receiver that lives but drops data, or a lost
+// retransmission, still acknowledges).
+constexpr int kSilentTimeouts = 3;
+constexpr unsigned kSilentMs = 1000;
+
+struct TcpProgress {
+  bool unacked = false;      // sent bytes wait for an acknowledgement
+  int timeoutsInARow = -1;   // -1: the system does not say
+  int64_t msSinceAck = -1;   // -1: the system does not say
+  uint64_t resentBytes = 0;  // Linux: segments resent x segment size
+};
+
+// False where the system cannot say (not a TCP socket, or no such call).
+bool readTcpProgress(int fd, TcpProgress* out);
+
+// Whether progress says the link under the socket carries nothing (see
+// kSilentTimeouts); false where the system cannot tell.
+bool looksSilent(const TcpProgress& progress);
+
+}  // namespace mcl::platform
