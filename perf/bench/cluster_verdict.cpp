@@ -1,6 +1,7 @@
 #include "bench/cluster_verdict.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -103,6 +104,16 @@ std::string clusterVerdict(const nlohmann::json& topology, int nranks,
   }
   const std::string slowest = slowestCable(plan, qualified);
   if (!slowest.empty()) line += "; " + slowest;
+  // Cables init left out (they carried nothing) are still in the cabling
+  // above: say so, or the figure blames the cables that work.
+  const uint64_t leftOut =
+      topology.value("link_watch", nlohmann::json::object())
+          .value("left_out_at_init", uint64_t{0});
+  if (leftOut > 0)
+    line += formatText(
+        "; %llu of this rank's cables left out at init (they carried "
+        "nothing: see the WARN), counted above all the same",
+        static_cast<unsigned long long>(leftOut));
   // Pairs whose traffic left the cables set the pace whatever the cables
   // allow: name them.
   if (!slow.empty())

@@ -199,7 +199,10 @@ def test_a_cable_that_carries_nothing_at_init_is_left_out_by_name():
                          r"this job: .*; the job goes on over cable tb\dc0 "
                          r"10\.77\.0\.\d -> tb\dc0 10\.77\.0\.\d, 1 of 2 "
                          r"cables", out), out
-    # mcl-perf's summary counts it: each end once.
+    # mcl-perf's summary counts it: each end once; the cluster's verdict
+    # says its cabling counts a cable that carries nothing.
+    assert "1 of this rank's cables left out at init" in outputs[0][1], \
+        outputs[0][1]
     assert re.search(r"^# Links \(all ranks, each end counted\): 2 left out "
                      r"at init \(they carried nothing: see the WARN\); 0 went "
                      r"down", outputs[0][1], re.M), outputs[0][1]
