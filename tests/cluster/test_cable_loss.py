@@ -122,16 +122,13 @@ def unreachable(bed, host, ifname):
                        check=True)
 
 
-def test_last_cable_silent_fails_every_rank_within_seconds_naming_it():
-    # Both ends of the only cable drop everything; their links stay up, so
-    # the OS says nothing. The kernel's retransmission timeouts do: a rank
-    # with bytes on the way fails in seconds naming the cable (1.5 s by
-    # hand), where MCL_TIMEOUT (30 s) would have waited; a rank that only
-    # waits to receive hears it from its side channel, whose heartbeats
-    # on the same cable go unacknowledged (the heartbeat's own timeout is
-    # 30 s here).
-    with Cluster("pair", name="mcl-blackhole") as bed:
-        procs = start_ranks(bed, [0, 1], cable_root(29778), LONG,
+def silence_the_only_cable(name, port, args):
+    """Runs args on a pair, then makes its only cable drop everything at
+    both ends (links up) mid-run: each rank's (code, output), and the
+    seconds from the fault until both had ended. The heartbeat's own
+    timeout and MCL_TIMEOUT are 30 s here."""
+    with Cluster("pair", name=name) as bed:
+        procs = start_ranks(bed, [0, 1], cable_root(port), args,
                             {"MCL_TIMEOUT": "30", "MCL_PEER_TIMEOUT": "30"})
         wait_for_traffic(procs)
         start = time.monotonic()
@@ -141,6 +138,16 @@ def test_last_cable_silent_fails_every_rank_within_seconds_naming_it():
         elapsed = time.monotonic() - start
     for rank, (code, out) in enumerate(outputs):
         assert code == 1, f"rank {rank} ({code}):\n{out}"
+    return outputs, elapsed
+
+
+def test_last_cable_silent_fails_every_rank_within_seconds_naming_it():
+    # The OS says nothing of a cable whose links stay up. The kernel's
+    # retransmission timeouts do: a rank with bytes on the way fails in
+    # seconds naming the cable (1.5 s by hand), where MCL_TIMEOUT would
+    # have waited.
+    outputs, elapsed = silence_the_only_cable("mcl-blackhole", 29778, LONG)
+    for _, out in outputs:
         assert "no path to rank" in out and "every link is silent: " in out, \
             out
     assert any(re.search(r"no path to rank \d is left: every link is silent: "
@@ -152,22 +159,12 @@ def test_last_cable_silent_fails_every_rank_within_seconds_naming_it():
 
 def test_a_rank_that_only_receives_hears_of_a_silent_cable_in_seconds():
     # A broadcast from rank 0: rank 1 only receives, so its data sockets
-    # hold nothing unacknowledged when the only cable goes silent. Its side
-    # channel, which rides the same cable, does (its heartbeats), and rank
-    # 1 fails naming the cable in seconds (2.3 s by hand), not at the
-    # heartbeat's own timeout (30 s here).
-    args = ["broadcast", "-b", "4M", "-e", "4M", "-n", "100000", "-w", "0"]
-    with Cluster("pair", name="mcl-recvonly") as bed:
-        procs = start_ranks(bed, [0, 1], cable_root(29769), args,
-                            {"MCL_TIMEOUT": "30", "MCL_PEER_TIMEOUT": "30"})
-        wait_for_traffic(procs)
-        start = time.monotonic()
-        unreachable(bed, 0, "tb1")
-        unreachable(bed, 1, "tb0")
-        outputs = finish(procs, timeout=60)
-        elapsed = time.monotonic() - start
-    for rank, (code, out) in enumerate(outputs):
-        assert code == 1, f"rank {rank} ({code}):\n{out}"
+    # hold nothing unacknowledged. Its side channel, which rides the same
+    # cable, does (its heartbeats), and rank 1 fails naming the cable in
+    # seconds (2.3 s by hand), not at the heartbeat's own timeout.
+    outputs, elapsed = silence_the_only_cable(
+        "mcl-recvonly", 29769,
+        ["broadcast", "-b", "4M", "-e", "4M", "-n", "100000", "-w", "0"])
     assert re.search(r"rank 1: no path to rank 0 is left: every link is "
                      r"silent: cable host 1 \(\S+\) tb0 10\.77\.0\.2/30 -> "
                      r"host 0 \(\S+\) tb1 10\.77\.0\.1 \(the side channel: "

@@ -10,6 +10,7 @@ import json
 import os
 import re
 import signal
+import threading
 import time
 
 import pytest
@@ -187,6 +188,53 @@ def test_qualify_calls_the_rate_limited_cable_slow(tmp_path):
     # own veth cables, which share it: not asserted).
     assert len(data["macs"]) == 3
     assert all(m["reduce_gbytes_per_s"] > 0 for m in data["macs"])
+
+
+def qualify_while_flapping(bed, port, report):
+    """qualify on pair2 while host 0's end of the second cable goes down for
+    0.1 s every 0.35 s, from 0.25 s on (after the cabling is read, so that
+    the cable is found; its half-second test then sees a flap)."""
+    stop = threading.Event()
+
+    def flap():
+        if stop.wait(0.25):
+            return
+        while not stop.is_set():
+            bed.cable(0, 1, 1, up=False)
+            time.sleep(0.1)
+            bed.cable(0, 1, 1, up=True)
+            stop.wait(0.25)
+
+    flapper = threading.Thread(target=flap)
+    procs = start_ranks(bed, [0, 1], f"10.78.0.1:{port}",
+                        ["qualify", "-J", str(report)], {"MCL_DEBUG": "ERROR"})
+    flapper.start()
+    try:
+        finish(procs, timeout=120)
+    finally:
+        stop.set()
+        flapper.join()
+        bed.cable(0, 1, 1, up=True)
+    return json.load(open(report))["cables"]
+
+
+def test_qualify_calls_a_cable_that_flaps_during_its_test_flapping(tmp_path):
+    # Its link goes down and comes back while it is tested: FLAPPING, with
+    # the count, and never the steady cable beside it. Where to land a flap
+    # in a half-second test is a matter of timing: up to 3 tries, of which
+    # one must show it (a flap at the wrong moment makes it DEAD instead).
+    with Cluster("pair2", name="mcl-flapping", lan=True) as bed:
+        for attempt in range(3):
+            cables = qualify_while_flapping(bed, 29715 + attempt,
+                                            tmp_path / f"q{attempt}.json")
+            assert cables[0]["verdict"] != "FLAPPING", cables
+            assert cables[0]["link_losses"] == 0, cables
+            if cables[1]["verdict"] == "FLAPPING":
+                break
+    assert cables[1]["verdict"] == "FLAPPING", cables
+    assert cables[1]["link_losses"] >= 1, cables
+    assert re.match(r"its link went down \d+ time\(s\) during the test",
+                    cables[1]["reasons"][0]), cables
 
 
 def test_qualify_calls_a_pulled_wire_of_a_doubled_pair_dead():

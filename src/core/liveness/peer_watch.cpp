@@ -284,6 +284,11 @@ void PeerWatch::run() {
         cables != nullptr ? std::min(nextBeat, nextCableLook) : nextBeat;
     const int ms = int(std::max<int64_t>(1, (wakeAt - now) / 1'000'000));
     if (poll(fds.data(), fds.size(), ms) < 0 && errno != EINTR) return;
+    if ((fds[0].revents & POLLIN) != 0) {  // woken: take every byte
+      char drain[64];
+      while (read(wakeRead_, drain, sizeof(drain)) > 0) {
+      }
+    }
     now = watchNowNs();
     for (size_t i = firstPeer; i < fds.size(); ++i)
       if (fds[i].revents != 0) readFrom(who[i], now);
@@ -320,9 +325,12 @@ void PeerWatch::watchCables(std::unique_ptr<CableWatch> cables) {
   // lost in the job's first second is then lost, not the baseline.
   cables->check(watchNowNs());
   cableOwner_ = std::move(cables);
-  // The thread takes it up at its next wake, within a beat (the OS's
-  // notices meanwhile wait in linkEvents_).
   cables_.store(cableOwner_.get());
+  // Woken now to take it up: asleep until its next beat (up to a second),
+  // it would not hear the OS's notices meanwhile, and a communicator that
+  // lives less than that (qualify's, one per cable) would see nothing.
+  char b = 1;
+  (void)!write(wakeWrite_, &b, 1);
 }
 
 CableWatch::Counts PeerWatch::cableCounts() const {
