@@ -15,6 +15,7 @@ cables that remain is not built yet (see docs/failures-and-trust.md).
 
 Needs root (skips otherwise) and MCL_PERF (CTest sets it)."""
 
+import json
 import os
 import re
 import subprocess
@@ -173,7 +174,7 @@ def test_a_rank_that_only_receives_hears_of_a_silent_cable_in_seconds():
     assert elapsed < 12, f"took {elapsed:.1f} s"
 
 
-def test_a_cable_that_carries_nothing_at_init_is_left_out_by_name():
+def test_a_cable_that_carries_nothing_at_init_is_left_out_by_name(tmp_path):
     # The second cable of a doubled pair: its link stays up but host 0's
     # end sends almost nothing (8 bit/s), so no connection over it ever
     # completes. Init tries it for 2 s, leaves it out with a WARN on both
@@ -186,7 +187,8 @@ def test_a_cable_that_carries_nothing_at_init_is_left_out_by_name():
         procs = start_ranks(bed, [0, 1], cable_root(29773),
                             ["allreduce", "-b", "8", "-e", "1M", "-f", "16",
                              "-n", "5", "-c", "1"],
-                            {"MCL_TIMEOUT": "20"})
+                            {"MCL_TIMEOUT": "20",
+                             "MCL_TOPO_DUMP_FILE": str(tmp_path / "topo.json")})
         outputs = finish(procs, timeout=60)
         elapsed = time.monotonic() - start
     for rank, (code, out) in enumerate(outputs):
@@ -196,6 +198,9 @@ def test_a_cable_that_carries_nothing_at_init_is_left_out_by_name():
                          r"this job: .*; the job goes on over cable tb\dc0 "
                          r"10\.77\.0\.\d -> tb\dc0 10\.77\.0\.\d, 1 of 2 "
                          r"cables", out), out
+    # The topology dump's path is the cable in use.
+    paths = json.load(open(tmp_path / "topo.json"))["paths"]
+    assert [p["links"] for p in paths] == [["tb1c0>tb0c0"]], paths
     # mcl-perf's summary counts it: each end once; the cluster's verdict
     # says its cabling counts a cable that carries nothing.
     assert "1 of this rank's cables left out at init" in outputs[0][1], \

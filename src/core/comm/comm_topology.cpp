@@ -227,6 +227,16 @@ void addPathsAndFindings(const mclComm& comm, topology::Cluster& cluster) {
   topology::addFindings(cluster, checks);
 }
 
+void refreshOwnPaths(const mclComm& comm, topology::Cluster& cluster) {
+  for (topology::RankPath& p : cluster.paths) {
+    if (p.a != comm.rank && p.b != comm.rank) continue;
+    p.linkKind.clear();
+    p.links.clear();
+    comm.devices[size_t(comm.transports.deviceOf(p.a, p.b))]->describePath(
+        p.a, p.b, p);
+  }
+}
+
 void reportCluster(const mclComm& comm, const topology::Cluster& cluster) {
   if (comm.rank != 0) return;
   MCL_LOG(Info, kLogTopo, "%s: %zu host(s), %zu cable(s), shape %s (%s)",

@@ -43,6 +43,9 @@ topology::Cluster buildCommCluster(const mclComm& comm,
 // pair as its transport describes it, and the findings (RDMA's
 // prerequisites are errors where RDMA joins some pair).
 void addPathsAndFindings(const mclComm& comm, topology::Cluster& cluster);
+// Once connected: this rank's own pairs described again, by the links
+// their connections use.
+void refreshOwnPaths(const mclComm& comm, topology::Cluster& cluster);
 
 // About how many descriptors one rank of a communicator of nranks holds
 // while init runs (tcp: it reaches some peer over TCP), for messages and

@@ -251,6 +251,9 @@ void connectTransports(mclComm& comm, const std::vector<bool>& opened,
                              exchange, deadline);
     checkPeerBufferLimit(comm, *comm.devices[d]);  // now with its wires
   }
+  // This rank's pairs as connected: the links they use (a cable init left
+  // out is not among them).
+  refreshOwnPaths(comm, comm.cluster);
   // Before the barrier: if rank 0 cannot write the dump, the others learn
   // it there instead of in their first collective.
   reportCluster(comm, comm.cluster);

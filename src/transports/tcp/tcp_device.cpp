@@ -103,6 +103,21 @@ InterfaceRestriction TcpDevice::restrictionFor(int a, int b) const {
 }
 
 void TcpDevice::describePath(int a, int b, topology::RankPath& path) const {
+  // Once connected, this rank's own pairs are described by the links they
+  // use (init may have left out a cable that carried nothing, or started
+  // on the LAN); other pairs by what init would choose.
+  const int me = init_.rank;
+  if (sockets_ && (a == me || b == me)) {
+    const auto used = sockets_->links().find(a == me ? b : a);
+    if (used != sockets_->links().end() && !used->second.empty()) {
+      path.linkKind = linkKindName(used->second.front().kind);
+      for (const Link& l : used->second)
+        path.links.push_back(
+            a == me ? l.local.interfaceName + ">" + l.remote.interfaceName
+                    : l.remote.interfaceName + ">" + l.local.interfaceName);
+      return;
+    }
+  }
   InterfaceRestriction only = restrictionFor(a, b);
   bool sameHost = places_[size_t(a)].hostId == places_[size_t(b)].hostId;
   std::vector<Link> links =
