@@ -1,8 +1,14 @@
 #include "platform/tcp_progress.h"
 
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/socket.h>
+#if defined(__linux__)
+// The kernel's own struct: glibc's copy in <netinet/tcp.h> stops before
+// tcpi_bytes_retrans (Linux 4.19).
+#include <linux/tcp.h>
+#else
+#include <netinet/tcp.h>
+#endif
 
 #include <cstdint>
 
@@ -17,7 +23,8 @@ bool readTcpProgress(int fd, TcpProgress* out) {
   out->unacked = info.tcpi_unacked > 0;
   out->timeoutsInARow = info.tcpi_retransmits;
   out->msSinceAck = info.tcpi_last_ack_recv;
-  out->resentBytes = uint64_t{info.tcpi_total_retrans} * info.tcpi_snd_mss;
+  // Older kernels fill less of the struct: what they leave out reads 0.
+  out->resentBytes = info.tcpi_bytes_retrans;
   return true;
 #elif defined(__APPLE__)
   tcp_connection_info info{};

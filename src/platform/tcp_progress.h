@@ -22,7 +22,7 @@ struct TcpProgress {
   bool unacked = false;      // sent bytes wait for an acknowledgement
   int timeoutsInARow = -1;   // -1: the system does not say
   int64_t msSinceAck = -1;   // -1: the system does not say
-  uint64_t resentBytes = 0;  // Linux: segments resent x segment size
+  uint64_t resentBytes = 0;  // the bytes it sent again
 };
 
 // False where the system cannot say (not a TCP socket, or no such call).

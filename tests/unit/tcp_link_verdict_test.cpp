@@ -8,7 +8,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/sealed_channel.h"
 #include "base/session_keys.h"
+#include "base/wire.h"
 #include "transports/tcp/tcp_handshake.h"
 
 namespace mcl::transport::tcp {
@@ -60,19 +62,27 @@ TEST(TcpLinkVerdict, EveryAlteredByteIsRefused) {
   }
 }
 
-TEST(TcpLinkVerdict, IsNotTheHello) {
-  // The hello is message 0 of the direction, the verdict message 1: the
-  // one never opens as the other.
+TEST(TcpLinkVerdict, IsTheDirectionsSecondMessageNotItsFirst) {
+  // The hello is message 0 of the direction (its nonce), the verdict
+  // message 1: a verdict sealed as message 0, which would reuse the
+  // hello's nonce with the same key, is refused.
   const KeyPair k = keyPair(7);
-  const std::vector<uint8_t> hello =
-      encodeHello(k.connector, 42, StreamKey{1, 0, 0, 0});
-  ASSERT_GE(hello.size(), kLinkVerdictBytes);
+  WireWriter w;
+  w.u32(2);
+  w.u32(0b11);
+  static const char kLabel[] = "mcl tcp links";
+  Sealer first(k.connector.send, 0);
+  const std::vector<uint8_t> asFirst = first.seal(
+      w.bytes(), reinterpret_cast<const uint8_t*>(kLabel), sizeof(kLabel));
+  ASSERT_EQ(asFirst.size(), kLinkVerdictBytes);
   uint32_t mask = 0;
-  EXPECT_FALSE(decodeLinkVerdict(k.acceptor, hello.data(), 2, &mask));
-  std::vector<uint8_t> verdict = encodeLinkVerdict(k.connector, 2, 0b11);
-  verdict.resize(kHelloBytes);
-  StreamKey key;
-  EXPECT_FALSE(decodeHello(k.acceptor, verdict.data(), 42, &key));
+  EXPECT_FALSE(decodeLinkVerdict(k.acceptor, asFirst.data(), 2, &mask));
+  // The same, sealed as message 1: taken (the label above is the one).
+  Sealer second(k.connector.send, 1);
+  const std::vector<uint8_t> asSecond = second.seal(
+      w.bytes(), reinterpret_cast<const uint8_t*>(kLabel), sizeof(kLabel));
+  ASSERT_TRUE(decodeLinkVerdict(k.acceptor, asSecond.data(), 2, &mask));
+  EXPECT_EQ(mask, 0b11u);
 }
 
 }  // namespace

@@ -180,8 +180,9 @@ std::string CableWatch::problemWith(int peer, int64_t now) const {
     for (size_t l = 0; l < p.links.size(); ++l)
       if (int(l) != p.silentLink && !p.links[l].down) return "";
     const std::string down = downList(p, now);
-    return "no path to rank " + std::to_string(peer) +
-           " is left: every link is silent: " +
+    return "no path to rank " + std::to_string(peer) + " is left: " +
+           (down.empty() ? "every link is silent: "
+                         : "its last link up is silent: ") +
            nameOf(p, p.links[size_t(p.silentLink)]) +
            " (the side channel: " + std::to_string(p.silentTimeouts) +
            " retransmission timeouts in a row): up, but nothing sent on it "
@@ -189,6 +190,17 @@ std::string CableWatch::problemWith(int peer, int64_t now) const {
            (down.empty() ? "" : "; " + down) + " (no LAN or routed path to it)";
   }
   return "";
+}
+
+bool CableWatch::someLinkUp(int peer) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const Peer& p : peers_) {
+    if (p.peer != peer) continue;
+    if (!p.fallback.empty()) return true;
+    for (size_t l = 0; l < p.links.size(); ++l)
+      if (!p.links[l].down && int(l) != p.silentLink) return true;
+  }
+  return false;
 }
 
 std::string CableWatch::noteOn(int peer, int64_t now) const {

@@ -55,6 +55,9 @@ class CableWatch {
   // hears nothing there (a rank that only receives has nothing
   // unacknowledged on its data sockets to tell it so).
   std::string problemWith(int peer, int64_t nowNs) const;
+  // Whether some way to peer may still carry bytes: a watched link up and
+  // not silent, or a LAN beside them. False for a peer it knows nothing of.
+  bool someLinkUp(int peer) const;
   // For a timeout's message: the links to peer that are down, and since
   // when ("" when all are up).
   std::string noteOn(int peer, int64_t nowNs) const;

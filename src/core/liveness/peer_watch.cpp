@@ -367,11 +367,18 @@ std::string PeerWatch::problemWith(int peer) const {
     std::lock_guard<std::mutex> lock(reasonMutex_);
     return "peer rank " + std::to_string(peer) + " is gone (" + p.reason + ")";
   }
-  if (state == State::Cut)
-    return "rank " + std::to_string(peer) +
-           " cannot be reached: its side channel's connection broke (" +
-           strerror(p.cutErrno.load()) +
-           "): the links to it are gone or carry nothing";
+  // A side channel cut by the network says so only where no other link
+  // to the peer is up: else the data's own links decide (they may carry
+  // on where the side channel's path failed).
+  if (state == State::Cut &&
+      watchNowNs() - p.changedNs.load() >= kDeathGraceNs) {
+    const CableWatch* cables = cables_.load();
+    if (cables == nullptr || !cables->someLinkUp(peer))
+      return "rank " + std::to_string(peer) +
+             " cannot be reached: its side channel's connection broke (" +
+             strerror(p.cutErrno.load()) +
+             "): the links to it are gone or carry nothing";
+  }
   if (state == State::Stopped) {
     char text[256];
     snprintf(text, sizeof(text),

@@ -46,9 +46,8 @@ class LinkSilence {
 // count); false where the system cannot say.
 bool socketSilent(int fd, int* timeouts);
 
-// The bytes the kernel sent again on socket fd so far (Linux: segments
-// retransmitted times the segment size, an upper bound; macOS: its own
-// count), for `qualify`'s LOSSY; false where the system cannot say.
+// The bytes the kernel sent again on socket fd so far, for `qualify`'s
+// LOSSY; false where the system cannot say.
 bool socketResentBytes(int fd, uint64_t* bytes);
 
 }  // namespace mcl::transport::tcp

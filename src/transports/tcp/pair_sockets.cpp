@@ -6,13 +6,19 @@
 // or, where no cable works, on the LAN beside them. The connector's sealed
 // verdict tells the acceptor which links remain, so both build their
 // connections on the same sockets in the same order.
+#include <poll.h>
+#include <sys/socket.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -69,19 +75,20 @@ void TcpSockets::connectPair(int peer, platform::Deadline deadline) {
   std::vector<std::string> failed(links.size());
   std::optional<Error> firstFailure;
   auto tryLink = [&](uint32_t l, bool bounded) {
-    for (uint32_t c = 0; c < kTcpChannels; ++c)
-      for (uint32_t s = 0; s < stripes && failed[l].empty(); ++s) {
-        const platform::Deadline tryUntil =
-            bounded
-                ? std::min(
+    // The link's try, all its sockets together: a working one connects
+    // them in milliseconds (a lost SYN costs a second).
+    const platform::Deadline linkDeadline =
+        bounded ? std::min(
                       deadline,
                       platform::Clock::now() +
                           std::chrono::duration_cast<platform::Clock::duration>(
                               kDeadLinkBudget))
                 : deadline;
+    for (uint32_t c = 0; c < kTcpChannels; ++c)
+      for (uint32_t s = 0; s < stripes && failed[l].empty(); ++s) {
         try {
           ProvenSocket sock = connectAndProve(
-              peer, links[l], StreamKey{rank_, c, l, s}, tryUntil);
+              peer, links[l], StreamKey{rank_, c, l, s}, linkDeadline);
           platform::setBufferSizes(sock.socket.fd(), options_.bufferBytes);
           got[c][l].push_back(std::move(sock));
         } catch (const Error& e) {
@@ -106,7 +113,7 @@ void TcpSockets::connectPair(int peer, platform::Deadline deadline) {
   }
   if (mask == 0) throw *firstFailure;
   // The verdict goes on the first socket of channel 0 of every link tried,
-  // those left out too: the acceptor reads it from whichever came first.
+  // those left out too: the acceptor reads it from whichever comes first.
   for (uint32_t l = 0; l < links.size(); ++l) {
     if (got[0][l].empty()) continue;
     const ProvenSocket& first = got[0][l].front();
@@ -116,7 +123,9 @@ void TcpSockets::connectPair(int peer, platform::Deadline deadline) {
       platform::sendAll(first.socket.fd(), verdict.data(), verdict.size(),
                         deadline);
     } catch (const std::exception&) {
-      throw waitedOver(peer, {links[l]}, asError(std::current_exception()));
+      // A link left out may be gone by now: the others carry the verdict.
+      if (inMask(mask, l))
+        throw waitedOver(peer, {links[l]}, asError(std::current_exception()));
     }
   }
   keepLinks(peer, links, mask, std::move(got), [&](size_t l) {
@@ -125,70 +134,128 @@ void TcpSockets::connectPair(int peer, platform::Deadline deadline) {
   });
 }
 
+uint32_t TcpSockets::awaitVerdict(int peer, const std::vector<Link>& links,
+                                  platform::Deadline deadline,
+                                  const std::function<void()>& betweenSlices,
+                                  std::map<uint32_t, FirstSocket>* firsts) {
+  // The connector sends it on the first socket of every link it reached;
+  // any of them may die after connecting, so every one that arrives is
+  // read until one brings it.
+  std::vector<StreamKey> waiting;
+  for (uint32_t l = 0; l < links.size(); ++l)
+    waiting.push_back(StreamKey{peer, 0, l, 0});
+  std::set<uint32_t> closed;
+  while (true) {
+    StreamKey which;
+    while (auto sock = listener_->takeArrived(waiting, &which)) {
+      std::erase_if(waiting,
+                    [&](const StreamKey& k) { return k.link == which.link; });
+      (*firsts)[which.link].sock = std::move(*sock);
+    }
+    std::vector<pollfd> fds;
+    for (auto& [l, first] : *firsts) {
+      if (closed.count(l) != 0) continue;
+      std::vector<uint8_t>& bytes = first.verdict;
+      const size_t had = bytes.size();
+      bytes.resize(kLinkVerdictBytes);
+      const ssize_t n = recv(first.sock.socket.fd(), bytes.data() + had,
+                             kLinkVerdictBytes - had, MSG_DONTWAIT);
+      bytes.resize(had + size_t(std::max<ssize_t>(n, 0)));
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+                     errno != EINTR)) {
+        closed.insert(l);  // that link died after connecting
+        continue;
+      }
+      if (bytes.size() == kLinkVerdictBytes)
+        return checkedVerdict(peer, links, first.sock, bytes);
+      fds.push_back(pollfd{first.sock.socket.fd(), POLLIN, 0});
+    }
+    if (platform::Clock::now() >= deadline) {
+      const Error timedOut =
+          firsts->empty()
+              ? error(mclTimeout,
+                      "rank %d: rank %d did not open its TCP connection "
+                      "(channel 0, link 0%s, socket 0) within the timeout",
+                      rank_, peer, links.size() > 1 ? " or any other" : "")
+              : error(mclTimeout,
+                      "rank %d: rank %d did not say which links it "
+                      "connected over within the timeout",
+                      rank_, peer);
+      throw waitedOver(peer, links, timedOut);
+    }
+    try {
+      if (betweenSlices) betweenSlices();  // another rank's failure
+    } catch (const std::exception&) {
+      throw waitedOver(peer, links, asError(std::current_exception()));
+    }
+    poll(fds.data(), fds.size(), 20);
+  }
+}
+
+uint32_t TcpSockets::checkedVerdict(int peer, const std::vector<Link>& links,
+                                    const ProvenSocket& sock,
+                                    const std::vector<uint8_t>& bytes) const {
+  uint32_t mask = 0;
+  if (!decodeLinkVerdict(sock.keys, bytes.data(), uint32_t(links.size()),
+                         &mask))
+    throw error(mclRemoteError,
+                "rank %d: rank %d's list of the links it connected over "
+                "(%s) fails its integrity check, or counts other links",
+                rank_, peer, linksText(links).c_str());
+  if (mask == 0 || mask >> links.size() != 0)
+    throw error(mclRemoteError,
+                "rank %d: rank %d's list of the links it connected over "
+                "names none of the %zu links (%s)",
+                rank_, peer, links.size(), linksText(links).c_str());
+  return mask;
+}
+
 void TcpSockets::acceptPair(int peer, platform::Deadline deadline,
                             const std::function<void()>& betweenSlices) {
   const std::vector<Link> links = candidates(peer);
   const auto stripes = static_cast<uint32_t>(options_.socketsPerLink);
-  // The first socket of any link, and the verdict on it.
-  std::vector<StreamKey> firsts;
-  for (uint32_t l = 0; l < links.size(); ++l)
-    firsts.push_back(StreamKey{peer, 0, l, 0});
-  StreamKey which;
-  ProvenSocket first;
-  std::vector<uint8_t> verdict(kLinkVerdictBytes);
-  try {
-    first = listener_->takeFirst(firsts, deadline, betweenSlices, &which);
-    platform::recvAll(first.socket.fd(), verdict.data(), verdict.size(),
-                      deadline);
-  } catch (const std::exception&) {
-    throw waitedOver(peer, links, asError(std::current_exception()));
-  }
-  uint32_t mask = 0;
-  if (!decodeLinkVerdict(first.keys, verdict.data(), uint32_t(links.size()),
-                         &mask) ||
-      mask == 0 || mask >> links.size() != 0)
-    throw error(mclRemoteError,
-                "rank %d: rank %d's list of the links it connected over (%s) "
-                "fails its integrity check",
-                rank_, peer, linksText(links).c_str());
+  std::map<uint32_t, FirstSocket> firsts;  // by link: channel 0, socket 0
+  const uint32_t mask =
+      awaitVerdict(peer, links, deadline, betweenSlices, &firsts);
   PairSockets got = emptyPairSockets(links.size());
   for (uint32_t c = 0; c < kTcpChannels; ++c)
     for (uint32_t l = 0; l < links.size(); ++l)
       for (uint32_t s = 0; s < stripes && inMask(mask, l); ++s) {
         const StreamKey key{peer, c, l, s};
+        const bool first = c == 0 && s == 0;
         ProvenSocket sock;
-        if (!(key < which) && !(which < key)) {
-          sock = std::move(first);
-        } else {
-          try {
+        try {
+          // Each used link's first socket carries the verdict: all of it
+          // is read before any piece (some of it may be in already), and
+          // it must be the same.
+          std::vector<uint8_t> verdict;
+          if (first && firsts.count(l) != 0) {
+            sock = std::move(firsts[l].sock);
+            verdict = std::move(firsts[l].verdict);
+          } else {
             sock = listener_->take(key, deadline, betweenSlices);
-            // Each link's first socket carries the verdict too: read
-            // before any piece, and the same.
-            uint32_t again = 0;
-            if (c == 0 && s == 0) {
-              platform::recvAll(sock.socket.fd(), verdict.data(),
-                                verdict.size(), deadline);
-              if (!decodeLinkVerdict(sock.keys, verdict.data(),
-                                     uint32_t(links.size()), &again) ||
-                  again != mask)
-                throw error(mclRemoteError,
-                            "rank %d: rank %d's list of the links it "
-                            "connected over differs from link to link",
-                            rank_, peer);
-            }
-          } catch (const std::exception&) {
-            throw waitedOver(peer, {links[l]},
-                             asError(std::current_exception()));
           }
+          if (first) {
+            const size_t had = verdict.size();
+            verdict.resize(kLinkVerdictBytes);
+            platform::recvAll(sock.socket.fd(), verdict.data() + had,
+                              kLinkVerdictBytes - had, deadline);
+            if (checkedVerdict(peer, links, sock, verdict) != mask)
+              throw error(mclRemoteError,
+                          "rank %d: rank %d's list of the links it "
+                          "connected over differs from link to link",
+                          rank_, peer);
+          }
+        } catch (const std::exception&) {
+          throw waitedOver(peer, {links[l]}, asError(std::current_exception()));
         }
         platform::setBufferSizes(sock.socket.fd(), options_.bufferBytes);
         got[c][l].push_back(std::move(sock));
       }
   keepLinks(peer, links, mask, std::move(got), [&](size_t) {
     return "rank " + std::to_string(peer) +
-           " could not connect over it within " +
-           std::to_string(kDeadLinkBudget.count()) +
-           " s (it carries nothing, or is down at one end)";
+           " could not connect over it (it carries nothing, or is down at "
+           "one end)";
   });
 }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstddef>
@@ -379,7 +380,9 @@ void TcpConnection::pushStripe(Stripe& s) {
       fail("the connection broke while sending", errno);
     }
     s.sendOffset += static_cast<size_t>(n);
-    bytesWritten_ += static_cast<uint64_t>(n);
+    bytesWritten_.store(bytesWritten_.load(std::memory_order_relaxed) +
+                            static_cast<uint64_t>(n),
+                        std::memory_order_relaxed);
     if (s.sendOffset < kHeaderBytes + length + tag) return;  // buffer full
     sendWritten_[slot] = 1;
     s.sendOffset = 0;

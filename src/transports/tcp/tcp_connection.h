@@ -10,6 +10,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -77,7 +78,9 @@ class TcpConnection final : public Connection {
   void progress() override;
   bool drained() const override { return sendFlushed_ == sendCommitted_; }
   WireProtect protection() const { return protect_; }
-  uint64_t bytesHandedOver() const override { return bytesWritten_; }
+  uint64_t bytesHandedOver() const override {
+    return bytesWritten_.load(std::memory_order_relaxed);
+  }
   // What the kernel sent again on this connection's sockets (their
   // retransmissions), in bytes; 0 where the system cannot say.
   uint64_t bytesResent() const;
@@ -197,7 +200,9 @@ class TcpConnection final : public Connection {
   uint64_t nextStart_ = 0;
   std::vector<std::byte*> recvDirect_;
   bool broken_ = false;
-  uint64_t bytesWritten_ = 0;
+  // Written by the thread that progresses the connection, read by any
+  // (the topology dump's counters): one writer, so a relaxed store.
+  std::atomic<uint64_t> bytesWritten_{0};
   bool saidFarewell_ = false;  // nothing more may be sent
   std::array<char, kFarewellTextBytes> farewellText_{};
   std::string peerFarewell_;  // the reason the peer gave, once in

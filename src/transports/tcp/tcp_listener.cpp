@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -132,6 +133,19 @@ ProvenSocket TcpListener::takeFirst(const std::vector<StreamKey>& keys,
                   keys.size() > 1 ? " or any other" : "", key.stripe);
     }
   }
+}
+
+std::optional<ProvenSocket> TcpListener::takeArrived(
+    const std::vector<StreamKey>& keys, StreamKey* which) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const StreamKey& key : keys)
+    if (auto it = ready_.find(key); it != ready_.end()) {
+      *which = key;
+      ProvenSocket s = std::move(it->second);
+      ready_.erase(it);
+      return s;
+    }
+  return std::nullopt;
 }
 
 void TcpListener::run() {

@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -35,6 +36,10 @@ class TcpListener {
                          platform::Deadline deadline,
                          const std::function<void()>& betweenSlices,
                          StreamKey* which);
+  // Whichever of keys has arrived already, without waiting (*which says
+  // whose), or none.
+  std::optional<ProvenSocket> takeArrived(const std::vector<StreamKey>& keys,
+                                          StreamKey* which);
 
  private:
   void run();

@@ -247,6 +247,8 @@ void TcpSockets::connectPeers(
             protect == WireProtect::None  ? "in the clear"
             : protect == WireProtect::Mac ? "authenticated (Poly1305)"
                                           : pieceCipherName(cipher_));
+    // The verdict's mask has a bit per link: no Mac has a tenth of this.
+    if (links.size() > kMostLinksPerPair) links.resize(kMostLinksPerPair);
     links_[peer] = links;
     // Where every cable to the peer carries nothing at init, the pair
     // starts on the LAN init would choose without them (never a routed

@@ -27,6 +27,9 @@
 namespace mcl::transport::tcp {
 
 constexpr uint32_t kTcpChannels = 2;  // collective, point-to-point
+// Links a pair uses at most, the LAN to fall back on besides (a bit each
+// in the connector's verdict).
+constexpr size_t kMostLinksPerPair = 16;
 
 // The interfaces a pair of ranks must use, at this end and at the peer's
 // (from MCL_TOPO_FILE's cables); empty sets mean no restriction.
@@ -90,6 +93,22 @@ class TcpSockets {
   void connectPair(int peer, platform::Deadline deadline);
   void acceptPair(int peer, platform::Deadline deadline,
                   const std::function<void()>& betweenSlices);
+  // The first socket of a link (channel 0, stripe 0) as it came, and what
+  // of the connector's verdict was read from it.
+  struct FirstSocket {
+    ProvenSocket sock;
+    std::vector<uint8_t> verdict;
+  };
+  // The acceptor's wait for the verdict (the mask of links used), reading
+  // every first socket as it arrives; *firsts keeps them.
+  uint32_t awaitVerdict(int peer, const std::vector<Link>& links,
+                        platform::Deadline deadline,
+                        const std::function<void()>& betweenSlices,
+                        std::map<uint32_t, FirstSocket>* firsts);
+  // The mask a verdict's bytes carry; throws when they fail their check.
+  uint32_t checkedVerdict(int peer, const std::vector<Link>& links,
+                          const ProvenSocket& sock,
+                          const std::vector<uint8_t>& bytes) const;
   // Keeps the sockets of the links in mask (why(l): why link l is not),
   // warning for each link left out.
   void keepLinks(int peer, const std::vector<Link>& candidates, uint32_t mask,
