@@ -267,11 +267,12 @@ void TcpSockets::keepLinks(int peer, const std::vector<Link>& candidates,
   for (size_t l = 0; l < candidates.size(); ++l)
     if (inMask(mask, l)) kept.push_back(candidates[l]);
   const std::string goesOn =
-      inMask(mask, cables) ? "no cable to it works: the job goes on over " +
-                                 linksText(kept) + ", at the LAN's speed"
-                           : "the job goes on over " + linksText(kept) + ", " +
-                                 std::to_string(kept.size()) + " of " +
-                                 std::to_string(cables) + " cables";
+      inMask(mask, cables)
+          ? "no cable to it works: the job goes on over " + linksText(kept) +
+                ", at the LAN's speed, data " + dataProtection(LinkKind::Lan)
+          : "the job goes on over " + linksText(kept) + ", " +
+                std::to_string(kept.size()) + " of " + std::to_string(cables) +
+                " cables";
   for (size_t l = 0; l < cables; ++l) {
     if (inMask(mask, l)) continue;
     dropped_[peer].push_back(candidates[l]);

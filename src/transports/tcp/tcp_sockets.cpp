@@ -240,13 +240,9 @@ void TcpSockets::connectPeers(
                 links.front().kind == LinkKind::Cable ? "a cable" : "the cable",
                 links.front().kind == LinkKind::Cable ? "part" : "most");
     }
-    const WireProtect protect =
-        protectionFor(options_.protect, links.front().kind);
     MCL_LOG(Info, kLogInit, "rank %d: to rank %d via %s, data %s", rank_, peer,
             describeLinks(links, options_.socketsPerLink).c_str(),
-            protect == WireProtect::None  ? "in the clear"
-            : protect == WireProtect::Mac ? "authenticated (Poly1305)"
-                                          : pieceCipherName(cipher_));
+            dataProtection(links.front().kind));
     // The verdict's mask has a bit per link: no Mac has a tenth of this.
     if (links.size() > kMostLinksPerPair) links.resize(kMostLinksPerPair);
     links_[peer] = links;
@@ -268,6 +264,13 @@ void TcpSockets::connectPeers(
     if (peer < rank_) connectPair(peer, deadline);
   for (int peer : peers)
     if (peer > rank_) acceptPair(peer, deadline, betweenSlices);
+}
+
+const char* TcpSockets::dataProtection(LinkKind kind) const {
+  const WireProtect protect = protectionFor(options_.protect, kind);
+  return protect == WireProtect::None  ? "in the clear"
+         : protect == WireProtect::Mac ? "authenticated (Poly1305)"
+                                       : pieceCipherName(cipher_);
 }
 
 std::unique_ptr<Connection> TcpSockets::connect(int peer, uint32_t channel) {

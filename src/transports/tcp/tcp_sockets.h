@@ -114,6 +114,8 @@ class TcpSockets {
   void keepLinks(int peer, const std::vector<Link>& candidates, uint32_t mask,
                  PairSockets got,
                  const std::function<std::string(size_t)>& why);
+  // How data goes over a link of that kind ("in the clear", the cipher).
+  const char* dataProtection(LinkKind kind) const;
   // The pair's links, then the LAN to fall back on (if any).
   std::vector<Link> candidates(int peer) const;
   // e, naming the links this rank waited on and which side it was.
