@@ -301,9 +301,11 @@ MCL_API mclResult_t mclCommUserRank(const mclComm_t comm, int* rank);
  * received, lost, duplicated, resent and probes sent).
  * *size is the buffer's size in bytes; it is set to the size needed,
  * terminating NUL included. json may be NULL to ask for the size; a buffer
- * that is too small gives mclInvalidArgument and is left untouched (with
- * collectives running on another thread, "memory" may grow by a digit
- * between the two calls: ask again). */
+ * that is too small gives mclInvalidArgument and is left untouched. The
+ * counters and "memory" move while the communicator works (a background
+ * thread services RDMA; collectives may run on another thread), so the
+ * text may grow by a few bytes between the two calls: give some room over
+ * the size, or ask again. */
 MCL_API mclResult_t mclCommGetTopology(const mclComm_t comm, char* json,
                                        size_t* size);
 /* The tuner's prediction, in microseconds, of a call of `func` with `count`

@@ -41,14 +41,35 @@ mclComm_t joinCommunicator(const Options& options, RankSetup* setup) {
   return comm;
 }
 
-std::string topologyJson(mclComm_t comm, int rank) {
+namespace {
+
+// The topology's JSON, or the error of the last try. Its counters move
+// while the communicator works (RDMA's keeper, TCP's bytes), so it may need
+// more than the size just asked: a little room over it, and again with the
+// new size if even that was short.
+mclResult_t readTopology(mclComm_t comm, std::string* text) {
+  constexpr size_t kRoom = 256;
   size_t size = 0;
-  checkMcl(rank, "mclCommGetTopology", mclCommGetTopology(comm, nullptr, &size),
-           comm);
-  std::string text(size, '\0');
-  checkMcl(rank, "mclCommGetTopology",
-           mclCommGetTopology(comm, text.data(), &size), comm);
-  text.resize(size > 0 ? size - 1 : 0);  // the terminating NUL
+  mclResult_t r = mclCommGetTopology(comm, nullptr, &size);
+  for (int tries = 0; r == mclSuccess && tries < 5; ++tries) {
+    text->assign(size + kRoom, '\0');
+    size_t have = text->size();
+    r = mclCommGetTopology(comm, text->data(), &have);
+    if (r == mclSuccess) {
+      text->resize(have > 0 ? have - 1 : 0);  // the terminating NUL
+      return r;
+    }
+    if (r != mclInvalidArgument || have <= size + kRoom) return r;
+    size = have;  // grew past the room: once more
+  }
+  return r;
+}
+
+}  // namespace
+
+std::string topologyJson(mclComm_t comm, int rank) {
+  std::string text;
+  checkMcl(rank, "mclCommGetTopology", readTopology(comm, &text), comm);
   return text;
 }
 
@@ -60,11 +81,8 @@ std::string transportName(const Options& o) {
 
 std::string transportsOfRank(mclComm_t comm, int rank,
                              const std::string& fallback) {
-  size_t size = 0;
-  if (mclCommGetTopology(comm, nullptr, &size) != mclSuccess) return fallback;
-  std::string text(size, '\0');
-  if (mclCommGetTopology(comm, text.data(), &size) != mclSuccess)
-    return fallback;
+  std::string text;
+  if (readTopology(comm, &text) != mclSuccess) return fallback;
   const nlohmann::json topo = nlohmann::json::parse(text.c_str(), nullptr,
                                                     /*allow_exceptions=*/false);
   if (!topo.is_object() || !topo.contains("paths")) return fallback;

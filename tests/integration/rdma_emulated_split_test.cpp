@@ -36,7 +36,10 @@ int wiresOf(RankContext& ctx, mclComm_t comm) {
   size_t size = 0;
   if (!ctx.ok(mclCommGetTopology(comm, nullptr, &size), "topology size"))
     return -1;
-  std::string text(size, '\0');
+  // Room over the size: RDMA's counters move between the two calls (its
+  // keeper thread services the connections).
+  std::string text(size + 256, '\0');
+  size = text.size();
   if (!ctx.ok(mclCommGetTopology(comm, text.data(), &size), "topology"))
     return -1;
   text.resize(size - 1);
