@@ -94,24 +94,11 @@ TcpListener::~TcpListener() {
 ProvenSocket TcpListener::take(const StreamKey& key,
                                platform::Deadline deadline,
                                const std::function<void()>& betweenSlices) {
-  StreamKey which;
-  return takeFirst({key}, deadline, betweenSlices, &which);
-}
-
-ProvenSocket TcpListener::takeFirst(const std::vector<StreamKey>& keys,
-                                    platform::Deadline deadline,
-                                    const std::function<void()>& betweenSlices,
-                                    StreamKey* which) {
   constexpr auto kSlice = std::chrono::milliseconds(50);
-  auto arrived = [&] {
-    for (const StreamKey& key : keys)
-      if (auto it = ready_.find(key); it != ready_.end()) return it;
-    return ready_.end();
-  };
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
-    if (auto it = arrived(); it != ready_.end()) {
-      *which = it->first;
+    auto it = ready_.find(key);
+    if (it != ready_.end()) {
       ProvenSocket s = std::move(it->second);
       ready_.erase(it);
       return s;
@@ -120,18 +107,15 @@ ProvenSocket TcpListener::takeFirst(const std::vector<StreamKey>& keys,
       lock.unlock();
       betweenSlices();
       lock.lock();
-      if (arrived() != ready_.end()) continue;
+      if (ready_.find(key) != ready_.end()) continue;
     }
     const auto until = std::min(deadline, Clock::now() + kSlice);
     if (arrived_.wait_until(lock, until) == std::cv_status::timeout &&
-        Clock::now() >= deadline && arrived() == ready_.end()) {
-      const StreamKey& key = keys.front();
+        Clock::now() >= deadline && ready_.find(key) == ready_.end())
       throw error(mclTimeout,
                   "rank %d: rank %d did not open its TCP connection "
-                  "(channel %u, link %u%s, socket %u) within the timeout",
-                  rank_, key.rank, key.channel, key.link,
-                  keys.size() > 1 ? " or any other" : "", key.stripe);
-    }
+                  "(channel %u, link %u, socket %u) within the timeout",
+                  rank_, key.rank, key.channel, key.link, key.stripe);
   }
 }
 

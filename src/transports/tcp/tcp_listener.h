@@ -30,12 +30,6 @@ class TcpListener {
   // throw to stop the wait (another rank's init failed).
   ProvenSocket take(const StreamKey& key, platform::Deadline deadline,
                     const std::function<void()>& betweenSlices = {});
-  // The first socket to arrive of any of keys (non-empty), as take() waits;
-  // *which says whose it is.
-  ProvenSocket takeFirst(const std::vector<StreamKey>& keys,
-                         platform::Deadline deadline,
-                         const std::function<void()>& betweenSlices,
-                         StreamKey* which);
   // Whichever of keys has arrived already, without waiting (*which says
   // whose), or none.
   std::optional<ProvenSocket> takeArrived(const std::vector<StreamKey>& keys,
