@@ -20,20 +20,31 @@ TcpResends tcpResendsOf(const std::vector<mclComm_t>& comms, int rank) {
     if (!counters.contains("tcp")) continue;
     r.sent += counters["tcp"].value("bytes_sent", uint64_t{0});
     r.resent += counters["tcp"].value("bytes_resent", uint64_t{0});
+    r.socketsGivenUp += counters["tcp"].value("sockets_given_up", uint64_t{0});
+    r.bytesMoved += counters["tcp"].value("bytes_moved", uint64_t{0});
   }
   return r;
 }
 
 std::string tcpResendLine(TcpResends mine, mclComm_t comm, int rank) {
-  double sums[2] = {double(mine.sent), double(mine.resent)};
+  double sums[4] = {double(mine.sent), double(mine.resent),
+                    double(mine.socketsGivenUp), double(mine.bytesMoved)};
   checkMcl(rank, "mclAllReduce",
-           mclAllReduce(sums, sums, 2, mclFloat64, mclSum, comm, nullptr),
+           mclAllReduce(sums, sums, 4, mclFloat64, mclSum, comm, nullptr),
            comm);
-  if (sums[1] == 0) return "";
-  return formatText(
-      "# TCP resends (all ranks): %.0f of %.0f bytes sent again by the "
-      "kernel (%.3f%%): packets lost on the way",
-      sums[1], sums[0], sums[0] > 0 ? 100 * sums[1] / sums[0] : 0.0);
+  std::string text;
+  if (sums[1] != 0)
+    text = formatText(
+        "# TCP resends (all ranks): %.0f of %.0f bytes sent again by the "
+        "kernel (%.3f%%): packets lost on the way",
+        sums[1], sums[0], sums[0] > 0 ? 100 * sums[1] / sums[0] : 0.0);
+  if (sums[2] != 0)
+    text += (text.empty() ? "" : "\n") +
+            formatText("# TCP sockets given up (all ranks): %.0f, their "
+                       "cables lost mid-job (see the WARNs); %.0f bytes of "
+                       "pieces sent again over the links that remained",
+                       sums[2], sums[3]);
+  return text;
 }
 
 }  // namespace mcl::perf

@@ -34,6 +34,9 @@ bool flushLane(Lane& lane, bool* moved) {
     *moved |= s.sendTo->bytesHandedOver() != before;
     all &= s.sendTo->drained();
   }
+  if (all)
+    for (Step& s : lane.steps)
+      if (s.sendTo != nullptr) s.sendTo->releaseCallerMemory();
   return all;
 }
 

@@ -1,8 +1,10 @@
 #include "platform/tcp_progress.h"
 
 #include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #if defined(__linux__)
+#include <linux/sockios.h>
 // The kernel's own struct: glibc's copy in <netinet/tcp.h> stops before
 // tcpi_bytes_retrans (Linux 4.19).
 #include <linux/tcp.h>
@@ -38,6 +40,40 @@ bool readTcpProgress(int fd, TcpProgress* out) {
   (void)fd;
   return false;
 #endif
+}
+
+bool bytesNotAcknowledged(int fd, uint64_t* bytes) {
+  *bytes = 0;
+#if defined(__linux__)
+  int queued = 0;
+  if (ioctl(fd, SIOCOUTQ, &queued) != 0 || queued < 0) return false;
+#elif defined(__APPLE__)
+  int queued = 0;
+  socklen_t length = sizeof(queued);
+  if (getsockopt(fd, SOL_SOCKET, SO_NWRITE, &queued, &length) != 0 ||
+      queued < 0)
+    return false;
+#else
+  (void)fd;
+  return false;
+#endif
+#if defined(__linux__) || defined(__APPLE__)
+  *bytes = static_cast<uint64_t>(queued);
+  return true;
+#endif
+}
+
+bool tellsAcknowledgements(int fd) {
+  sockaddr_storage address{};
+  socklen_t length = sizeof(address);
+  int type = 0;
+  socklen_t typeLength = sizeof(type);
+  uint64_t unacked = 0;
+  return getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) ==
+             0 &&
+         (address.ss_family == AF_INET || address.ss_family == AF_INET6) &&
+         getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &typeLength) == 0 &&
+         type == SOCK_STREAM && bytesNotAcknowledged(fd, &unacked);
 }
 
 bool looksSilent(const TcpProgress& p) {

@@ -32,4 +32,13 @@ bool readTcpProgress(int fd, TcpProgress* out);
 // kSilentTimeouts); false where the system cannot tell.
 bool looksSilent(const TcpProgress& progress);
 
+// The bytes written to TCP socket fd that its peer has not acknowledged yet
+// (sent or not): Linux SIOCOUTQ, macOS SO_NWRITE. What was written before
+// them sits in the peer's kernel, readable there even once the cable is
+// gone. False where the system cannot say.
+bool bytesNotAcknowledged(int fd, uint64_t* bytes);
+// Whether fd is a TCP socket whose unacknowledged bytes the system tells
+// (for any other kind, the same calls count bytes the peer has not read).
+bool tellsAcknowledgements(int fd);
+
 }  // namespace mcl::platform

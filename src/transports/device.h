@@ -21,6 +21,7 @@
 // reaches (a, a).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -129,6 +130,9 @@ struct WatchedLink {
   int prefixLength = 0;
   std::string remoteInterface;
   std::string remoteAddress;
+  // Set by the cable watch while it calls the link down, read by the
+  // transport's connections over it (which then carry on over the others).
+  std::shared_ptr<std::atomic<bool>> downSignal;
 };
 
 // What carries this rank's traffic to one peer: its links, used together,

@@ -106,6 +106,11 @@ class Connection {
   // complete only when every connection it sent on is drained.
   virtual void progress() {}
   virtual bool drained() const { return true; }
+  // The operation is over and drained: whatever the connection may still
+  // have to send again from the caller's memory (a network transport that
+  // carries on over another link when one is lost) is copied now, since
+  // the caller may change that memory once the call returns.
+  virtual void releaseCallerMemory() {}
   // Bytes handed to the peer so far (for network transports): a flush that
   // moves bytes is progress, not idling toward the timeout.
   virtual uint64_t bytesHandedOver() const { return 0; }

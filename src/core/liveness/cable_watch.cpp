@@ -74,6 +74,7 @@ void CableWatch::check(int64_t now) {
       if (usable == !w.down) continue;
       w.down = !usable;
       w.changedNs = now;
+      if (w.link.downSignal) w.link.downSignal->store(w.down);
       if (w.down)
         ++lost_;
       else
@@ -98,9 +99,10 @@ void CableWatch::check(int64_t now) {
       } else if (up > 0) {
         MCL_LOG(Warn, kLogInit,
                 "%s: %s to rank %d went down (its interface lost its link "
-                "or address); %d of %d links to rank %d remain. What was "
-                "striped over it waits for it to come back: mcl does not "
-                "yet move a connection's pieces to its other links",
+                "or address); %d of %d links to rank %d remain, and the "
+                "connections striped over it carry on over them (what it "
+                "carried is sent again there). A communicator made later "
+                "uses it again once it is back",
                 label_.c_str(), name.c_str(), p.peer, up, total, p.peer);
       } else if (!p.fallback.empty()) {
         MCL_LOG(Warn, kLogInit,
@@ -152,8 +154,10 @@ void CableWatch::sideChannel(int peer, const std::string& localAddress,
     if (p.peer != peer) continue;
     const int before = p.silentLink;
     p.silentLink = -1;
-    for (size_t l = 0; l < p.links.size() && silent; ++l)
-      if (p.links[l].link.localAddress == localAddress) p.silentLink = int(l);
+    p.sideLink = -1;
+    for (size_t l = 0; l < p.links.size(); ++l)
+      if (p.links[l].link.localAddress == localAddress) p.sideLink = int(l);
+    if (silent) p.silentLink = p.sideLink;
     p.silentTimeouts = timeouts;
     if (p.silentLink >= 0 && before < 0)
       MCL_LOG(Warn, kLogInit,
@@ -201,6 +205,19 @@ bool CableWatch::someLinkUp(int peer) const {
       if (!p.links[l].down && int(l) != p.silentLink) return true;
   }
   return false;
+}
+
+std::string CableWatch::sideChannelLost(int peer) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const Peer& p : peers_) {
+    if (p.peer != peer || p.sideLink < 0) continue;
+    const Watched& side = p.links[size_t(p.sideLink)];
+    if (!side.down && p.silentLink != p.sideLink) return "";
+    for (size_t l = 0; l < p.links.size(); ++l)
+      if (int(l) != p.sideLink && !p.links[l].down && int(l) != p.silentLink)
+        return nameOf(p, side);
+  }
+  return "";
 }
 
 std::string CableWatch::noteOn(int peer, int64_t now) const {

@@ -12,9 +12,10 @@
 //   - a link comes back: said, and counted.
 // Only cables and LAN links are watched: a routed path's interface is not
 // known to be the one its packets leave by.
-// Carrying on over the remaining links with the pieces that were in flight
-// on the lost one is not done yet: a connection striped over a lost link
-// waits for it to return (the WARN says so).
+// The watch tells the transport too (WatchedLink::downSignal): a TCP
+// connection striped over a lost link carries on over the others
+// (tcp_connection.h). A link that comes back is not taken up again by the
+// connections that gave it up.
 #pragma once
 
 #include <cstdint>
@@ -58,6 +59,10 @@ class CableWatch {
   // Whether some way to peer may still carry bytes: a watched link up and
   // not silent, or a LAN beside them. False for a peer it knows nothing of.
   bool someLinkUp(int peer) const;
+  // The link the side channel to peer rides, named, where it is down or
+  // silent while another link to peer carries (the data goes on there);
+  // else "".
+  std::string sideChannelLost(int peer) const;
   // For a timeout's message: the links to peer that are down, and since
   // when ("" when all are up).
   std::string noteOn(int peer, int64_t nowNs) const;
@@ -96,6 +101,7 @@ class CableWatch {
     // address (-1: not silent), with its timeouts in a row.
     int silentLink = -1;
     int silentTimeouts = 0;
+    int sideLink = -1;  // the link the side channel rides, if watched
   };
   bool baselineTaken_ = false;
 

@@ -251,6 +251,39 @@ void PeerWatch::lookAtSideChannels(CableWatch& cables) {
   }
 }
 
+void PeerWatch::lookForStopped(int64_t now, int64_t timeoutNs, int64_t beatNs,
+                               const CableWatch* cables) {
+  for (int peer = 0; peer < nranks_; ++peer) {
+    Peer& p = peers_[size_t(peer)];
+    if (peer == rank_ || p.state.load() != int(State::Alive)) continue;
+    // The side channel rides a link that is lost while the data goes on
+    // over others: its silence says nothing of the peer.
+    const std::string lost =
+        cables != nullptr ? cables->sideChannelLost(peer) : std::string();
+    if (!lost.empty() && now - p.lastHeardNs.load() > beatNs * 2) {
+      if (!p.sideLinkLostTold)
+        MCL_LOG(Warn, kLogInit,
+                "%s: the side channel to rank %d rides %s, which is lost: "
+                "its heartbeat goes unheard while the job goes on over the "
+                "other links. A process there that exits is still seen at "
+                "once (its links close); one that stops, only at "
+                "MCL_TIMEOUT",
+                label_.c_str(), peer, lost.c_str());
+      p.sideLinkLostTold = true;
+      p.lastHeardNs.store(now - beatNs);
+      continue;
+    }
+    if (now - p.lastHeardNs.load() > timeoutNs) {
+      p.changedNs.store(now);
+      p.state.store(int(State::Stopped));
+      MCL_LOG(Info, kLogInit,
+              "%s: rank %d stopped answering: no heartbeat for %.3g s "
+              "(MCL_PEER_TIMEOUT)",
+              label_.c_str(), peer, double(timeoutNs) / 1e9);
+    }
+  }
+}
+
 void PeerWatch::run() {
   const int64_t timeoutNs =
       std::chrono::duration_cast<std::chrono::nanoseconds>(peerTimeout_)
@@ -303,18 +336,7 @@ void PeerWatch::run() {
       lastCableLook = now;
       nextCableLook = now + kCableLookNs;
     }
-    for (int peer = 0; peer < nranks_; ++peer) {
-      Peer& p = peers_[size_t(peer)];
-      if (peer == rank_ || p.state.load() != int(State::Alive)) continue;
-      if (now - p.lastHeardNs.load() > timeoutNs) {
-        p.changedNs.store(now);
-        p.state.store(int(State::Stopped));
-        MCL_LOG(Info, kLogInit,
-                "%s: rank %d stopped answering: no heartbeat for %.3g s "
-                "(MCL_PEER_TIMEOUT)",
-                label_.c_str(), peer, double(timeoutNs) / 1e9);
-      }
-    }
+    lookForStopped(now, timeoutNs, beatNs, cables);
   }
 }
 

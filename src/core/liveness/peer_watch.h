@@ -80,6 +80,8 @@ class PeerWatch final : public transport::PeerHealth {
     // the close under sendMutex_.
     platform::Socket socket;
     bool muted = false;  // a message to it was cut short; under sendMutex_
+    // Its side channel's link was said to be lost (the thread's alone).
+    bool sideLinkLostTold = false;
     std::atomic<int> state{int(State::Alive)};
     std::atomic<int64_t> lastHeardNs{0};
     std::atomic<int64_t> changedNs{0};  // when it died or stopped
@@ -117,6 +119,10 @@ class PeerWatch final : public transport::PeerHealth {
   // socket (a link that carries nothing leaves its beats unacknowledged).
   void lookAtSideChannels(CableWatch& cables);
   void readFrom(int peer, int64_t nowNs);
+  // A peer unheard for timeoutNs stopped answering, unless its side
+  // channel rides a lost link while others carry (the cable watch says).
+  void lookForStopped(int64_t now, int64_t timeoutNs, int64_t beatNs,
+                      const CableWatch* cables);
   void sendToAll(const std::string& message);
   void sendReason(char kind, const std::string& reason);  // once
   void take(int peer, int64_t nowNs);  // whole messages of the inbox

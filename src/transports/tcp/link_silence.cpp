@@ -39,6 +39,12 @@ LinkSilence::LinkSilence(std::string label,
   silent_.assign(links_.size(), false);
 }
 
+bool LinkSilence::silent(const std::string& link) const {
+  for (size_t l = 0; l < links_.size(); ++l)
+    if (links_[l] == link) return silent_[l];
+  return false;
+}
+
 std::string LinkSilence::check(const std::vector<int>& fds, int64_t now) {
   if (stripeLinks_.size() != fds.size() || links_.empty()) return "";
   if (now < nextLookNs_) return trouble_;
@@ -67,7 +73,8 @@ std::string LinkSilence::check(const std::vector<int>& fds, int64_t now) {
               "%s: %s takes bytes and acknowledges none (%d retransmission "
               "timeouts in a row, nothing heard for over a second) though its "
               "link is up: the cable, its far port, or the peer's host "
-              "carries nothing; what is striped over it waits",
+              "carries nothing. What is striped over it goes on over the "
+              "other links where there are any",
               label_.c_str(), links_[l].c_str(), worst[l]);
     else
       MCL_LOG(Warn, kLogInit, "%s: %s acknowledges again", label_.c_str(),

@@ -9,9 +9,10 @@
 //
 // Looked at only while an operation waits on the connection, at most every
 // 100 ms: off the hot path, and never for a link the OS says is down (the
-// cable watch judges those). A link goes silent: a WARN naming it; every
-// link of the connection silent: the wait fails naming them (no path
-// left). Systems without TCP_INFO (macOS has TCP_CONNECTION_INFO, without
+// cable watch judges those). A link goes silent: a WARN naming it, and the
+// connection gives its sockets up where another link carries
+// (TcpConnection::failOver); every link of the connection silent: the wait
+// fails naming them (no path left). Systems without TCP_INFO (macOS has TCP_CONNECTION_INFO, without
 // a count of timeouts in a row) never report a link silent.
 #pragma once
 
@@ -31,6 +32,8 @@ class LinkSilence {
   // fds[i]: socket i. "" while some link may still carry bytes, else why
   // none does.
   std::string check(const std::vector<int>& fds, int64_t nowNs);
+  // Whether the link of that name was silent at the last look.
+  bool silent(const std::string& link) const;
 
  private:
   std::string label_;

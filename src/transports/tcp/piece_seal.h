@@ -21,6 +21,10 @@ constexpr size_t kPieceTagBytes = 16;
 using PieceTag = std::array<uint8_t, kPieceTagBytes>;
 
 enum class PieceCipher { ChaCha20Poly1305, Aes256Gcm };
+
+// What a sealed frame is, part of its nonce: a data piece, a farewell, or
+// a move (tcp_connection.h: a lost stripe's pieces go on another socket).
+enum class SealedFrame : uint8_t { Piece = 0, Farewell = 1, Move = 2 };
 // Whether this CPU runs AES-256-GCM in hardware (libsodium's check): the
 // ranks use it only when all of theirs do.
 bool aesGcmAvailable();
@@ -36,17 +40,26 @@ class PieceSeal {
 
   WireProtect mode() const { return mode_; }
 
-  // Seals piece `index` (a farewell when farewell is set): header is its
-  // 8-byte header; the payload (bytes long) is read from `in` and, under
-  // Encrypt, written encrypted to `out` (which may be `in`).
-  PieceTag seal(uint64_t index, bool farewell, const void* header,
+  // Seals frame `index` of its kind: header is its 8-byte header; the
+  // payload (bytes long) is read from `in` and, under Encrypt, written
+  // encrypted to `out` (which may be `in`).
+  PieceTag seal(uint64_t index, SealedFrame frame, const void* header,
                 const void* in, void* out, size_t bytes) const;
   // The receiving side: checks the tag and, under Encrypt, decrypts in
-  // place. False when the piece was not sealed by the peer as this one.
-  bool open(uint64_t index, bool farewell, const void* header, void* payload,
-            size_t bytes, const PieceTag& tag) const;
+  // place. False when the frame was not sealed by the peer as this one.
+  bool open(uint64_t index, SealedFrame frame, const void* header,
+            void* payload, size_t bytes, const PieceTag& tag) const;
+  // The sending side undone: a data piece this end sealed (in place, with
+  // tag) decrypted back, to go again on another socket under its keys.
+  // Under Mac the payload was never changed.
+  bool unseal(uint64_t index, const void* header, void* payload, size_t bytes,
+              const PieceTag& tag) const;
 
  private:
+  bool decrypt(const unsigned char* nonce, const unsigned char* header,
+               unsigned char* payload, size_t bytes, const PieceTag& tag,
+               const unsigned char* key) const;
+
   SessionKeys keys_;
   WireProtect mode_;
   PieceCipher cipher_;

@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/log.h"
+#include "platform/tcp_progress.h"
 #include "transports/tcp/farewell_scan.h"
 
 namespace mcl::transport::tcp {
@@ -47,8 +49,7 @@ TcpConnection::TcpConnection(int peerRank, std::vector<ProvenSocket> sockets,
                              std::vector<std::string> stripeLinks)
     : peerRank_(peerRank),
       link_(std::move(link)),
-      silence_("tcp to rank " + std::to_string(peerRank),
-               std::move(stripeLinks)),
+      silence_("tcp to rank " + std::to_string(peerRank), stripeLinks),
       protect_(protect),
       shape_(shape),
       sendBuffer_(size_t{shape.slots} * shape.slotBytes),
@@ -58,6 +59,11 @@ TcpConnection::TcpConnection(int peerRank, std::vector<ProvenSocket> sockets,
       recvLength_(shape.slots),
       recvDone_(shape.slots),
       sendWritten_(shape.slots),
+      sendStripe_(shape.slots),
+      sendEnd_(shape.slots),
+      sendTags_(shape.slots),
+      sendCipher_(shape.slots),
+      stripeLinks_(std::move(stripeLinks)),
       headerPiece_(shape.slots, UINT64_MAX),
       headerLength_(shape.slots),
       pieceStart_(shape.slots),
@@ -69,8 +75,13 @@ TcpConnection::TcpConnection(int peerRank, std::vector<ProvenSocket> sockets,
       s.seal = std::make_unique<PieceSeal>(sockets[i].keys, protect, cipher);
     s.sendPiece = i;
     s.recvPiece = i;
+    s.sendLanes.push_back({i, i});
+    s.recvLanes.push_back({i, i});
     stripes_.push_back(std::move(s));
   }
+  // Lanes move only where the kernel says what it acknowledged.
+  ackKnown_ = !stripes_.empty() &&
+              platform::tellsAcknowledgements(stripes_[0].socket.fd());
 }
 
 std::byte* TcpConnection::sendSlot(uint64_t piece) const {
@@ -160,6 +171,9 @@ std::string TcpConnection::farewellBehind() {
   constexpr size_t kMostBytes = size_t{64} << 20;
   const size_t tag = tagBytes();
   const auto stride = static_cast<uint64_t>(stripes_.size());
+  // Once a lane moved, the frames' indices no longer follow the stride:
+  // a protected farewell could not be checked.
+  if (moved_ && tag != 0) return "";
   std::vector<std::byte> chunk(64 * 1024);
   for (Stripe& s : stripes_) {
     if (s.closed) continue;
@@ -218,7 +232,8 @@ std::string TcpConnection::openedFarewell(const Stripe& s,
   memcpy(tag.data(), frame.data() + kFarewellTextBytes, tag.size());
   const PieceHeader header{kFarewellLength, 0};
   const uint64_t index = s.recvPiece + scan.piecesPassed() * stride;
-  if (!s.seal->open(index, true, &header, text.data(), text.size(), tag))
+  if (!s.seal->open(index, SealedFrame::Farewell, &header, text.data(),
+                    text.size(), tag))
     return "it sent a farewell that failed its integrity check (altered on "
            "the way)";
   const std::string said(text.data(), strnlen(text.data(), text.size()));
@@ -229,7 +244,7 @@ bool TcpConnection::peerAlive() const {
   if (broken_) return false;
   // A peer that sent everything and closed is not gone for pieces still on
   // other stripes: only the stripe that must carry the next piece counts.
-  const Stripe& next = stripes_[recvConsumed_ % stripes_.size()];
+  const Stripe& next = stripes_[recvOwner(recvConsumed_)];
   return !(next.closed && recvDone_[recvConsumed_ % shape_.slots] == 0);
 }
 
@@ -245,10 +260,18 @@ uint64_t TcpConnection::bytesResent() const {
 std::string TcpConnection::linkTrouble() {
   std::vector<int> fds;
   for (const Stripe& s : stripes_) fds.push_back(s.socket.fd());
-  return silence_.check(fds,
-                        std::chrono::duration_cast<std::chrono::nanoseconds>(
-                            std::chrono::steady_clock::now().time_since_epoch())
-                            .count());
+  std::string trouble =
+      silence_.check(fds, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                              std::chrono::steady_clock::now().time_since_epoch())
+                              .count());
+  // A silent link's sockets are given up where another link carries.
+  if (trouble.empty() && ackKnown_)
+    for (size_t i = 0; i < stripes_.size(); ++i)
+      if (!stripes_[i].sendLost && silence_.silent(stripeLink(i)))
+        failOver(i,
+                 "it takes bytes and acknowledges none though its link is "
+                 "up");
+  return trouble;
 }
 
 std::string TcpConnection::peerGoneReason() const {
@@ -262,10 +285,10 @@ void TcpConnection::sayFarewell(const std::string& reason) {
   saidFarewell_ = true;
   const PieceHeader header{kFarewellLength, 0};
   for (Stripe& s : stripes_) {
-    // A socket in the middle of a piece cannot take it: the peer sees that
-    // one close instead. The sockets do not block; what does not fit in
-    // the socket's buffer is dropped.
-    if (s.sendOffset != 0) continue;
+    // A socket in the middle of a piece (or a move) cannot take it: the
+    // peer sees that one close instead. The sockets do not block; what does
+    // not fit in the socket's buffer is dropped.
+    if (s.sendOffset != 0 || s.controlAt != 0 || s.sendLost) continue;
     std::array<char, kHeaderBytes + kFarewellTextBytes + kPieceTagBytes>
         frame{};
     memcpy(frame.data(), &header, kHeaderBytes);
@@ -273,7 +296,8 @@ void TcpConnection::sayFarewell(const std::string& reason) {
     memcpy(text, reason.data(),
            std::min(reason.size(), kFarewellTextBytes - 1));
     if (s.seal) {
-      const PieceTag tag = s.seal->seal(s.sendPiece, true, &header, text, text,
+      const PieceTag tag = s.seal->seal(s.sendPiece, SealedFrame::Farewell,
+                                        &header, text, text,
                                         kFarewellTextBytes);
       memcpy(text + kFarewellTextBytes, tag.data(), tag.size());
     }
@@ -294,7 +318,8 @@ void TcpConnection::takeFarewell(Stripe& s) {
     const bool whole =
         s.recvOffset == kHeaderBytes + kFarewellTextBytes + kPieceTagBytes;
     if (!whole ||
-        !s.seal->open(s.recvPiece, true, &header, farewellText_.data(),
+        !s.seal->open(s.recvPiece, SealedFrame::Farewell, &header,
+                      farewellText_.data(),
                       kFarewellTextBytes, s.recvTag)) {
       peerFarewell_ =
           whole ? "it sent a farewell that failed its integrity check (altered "
@@ -316,6 +341,7 @@ bool TcpConnection::waitsForPlace(const Stripe& s) const {
 
 bool TcpConnection::wantsRead(size_t i) const {
   const Stripe& s = stripes_[i];
+  if (moved_) return readsNow(s) && !waitsForPlace(s);
   if (s.closed || s.recvPiece >= recvConsumed_ + shape_.slots) return false;
   // What progress() reads when nothing comes: the socket of the next
   // header due, and those in the middle of a piece that is not waiting to
@@ -326,7 +352,9 @@ bool TcpConnection::wantsRead(size_t i) const {
 }
 
 bool TcpConnection::wantsWrite(size_t i) const {
-  return stripes_[i].sendPiece < sendCommitted_;
+  const Stripe& s = stripes_[i];
+  return !s.sendLost &&
+         (s.sendPiece < sendCommitted_ || s.controlAt < s.control.size());
 }
 
 std::byte* TcpConnection::sealedPayload(Stripe& s, const PieceHeader& header) {
@@ -339,18 +367,23 @@ std::byte* TcpConnection::sealedPayload(Stripe& s, const PieceHeader& header) {
   // written); under mac the payload goes out as it is.
   std::byte* out =
       s.seal->mode() == WireProtect::Encrypt ? sendSlot(s.sendPiece) : payload;
-  s.sendTag =
-      s.seal->seal(s.sendPiece, false, &header, payload, out, header.length);
+  s.sendTag = s.seal->seal(s.sendPiece, SealedFrame::Piece, &header, payload,
+                           out, header.length);
   sendExternal_[slot] = out == payload ? sendExternal_[slot] : nullptr;
+  if (s.seal->mode() == WireProtect::Encrypt)
+    sendCipher_[slot] = static_cast<uint32_t>(&s - stripes_.data()) + 1;
   s.sendSealed = true;
   return out;
 }
 
 void TcpConnection::pushStripe(Stripe& s) {
-  if (saidFarewell_) return;
-  const auto stride = static_cast<uint64_t>(stripes_.size());
+  if (saidFarewell_ || s.sendLost) return;
   const size_t tag = tagBytes();
-  while (s.sendPiece < sendCommitted_) {
+  while (true) {
+    // Moves go between pieces, before the next one.
+    if (s.sendOffset == 0 && s.controlAt < s.control.size() && !pushControl(s))
+      return;
+    if (s.sendLost || s.sendPiece >= sendCommitted_) return;
     const size_t slot = s.sendPiece % shape_.slots;
     const uint32_t length = sendLength_[slot];
     PieceHeader header{length, static_cast<uint32_t>(s.sendPiece)};
@@ -377,18 +410,63 @@ void TcpConnection::pushStripe(Stripe& s) {
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
       if (errno == EINTR) continue;
-      fail("the connection broke while sending", errno);
+      sendFailed(s, errno);
+      return;
     }
     s.sendOffset += static_cast<size_t>(n);
+    s.bytesOut += static_cast<uint64_t>(n);
     bytesWritten_.store(bytesWritten_.load(std::memory_order_relaxed) +
                             static_cast<uint64_t>(n),
                         std::memory_order_relaxed);
     if (s.sendOffset < kHeaderBytes + length + tag) return;  // buffer full
     sendWritten_[slot] = 1;
+    sendStripe_[slot] = static_cast<uint32_t>(&s - stripes_.data());
+    sendEnd_[slot] = s.bytesOut;
+    if (ackKnown_) s.frameEnds.push_back(s.bytesOut);
+    if (tag != 0) sendTags_[slot] = s.sendTag;
     s.sendOffset = 0;
     s.sendSealed = false;
-    s.sendPiece += stride;
+    advance(s.sendLanes, s.sendPiece, &s.sendPiece);
   }
+}
+
+bool TcpConnection::pushControl(Stripe& s) {
+  while (s.controlAt < s.control.size()) {
+    const ssize_t n =
+        send(s.socket.fd(), s.control.data() + s.controlAt,
+             s.control.size() - s.controlAt, kSendFlags);
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return false;
+      if (errno == EINTR) continue;
+      sendFailed(s, errno);
+      return false;
+    }
+    s.controlAt += static_cast<size_t>(n);
+    s.bytesOut += static_cast<uint64_t>(n);
+  }
+  // From here on the peer counts the moved lanes on this socket too.
+  const uint64_t base = s.bytesOut - s.control.size();
+  for (size_t end : s.controlEnds) s.frameEnds.push_back(base + end);
+  s.control.clear();
+  s.controlEnds.clear();
+  s.controlAt = 0;
+  s.sendLanes.insert(s.sendLanes.end(), s.lanesAfterControl.begin(),
+                     s.lanesAfterControl.end());
+  s.lanesAfterControl.clear();
+  s.sendPiece = nextPiece(s.sendLanes, kNoPiece);
+  return true;
+}
+
+void TcpConnection::sendFailed(Stripe& s, int err) {
+  // A path that failed (the cable, a route), not the peer's own close or
+  // reset: its pieces may go on over another socket.
+  const bool path = err == ETIMEDOUT || err == EHOSTUNREACH ||
+                    err == ENETUNREACH || err == ENETDOWN ||
+                    err == EHOSTDOWN;
+  const size_t index = static_cast<size_t>(&s - stripes_.data());
+  if (path && failOver(index, std::string("a send failed: ") + strerror(err)))
+    return;
+  fail("the connection broke while sending", err);
 }
 
 ssize_t TcpConnection::readStripe(Stripe& s, void* target, size_t want) {
@@ -436,12 +514,14 @@ ssize_t TcpConnection::readWhole(Stripe& s) {
 
 bool TcpConnection::pullStripe(Stripe& s) {
   bool moved = false;
-  const auto stride = static_cast<uint64_t>(stripes_.size());
   const size_t tag = tagBytes();
-  while (!s.closed && s.recvPiece < recvConsumed_ + shape_.slots) {
-    // What comes next: the header, then the farewell's text or the
-    // piece's payload, then (under protection) the tag.
-    const size_t body = s.farewell ? kFarewellTextBytes : s.recvHeader.length;
+  while (moved_ ? readsNow(s)
+                : !s.closed && s.recvPiece < recvConsumed_ + shape_.slots) {
+    // What comes next: the header, then the farewell's text, the move's
+    // body or the piece's payload, then (under protection) the tag.
+    const size_t body = s.farewell ? kFarewellTextBytes
+                        : s.move   ? kMoveBytes
+                                   : s.recvHeader.length;
     char* target;
     size_t want;
     if (s.recvOffset < kHeaderBytes) {
@@ -449,12 +529,14 @@ bool TcpConnection::pullStripe(Stripe& s) {
       want = kHeaderBytes - s.recvOffset;
     } else if (s.recvOffset < kHeaderBytes + body) {
       const size_t done = s.recvOffset - kHeaderBytes;
-      if (!s.farewell && !s.placed) {
+      if (!s.farewell && !s.move && !s.placed) {
         if (!placePayload(s.recvPiece)) return moved;
         s.placed = true;
       }
-      target = s.farewell
-                   ? farewellText_.data() + done
+      target = s.farewell ? farewellText_.data() + done
+               : s.move   ? reinterpret_cast<char*>(s.moveBody.data()) + done
+               : s.duplicate
+                   ? reinterpret_cast<char*>(scratch_.data()) + done
                    : reinterpret_cast<char*>(recvPayload(s.recvPiece)) + done;
       want = body - done;
     } else {
@@ -463,9 +545,10 @@ bool TcpConnection::pullStripe(Stripe& s) {
       want = tag - done;
     }
     // A small message's header and payload in one call, where nothing
-    // could want the payload elsewhere (no post, no tag to check first).
+    // could want the payload elsewhere (no post, no tag to check first, no
+    // lane moved: a piece may then be one held already).
     const bool whole = s.recvOffset == 0 && s.idle && s.carry.empty() &&
-                       tag == 0 && postDst_ == nullptr;
+                       tag == 0 && postDst_ == nullptr && !moved_;
     ssize_t n = whole ? readWhole(s) : readStripe(s, target, want);
     if (n == 0) {
       // Not an error yet: the peer may have sent all we need before it
@@ -481,9 +564,14 @@ bool TcpConnection::pullStripe(Stripe& s) {
     }
     moved = true;
     s.recvOffset += static_cast<size_t>(n);
+    s.bytesIn += static_cast<uint64_t>(n);
     if (s.recvOffset == kHeaderBytes &&
         s.recvHeader.length == kFarewellLength) {
       s.farewell = true;
+      continue;
+    }
+    if (s.recvOffset == kHeaderBytes && s.recvHeader.length == kMoveLength) {
+      s.move = true;
       continue;
     }
     if (s.farewell) {
@@ -493,74 +581,106 @@ bool TcpConnection::pullStripe(Stripe& s) {
       }
       continue;
     }
+    if (s.move) {
+      if (s.recvOffset == kHeaderBytes + kMoveBytes + tag &&
+          !takeMove(s, static_cast<size_t>(&s - stripes_.data())))
+        return true;  // it waits for the lost socket's last frames
+      continue;
+    }
     if (s.recvOffset >= kHeaderBytes &&
         s.recvOffset - static_cast<size_t>(n) < kHeaderBytes && !s.placed) {
       if (!pieceHeaderExpected(s.recvHeader, s.recvPiece, shape_.slotBytes))
         fail("the byte stream is out of step (corrupt header)", 0);
-      learnHeader(s.recvPiece, s.recvHeader.length);
+      // A piece that came before on a socket since lost, and again here:
+      // read and checked as the stream demands, then dropped.
+      s.duplicate =
+          moved_ && (s.recvPiece < recvConsumed_ ||
+                     recvDone_[s.recvPiece % shape_.slots] != 0);
+      if (s.duplicate)
+        s.placed = true;
+      else
+        learnHeader(s.recvPiece, s.recvHeader.length);
     }
     if (s.recvOffset < kHeaderBytes ||
         s.recvOffset < kHeaderBytes + s.recvHeader.length + tag)
       continue;
-    if (s.seal &&
-        !s.seal->open(s.recvPiece, false, &s.recvHeader, recvSlot(s.recvPiece),
-                      s.recvHeader.length, s.recvTag))
+    std::byte* payload = s.duplicate ? scratch_.data() : recvSlot(s.recvPiece);
+    if (s.seal && !s.seal->open(s.recvPiece, SealedFrame::Piece, &s.recvHeader,
+                                payload, s.recvHeader.length, s.recvTag))
       fail(s.seal->mode() == WireProtect::Encrypt
                ? "integrity check failed: a piece was altered on the way "
                  "(MCL_WIRE_PROTECT: encrypted and authenticated)"
                : "integrity check failed: a piece was altered on the way "
                  "(MCL_WIRE_PROTECT: authenticated)",
            0);
-    const size_t slot = s.recvPiece % shape_.slots;
-    recvLength_[slot] = s.recvHeader.length;
-    recvDone_[slot] = 1;
+    if (!s.duplicate) {
+      const size_t slot = s.recvPiece % shape_.slots;
+      recvLength_[slot] = s.recvHeader.length;
+      recvDone_[slot] = 1;
+    }
+    s.duplicate = false;
     s.recvOffset = 0;
     s.placed = false;
-    s.recvPiece += stride;
+    advance(s.recvLanes, s.recvPiece, &s.recvPiece);
   }
   return moved;
 }
 
 void TcpConnection::progress() {
+  if (ackKnown_) watchLinks();
   for (Stripe& s : stripes_) pushStripe(s);
-  // The sender writes pieces in order, round the sockets: while the next
-  // header due (the first piece whose header is not in) has not come, no
-  // later one has either, most likely. Only its socket and those in the
-  // middle of a piece (or carrying bytes) are read then, not every socket:
-  // for a small
-  // message, one system call per look instead of one per socket (with
-  // two sockets, 8-10% off a 2-rank 8 B-4 KiB all-reduce). Once bytes
-  // come, every socket is read.
-  const size_t first = startsKnown_ % stripes_.size();
-  bool moved = pullStripe(stripes_[first]) || stripes_[first].closed;
-  for (size_t i = 0; i < stripes_.size(); ++i)
-    if (i != first &&
-        (moved || stripes_[i].recvOffset != 0 || !stripes_[i].carry.empty()))
-      moved |= pullStripe(stripes_[i]);
-  while (sendFlushed_ < sendCommitted_ &&
-         sendWritten_[sendFlushed_ % shape_.slots] != 0) {
-    sendWritten_[sendFlushed_ % shape_.slots] = 0;
-    ++sendFlushed_;
+  if (moved_) {
+    // Lanes may sit anywhere: every socket is looked at, and a move that
+    // waited on a lost socket's last frames is tried again.
+    for (Stripe& s : stripes_) {
+      if (s.moveWaits &&
+          !takeMove(s, static_cast<size_t>(&s - stripes_.data())))
+        continue;
+      pullStripe(s);
+    }
+  } else {
+    // The sender writes pieces in order, round the sockets: while the next
+    // header due (the first piece whose header is not in) has not come, no
+    // later one has either, most likely. Only its socket and those in the
+    // middle of a piece (or carrying bytes) are read then, not every
+    // socket: for a small message, one system call per look instead of one
+    // per socket (with two sockets, 8-10% off a 2-rank 8 B-4 KiB
+    // all-reduce). Once bytes come, every socket is read.
+    const size_t first = startsKnown_ % stripes_.size();
+    bool moved = pullStripe(stripes_[first]) || stripes_[first].closed;
+    for (size_t i = 0; i < stripes_.size(); ++i)
+      if (i != first && (moved || stripes_[i].recvOffset != 0 ||
+                         !stripes_[i].carry.empty()))
+        moved |= pullStripe(stripes_[i]);
   }
+  while (sendFlushed_ < sendCommitted_ &&
+         sendWritten_[sendFlushed_ % shape_.slots] != 0)
+    ++sendFlushed_;
+}
+
+bool TcpConnection::slotFree() {
+  if (sendCommitted_ - sendReleased_ < shape_.slots) return true;
+  progress();
+  releaseSlots(false);
+  if (sendCommitted_ - sendReleased_ < shape_.slots) return true;
+  // Written, perhaps acknowledged since: the kernel says.
+  releaseSlots(true);
+  return sendCommitted_ - sendReleased_ < shape_.slots;
 }
 
 std::span<std::byte> TcpConnection::acquireSend(size_t maxBytes) {
-  if (sendCommitted_ - sendFlushed_ >= shape_.slots) {
-    progress();
-    if (sendCommitted_ - sendFlushed_ >= shape_.slots) return {};
-  }
+  if (!slotFree()) return {};
   return {sendSlot(sendCommitted_),
           std::min<size_t>(maxBytes, shape_.slotBytes)};
 }
 
 size_t TcpConnection::sendFrom(const std::byte* data, size_t bytes) {
-  if (sendCommitted_ - sendFlushed_ >= shape_.slots) {
-    progress();
-    if (sendCommitted_ - sendFlushed_ >= shape_.slots) return 0;
-  }
+  if (!slotFree()) return 0;
   size_t n = std::min<size_t>(bytes, shape_.slotBytes);
   const size_t slot = sendCommitted_ % shape_.slots;
   sendExternal_[slot] = data;
+  sendWritten_[slot] = 0;
+  sendCipher_[slot] = 0;
   sendLength_[slot] = static_cast<uint32_t>(n);
   ++sendCommitted_;
   progress();
@@ -569,6 +689,8 @@ size_t TcpConnection::sendFrom(const std::byte* data, size_t bytes) {
 
 void TcpConnection::commitSend(size_t bytes) {
   sendExternal_[sendCommitted_ % shape_.slots] = nullptr;
+  sendWritten_[sendCommitted_ % shape_.slots] = 0;
+  sendCipher_[sendCommitted_ % shape_.slots] = 0;
   sendLength_[sendCommitted_ % shape_.slots] = static_cast<uint32_t>(bytes);
   ++sendCommitted_;
   progress();  // out at once: latency is what small messages are about

@@ -7,6 +7,22 @@
 // integrity error naming the peer and the link. All I/O is non-blocking and
 // driven by the calls of the operation in progress (busy-polling while an
 // operation runs).
+//
+// A socket lost mid-job (its cable went down, or it acknowledges nothing,
+// while another link to the peer still carries) does not end the
+// connection: its pieces go on over a socket that remains (failOver).
+//   - A slot is used again only once the peer's kernel acknowledged its
+//     piece (platform::bytesNotAcknowledged), not once it was written: what
+//     was acknowledged on the lost socket can still be read at the far end;
+//     everything after it is still here to send again. A piece sent from
+//     the caller's memory and unacknowledged when the operation ends is
+//     copied into its slot (releaseCallerMemory).
+//   - The pieces of one residue (index % sockets) form a lane; a socket
+//     carries its lanes merged in index order. The sender writes a move on
+//     a surviving socket ("residue r comes here from piece R; the lost
+//     socket holds nothing from P on"); from that point both ends count
+//     that lane on the new socket. The receiver reads the lost socket up to
+//     P, drops any piece it already holds, and takes the rest as it comes.
 #pragma once
 
 #include <array>
@@ -48,6 +64,14 @@ bool pieceHeaderExpected(const PieceHeader& header, uint64_t piece,
 // No piece is ever that long.
 constexpr uint32_t kFarewellLength = 0xffffffffu;
 constexpr size_t kFarewellTextBytes = 248;
+// In place of a piece header: a move (see above). The header's piece field
+// holds the residue that moves; kMoveBytes follow: the piece it moves from
+// (u64), where the lost socket's stream ends (u64: the end of its last
+// frame that the peer's kernel acknowledged), the lost socket (u32) and 4
+// bytes of zeros; then, protected, its tag.
+constexpr uint32_t kMoveLength = 0xfffffffeu;
+constexpr size_t kMoveBytes = 24;
+constexpr uint64_t kNoPiece = UINT64_MAX;
 
 class FarewellScan;  // farewell_scan.h
 
@@ -77,6 +101,7 @@ class TcpConnection final : public Connection {
   void withdrawRecv() override;
   void progress() override;
   bool drained() const override { return sendFlushed_ == sendCommitted_; }
+  void releaseCallerMemory() override;
   WireProtect protection() const { return protect_; }
   uint64_t bytesHandedOver() const override {
     return bytesWritten_.load(std::memory_order_relaxed);
@@ -84,7 +109,25 @@ class TcpConnection final : public Connection {
   // What the kernel sent again on this connection's sockets (their
   // retransmissions), in bytes; 0 where the system cannot say.
   uint64_t bytesResent() const;
-
+  // Sockets this end stopped sending on (failOver), and the bytes of
+  // pieces it sent again elsewhere for them.
+  uint64_t socketsLost() const {
+    return socketsLost_.load(std::memory_order_relaxed);
+  }
+  uint64_t bytesMoved() const {
+    return bytesMoved_.load(std::memory_order_relaxed);
+  }
+  // The cable watch's word on each socket's link (true: down), in stripe
+  // order; a socket whose link goes down is given up (failOver) where
+  // another link remains.
+  void followLinkStates(
+      std::vector<std::shared_ptr<const std::atomic<bool>>> down);
+  // Whether a wait on this connection must look again soon by itself: its
+  // slots wait for acknowledgements, which wake no poll().
+  bool awaitsAcknowledgement() const {
+    return ackKnown_ && sendCommitted_ - sendReleased_ >= shape_.slots &&
+           sendFlushed_ == sendCommitted_;
+  }
   // For the waker: each socket and whether it has bytes to write.
   size_t socketCount() const { return stripes_.size(); }
   int socketFd(size_t i) const { return stripes_[i].socket.fd(); }
@@ -96,6 +139,14 @@ class TcpConnection final : public Connection {
   bool wantsRead(size_t i) const;
 
  private:
+  // The pieces of one residue that a socket carries, in one direction:
+  // from `start` (where they moved there), `next` the next one, up to (not
+  // including) `end` (where they moved away).
+  struct Lane {
+    uint64_t start;
+    uint64_t next;
+    uint64_t end = kNoPiece;
+  };
   struct Stripe {
     platform::Socket socket;
     // Sending: the piece being written and how much of header+payload went.
@@ -121,6 +172,40 @@ class TcpConnection final : public Connection {
     bool sendSealed = false;
     PieceTag sendTag{};
     PieceTag recvTag{};
+    // The lanes it carries each way; sendPiece and recvPiece are the
+    // smallest next piece among them (kNoPiece: none).
+    std::vector<Lane> sendLanes;
+    std::vector<Lane> recvLanes;
+    // Bytes written to the socket (every frame), and of those the ones the
+    // peer's kernel acknowledged, at the last look; where frames written
+    // since end in the byte stream, and the last acknowledged end.
+    uint64_t bytesOut = 0;
+    uint64_t acked = 0;
+    std::vector<uint64_t> frameEnds;
+    uint64_t ackedFrameEnd = 0;
+    // This end sends nothing more on it (failOver).
+    bool sendLost = false;
+    // Moves to write before the next piece, whole frames, and the lanes
+    // they bring, taken up once the last byte of them is written.
+    std::vector<std::byte> control;
+    size_t controlAt = 0;
+    std::vector<size_t> controlEnds;  // each move's end in `control`
+    std::vector<Lane> lanesAfterControl;
+    // Receiving: the bytes of the stream taken so far; the header read
+    // announced a move, whose body is read here (moveWaits: whole and
+    // checked, it waits for the lost socket to be read to its end); the
+    // piece being read is held already (read, checked, dropped); nothing
+    // is read past recvLimit (the peer lost this socket there).
+    uint64_t bytesIn = 0;
+    bool move = false;
+    bool moveWaits = false;
+    std::array<std::byte, kMoveBytes> moveBody{};
+    bool duplicate = false;
+    uint64_t recvLimit = kNoPiece;
+    // Moves sealed for it and read from it: each move's nonce.
+    uint64_t movesOut = 0;
+    uint64_t movesIn = 0;
+    std::shared_ptr<const std::atomic<bool>> linkDown;
   };
 
   std::byte* sendSlot(uint64_t piece) const;
@@ -138,6 +223,44 @@ class TcpConnection final : public Connection {
   // The stripe's piece has its header in and waits to learn where it goes.
   bool waitsForPlace(const Stripe& s) const;
   void pushStripe(Stripe& s);
+  // Writes what is left of the stripe's moves; true once all are out.
+  bool pushControl(Stripe& s);
+  // A write failed with err: the socket is given up where its pieces can
+  // go elsewhere (a network error, not the peer's close), else fail().
+  void sendFailed(Stripe& s, int err);
+  // The piece just finished on a stripe's lanes: the next one.
+  void advance(std::vector<Lane>& lanes, uint64_t piece, uint64_t* cursor,
+               uint64_t limit = kNoPiece) const;
+  static uint64_t nextPiece(const std::vector<Lane>& lanes, uint64_t limit);
+  // The stripe that must bring piece `piece` next (its open lane).
+  size_t recvOwner(uint64_t piece) const;
+  // Stops sending on stripe `lost`: its lanes move to the stripes that
+  // remain from the first piece its peer's kernel does not hold whole, with
+  // a WARN saying why. False (nothing changed) where none remains or the
+  // system cannot say what was acknowledged.
+  bool failOver(size_t lost, const std::string& why);
+  // failOver's steps: where the lost socket's stream ends at the far side
+  // (the end of its last frame acknowledged whole; false where the system
+  // cannot say); its pieces past that end marked unwritten, back in plain
+  // where they were encrypted in place (returns their bytes); a move of
+  // one lane written on socket `to` before its next piece; the WARN.
+  bool measureCut(Stripe& lost, uint64_t* cut);
+  uint64_t takeBack(size_t lost, uint64_t cut);
+  void queueMove(size_t to, uint64_t residue, uint64_t from, uint64_t cut,
+                 size_t lost);
+  void sayGivenUp(size_t lost, const std::string& why,
+                  const std::string& over, uint64_t again) const;
+  // A move is in, whole and checked: the lane it names comes on s from
+  // now. False while the lost socket it names is not yet read to its end.
+  bool takeMove(Stripe& s, size_t index);
+  // Whether pullStripe reads the stripe now.
+  bool readsNow(const Stripe& s) const;
+  // The peer's kernel acknowledged what slots hold: they are free again.
+  void releaseSlots(bool look);
+  // Looks at the cable watch's word on each socket's link.
+  void watchLinks();
+  // Whether a slot is free for the next piece (its last piece released).
+  bool slotFree();
   // Reads what the stripe has, up to the window; true if any byte came or
   // the peer closed it.
   bool pullStripe(Stripe& s);
@@ -164,6 +287,8 @@ class TcpConnection final : public Connection {
   // A protected farewell the scan found, opened: its text, or why not.
   std::string openedFarewell(const Stripe& s, const FarewellScan& scan,
                              uint64_t stride) const;
+  // "cable tb1c1 10.77.1.1 -> tb0c1 10.77.1.2": the link stripe i rides.
+  std::string stripeLink(size_t i) const;
 
   int peerRank_;
   std::string link_;
@@ -181,7 +306,25 @@ class TcpConnection final : public Connection {
   std::vector<uint8_t> recvDone_;     // slot holds a complete piece
   uint64_t sendCommitted_ = 0;        // pieces committed
   uint64_t sendFlushed_ = 0;          // pieces fully written (in order)
-  std::vector<uint8_t> sendWritten_;  // per slot: written to its socket
+  // Per slot: written to its socket (until the slot is released), which
+  // one, where the piece ended in its byte stream, its tag, and which
+  // stripe's keys encrypted the slot in place (0: plain; else index + 1).
+  std::vector<uint8_t> sendWritten_;
+  std::vector<uint32_t> sendStripe_;
+  std::vector<uint64_t> sendEnd_;
+  std::vector<PieceTag> sendTags_;
+  std::vector<uint32_t> sendCipher_;
+  // Pieces whose slots are free again: acknowledged (or, where the system
+  // cannot say, written).
+  uint64_t sendReleased_ = 0;
+  bool ackKnown_ = false;
+  // A lane moved (either way): the fast paths that assume piece k on
+  // socket k % sockets are off.
+  bool moved_ = false;
+  std::vector<std::byte> scratch_;  // a duplicate piece is read here
+  std::vector<std::string> stripeLinks_;
+  std::atomic<uint64_t> socketsLost_{0};
+  std::atomic<uint64_t> bytesMoved_{0};
   uint64_t recvConsumed_ = 0;         // pieces released
   uint32_t recvOffset_ = 0;           // within the current piece
   // Receiving into the caller's memory (postRecv): the stream's bytes

@@ -171,7 +171,10 @@ std::vector<PeerLinks> TcpDevice::watchedLinks() const {
     if (links.empty() || links.front().kind == LinkKind::Loopback) continue;
     PeerLinks p;
     p.peer = peer;
-    for (const Link& l : links) p.links.push_back(watchedLink(l));
+    for (const Link& l : links) {
+      p.links.push_back(watchedLink(l));
+      p.links.back().downSignal = sockets_->linkDownSignal(peer, l);
+    }
     // What init would have chosen without these links' interfaces, nor
     // those of the cables init left out (they carried nothing).
     std::vector<Link> taken = links;
@@ -207,12 +210,19 @@ std::vector<PeerLinks> TcpDevice::watchedLinks() const {
 std::vector<std::pair<std::string, uint64_t>> TcpDevice::counters() const {
   uint64_t sent = 0;
   uint64_t resent = 0;
+  uint64_t givenUp = 0;
+  uint64_t moved = 0;
   if (!sockets_) return {};  // not opened: no peer over TCP
   for (const TcpConnection* c : sockets_->connectionsMade()) {
     sent += c->bytesHandedOver();
     resent += c->bytesResent();
+    givenUp += c->socketsLost();
+    moved += c->bytesMoved();
   }
-  return {{"bytes_sent", sent}, {"bytes_resent", resent}};
+  return {{"bytes_sent", sent},
+          {"bytes_resent", resent},
+          {"sockets_given_up", givenUp},
+          {"bytes_moved", moved}};
 }
 
 BufferUse TcpDevice::bufferUse() const {

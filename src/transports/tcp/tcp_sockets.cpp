@@ -78,6 +78,10 @@ class TcpWaker final : public Waker {
         if (events != 0) fds.push_back({c->socketFd(i), events, 0});
       }
     int ms = static_cast<int>((timeoutNs + 999999) / 1000000);
+    // Slots that wait for acknowledgements: no poll() event says they
+    // came, so a look every millisecond.
+    for (TcpConnection* c : connections_)
+      if (c->awaitsAcknowledgement()) ms = std::min(ms, 1);
     poll(fds.data(), fds.size(), ms);
   }
   void disarm() override {
@@ -273,6 +277,15 @@ const char* TcpSockets::dataProtection(LinkKind kind) const {
                                        : pieceCipherName(cipher_);
 }
 
+std::shared_ptr<std::atomic<bool>> TcpSockets::linkDownSignal(
+    int peer, const Link& link) const {
+  std::shared_ptr<std::atomic<bool>>& flag =
+      linkDown_[{peer, link.local.interfaceName + " " +
+                           link.remote.address.host()}];
+  if (!flag) flag = std::make_shared<std::atomic<bool>>(false);
+  return flag;
+}
+
 std::unique_ptr<Connection> TcpSockets::connect(int peer, uint32_t channel) {
   auto it = sockets_.find({peer, channel});
   if (it == sockets_.end())
@@ -282,17 +295,21 @@ std::unique_ptr<Connection> TcpSockets::connect(int peer, uint32_t channel) {
       protectionFor(options_.protect, links_[peer].front().kind);
   // Sockets are in link order, socketsPerLink each (connectPeers).
   std::vector<std::string> stripeLinks;
+  std::vector<std::shared_ptr<const std::atomic<bool>>> linkDown;
   for (const Link& l : links_[peer])
-    for (int s = 0; s < options_.socketsPerLink; ++s)
+    for (int s = 0; s < options_.socketsPerLink; ++s) {
+      linkDown.push_back(linkDownSignal(peer, l));
       stripeLinks.push_back(
           std::string(linkKindName(l.kind)) + " " + l.local.interfaceName +
           " " + l.local.address.host() + " -> " + l.remote.interfaceName + " " +
           l.remote.address.host());
+    }
   auto conn = std::make_unique<TcpConnection>(
       peer, std::move(it->second), options_.slots,
       describeLinks(links_[peer], options_.socketsPerLink), protect, cipher_,
       std::move(stripeLinks));
   sockets_.erase(it);
+  conn->followLinkStates(std::move(linkDown));
   connections_.push_back(conn.get());
   return conn;
 }

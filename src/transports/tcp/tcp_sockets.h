@@ -5,6 +5,7 @@
 // connections built on them, and a waker that sleeps in poll().
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -72,6 +73,10 @@ class TcpSockets {
   const std::map<int, std::vector<Link>>& droppedLinks() const {
     return dropped_;
   }
+  // The flag the cable watch sets while the link from here to peer is
+  // down (one per link, shared by the connections over it).
+  std::shared_ptr<std::atomic<bool>> linkDownSignal(int peer,
+                                                    const Link& link) const;
   // Every connection connect() made (alive while the communicator is).
   const std::vector<TcpConnection*>& connectionsMade() const {
     return connections_;
@@ -134,6 +139,9 @@ class TcpSockets {
   std::map<int, std::vector<Link>> dropped_;
   std::map<std::pair<int, uint32_t>, std::vector<ProvenSocket>> sockets_;
   std::vector<TcpConnection*> connections_;
+  mutable std::map<std::pair<int, std::string>,
+                   std::shared_ptr<std::atomic<bool>>>
+      linkDown_;
   std::unique_ptr<Waker> waker_;
 };
 
