@@ -627,7 +627,7 @@ bool TcpConnection::pullStripe(Stripe& s) {
 }
 
 void TcpConnection::progress() {
-  if (ackKnown_) watchLinks();
+  if (!linkDown_.empty()) watchLinks();
   for (Stripe& s : stripes_) pushStripe(s);
   if (moved_) {
     // Lanes may sit anywhere: every socket is looked at, and a move that
@@ -679,6 +679,7 @@ size_t TcpConnection::sendFrom(const std::byte* data, size_t bytes) {
   size_t n = std::min<size_t>(bytes, shape_.slotBytes);
   const size_t slot = sendCommitted_ % shape_.slots;
   sendExternal_[slot] = data;
+  externalUpTo_ = sendCommitted_ + 1;
   sendWritten_[slot] = 0;
   sendCipher_[slot] = 0;
   sendLength_[slot] = static_cast<uint32_t>(n);

@@ -322,6 +322,12 @@ class TcpConnection final : public Connection {
   // socket k % sockets are off.
   bool moved_ = false;
   std::vector<std::byte> scratch_;  // a duplicate piece is read here
+  // Past the last piece committed from the caller's memory, until
+  // releaseCallerMemory copied it (0: none waits).
+  uint64_t externalUpTo_ = 0;
+  // Each stripe's link flag, looked at on every progress (none: not
+  // followed).
+  std::vector<const std::atomic<bool>*> linkDown_;
   std::vector<std::string> stripeLinks_;
   std::atomic<uint64_t> socketsLost_{0};
   std::atomic<uint64_t> bytesMoved_{0};

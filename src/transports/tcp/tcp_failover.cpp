@@ -23,8 +23,15 @@ namespace mcl::transport::tcp {
 
 void TcpConnection::followLinkStates(
     std::vector<std::shared_ptr<const std::atomic<bool>>> down) {
-  for (size_t i = 0; i < stripes_.size() && i < down.size(); ++i)
+  for (size_t i = 0; i < stripes_.size() && i < down.size(); ++i) {
     stripes_[i].linkDown = std::move(down[i]);
+    // Where the system cannot say what was acknowledged, nothing moves:
+    // no look at every progress.
+    if (stripes_[i].linkDown && ackKnown_) {
+      linkDown_.resize(stripes_.size(), nullptr);
+      linkDown_[i] = stripes_[i].linkDown.get();
+    }
+  }
 }
 
 std::string TcpConnection::stripeLink(size_t i) const {
@@ -74,12 +81,11 @@ bool TcpConnection::readsNow(const Stripe& s) const {
 }
 
 void TcpConnection::watchLinks() {
-  for (size_t i = 0; i < stripes_.size(); ++i) {
-    const Stripe& x = stripes_[i];
-    if (x.linkDown && !x.sendLost &&
-        x.linkDown->load(std::memory_order_relaxed))
+  for (size_t i = 0; i < linkDown_.size(); ++i)
+    if (linkDown_[i] != nullptr &&
+        linkDown_[i]->load(std::memory_order_relaxed) &&
+        !stripes_[i].sendLost)
       failOver(i, "its link went down");
-  }
 }
 
 bool TcpConnection::failOver(size_t lostIndex, const std::string& why) {
@@ -337,21 +343,21 @@ void TcpConnection::releaseSlots(bool look) {
 void TcpConnection::releaseCallerMemory() {
   // Where nothing can move, nothing is sent again: the caller's memory is
   // let go once written.
-  if (!ackKnown_) return;
+  if (!ackKnown_ || externalUpTo_ <= sendReleased_) return;
   size_t external = 0;
-  for (uint64_t p = sendReleased_; p < sendCommitted_; ++p)
+  for (uint64_t p = sendReleased_; p < externalUpTo_; ++p)
     if (sendExternal_[p % shape_.slots] != nullptr)
       external += sendLength_[p % shape_.slots];
-  if (external == 0) return;
   // A few KiB cost less to copy than to ask the kernel what it holds.
   constexpr size_t kCopyWithoutAsking = 16 * 1024;
   if (external > kCopyWithoutAsking) releaseSlots(true);
-  for (uint64_t p = sendReleased_; p < sendCommitted_; ++p) {
+  for (uint64_t p = sendReleased_; p < externalUpTo_; ++p) {
     const size_t slot = p % shape_.slots;
     if (sendExternal_[slot] == nullptr) continue;
     memcpy(sendSlot(p), sendExternal_[slot], sendLength_[slot]);
     sendExternal_[slot] = nullptr;
   }
+  externalUpTo_ = 0;
 }
 
 }  // namespace mcl::transport::tcp
