@@ -26,6 +26,12 @@ namespace mcl::transport::tcp {
 
 namespace {
 
+int64_t nowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 #if defined(MSG_NOSIGNAL)
 constexpr int kSendFlags = MSG_NOSIGNAL;
 #else
@@ -117,12 +123,24 @@ bool TcpConnection::placePayload(uint64_t piece) {
   const size_t slot = piece % shape_.slots;
   recvDirect_[slot] = nullptr;
   // Never under MCL_WIRE_PROTECT: a piece is checked before anybody may
-  // see it, in its slot.
-  if (postDst_ == nullptr || tagBytes() != 0) return true;
+  // see it, in its slot. Nor once a lane moved: an earlier piece's header
+  // (which says where this one starts) may wait behind a move that waits
+  // in turn for this socket's last frames.
+  if (postDst_ == nullptr || tagBytes() != 0 || moved_) return true;
   // Where the piece starts comes with an earlier piece's header, on another
   // socket: this one waits for it (read in the same pass, or soon), unless
-  // it starts past the post's end whatever that start is.
-  if (piece >= startsKnown_) return nextStart_ >= postEnd_;
+  // it starts past the post's end whatever that start is. Not for long:
+  // that socket's cable may be lost, and the move that says so may come
+  // behind this very piece. It then goes to its slot.
+  if (piece >= startsKnown_) {
+    if (nextStart_ >= postEnd_) return true;
+    const int64_t now = nowNs();
+    if (placeWaitSinceNs_ == 0) placeWaitSinceNs_ = now;
+    if (now - placeWaitSinceNs_ < kLongestPlaceWaitNs) return false;
+    placeWaitSinceNs_ = 0;
+    return true;
+  }
+  placeWaitSinceNs_ = 0;
   const uint64_t start = pieceStart_[slot];
   if (start >= postStart_ && start + headerLength_[slot] <= postEnd_)
     recvDirect_[slot] = postDst_ + (start - postStart_);
@@ -260,10 +278,7 @@ uint64_t TcpConnection::bytesResent() const {
 std::string TcpConnection::linkTrouble() {
   std::vector<int> fds;
   for (const Stripe& s : stripes_) fds.push_back(s.socket.fd());
-  std::string trouble =
-      silence_.check(fds, std::chrono::duration_cast<std::chrono::nanoseconds>(
-                              std::chrono::steady_clock::now().time_since_epoch())
-                              .count());
+  std::string trouble = silence_.check(fds, nowNs());
   // A silent link's sockets are given up where another link carries.
   if (trouble.empty() && ackKnown_)
     for (size_t i = 0; i < stripes_.size(); ++i)
@@ -335,7 +350,7 @@ void TcpConnection::takeFarewell(Stripe& s) {
 
 bool TcpConnection::waitsForPlace(const Stripe& s) const {
   return s.recvOffset == kHeaderBytes && !s.farewell && !s.placed &&
-         postDst_ != nullptr && tagBytes() == 0 &&
+         postDst_ != nullptr && tagBytes() == 0 && !moved_ &&
          s.recvPiece >= startsKnown_ && nextStart_ < postEnd_;
 }
 
@@ -512,11 +527,36 @@ ssize_t TcpConnection::readWhole(Stripe& s) {
   return static_cast<ssize_t>(kHeaderBytes + kept);
 }
 
-bool TcpConnection::pullStripe(Stripe& s) {
+bool TcpConnection::readsNow(const Stripe& s) const {
+  return !s.closed && !s.moveWaits && s.bytesIn < s.recvLimit &&
+         (s.recvPiece < recvConsumed_ + shape_.slots || s.move || s.farewell);
+}
+
+bool TcpConnection::mayRead(Stripe& s, bool look) {
+  if (readsNow(s)) return true;
+  // The piece due next has no free slot yet (or none is due): a move may
+  // come before it, saying that the piece the window waits on comes
+  // elsewhere. Looked at where one may come: a lane moved, or a look that
+  // every socket gets now and then.
+  if (s.closed || s.moveWaits || s.bytesIn >= s.recvLimit ||
+      s.recvOffset != 0 || !(moved_ || look) ||
+      (s.recvPiece == kNoPiece && s.recvLimit == kNoPiece))
+    return false;
+  PieceHeader next{};
+  auto* bytes = reinterpret_cast<std::byte*>(&next);
+  const size_t carried = std::min(s.carry.size() - s.carryAt, kHeaderBytes);
+  memcpy(bytes, s.carry.data() + s.carryAt, carried);
+  if (carried < kHeaderBytes &&
+      recv(s.socket.fd(), bytes + carried, kHeaderBytes - carried,
+           MSG_PEEK | MSG_DONTWAIT) != static_cast<ssize_t>(kHeaderBytes - carried))
+    return false;
+  return next.length == kMoveLength;
+}
+
+bool TcpConnection::pullStripe(Stripe& s, bool look) {
   bool moved = false;
   const size_t tag = tagBytes();
-  while (moved_ ? readsNow(s)
-                : !s.closed && s.recvPiece < recvConsumed_ + shape_.slots) {
+  while (mayRead(s, look)) {
     // What comes next: the header, then the farewell's text, the move's
     // body or the piece's payload, then (under protection) the tag.
     const size_t body = s.farewell ? kFarewellTextBytes
@@ -645,13 +685,23 @@ void TcpConnection::progress() {
     // middle of a piece (or carrying bytes) are read then, not every
     // socket: for a small message, one system call per look instead of one
     // per socket (with two sockets, 8-10% off a 2-rank 8 B-4 KiB
-    // all-reduce). Once bytes come, every socket is read.
+    // all-reduce). Once bytes come, every socket is read; and every
+    // millisecond without, in case that header never comes (its cable was
+    // lost, and a move on another socket says so).
     const size_t first = startsKnown_ % stripes_.size();
     bool moved = pullStripe(stripes_[first]) || stripes_[first].closed;
+    bool look = false;
+    if (!moved && stripes_.size() > 1) {
+      const int64_t now = nowNs();
+      if (now - lastFullLookNs_ >= kFullLookEveryNs) {
+        lastFullLookNs_ = now;
+        look = true;
+      }
+    }
     for (size_t i = 0; i < stripes_.size(); ++i)
-      if (i != first && (moved || stripes_[i].recvOffset != 0 ||
-                         !stripes_[i].carry.empty()))
-        moved |= pullStripe(stripes_[i]);
+      if (look || (i != first && (moved || stripes_[i].recvOffset != 0 ||
+                                  !stripes_[i].carry.empty())))
+        moved |= pullStripe(stripes_[i], look);
   }
   while (sendFlushed_ < sendCommitted_ &&
          sendWritten_[sendFlushed_ % shape_.slots] != 0)

@@ -253,8 +253,12 @@ class TcpConnection final : public Connection {
   // A move is in, whole and checked: the lane it names comes on s from
   // now. False while the lost socket it names is not yet read to its end.
   bool takeMove(Stripe& s, size_t index);
-  // Whether pullStripe reads the stripe now.
+  // Whether pullStripe reads the stripe now: its next frame has a slot
+  // (or is a control frame begun), and the stripe is not closed, waiting,
+  // or read to its end. mayRead: that, or a move comes next (looked at
+  // with MSG_PEEK where one may).
   bool readsNow(const Stripe& s) const;
+  bool mayRead(Stripe& s, bool look);
   // The peer's kernel acknowledged what slots hold: they are free again.
   void releaseSlots(bool look);
   // Looks at the cable watch's word on each socket's link.
@@ -263,7 +267,8 @@ class TcpConnection final : public Connection {
   bool slotFree();
   // Reads what the stripe has, up to the window; true if any byte came or
   // the peer closed it.
-  bool pullStripe(Stripe& s);
+  // look: the stripe may be looked at past the window (mayRead).
+  bool pullStripe(Stripe& s, bool look = false);
   // recv(2) on the stripe's socket, after the bytes it carries.
   ssize_t readStripe(Stripe& s, void* target, size_t want);
   // At a piece's start on an idle socket: its header and its payload in
@@ -348,6 +353,14 @@ class TcpConnection final : public Connection {
   uint64_t startsKnown_ = 0;
   uint64_t nextStart_ = 0;
   std::vector<std::byte*> recvDirect_;
+  // Since when a piece waits to learn its place (0: none waits), and how
+  // long one may before it is read into its slot instead.
+  int64_t placeWaitSinceNs_ = 0;
+  static constexpr int64_t kLongestPlaceWaitNs = 2'000'000;
+  // When progress() last read every socket though the next header due had
+  // not come, and how often it does.
+  int64_t lastFullLookNs_ = 0;
+  static constexpr int64_t kFullLookEveryNs = 1'000'000;
   bool broken_ = false;
   // Written by the thread that progresses the connection, read by any
   // (the topology dump's counters): one writer, so a relaxed store.

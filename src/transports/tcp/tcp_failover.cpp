@@ -72,14 +72,6 @@ size_t TcpConnection::recvOwner(uint64_t piece) const {
   return piece % stride;
 }
 
-bool TcpConnection::readsNow(const Stripe& s) const {
-  if (s.closed || s.moveWaits || s.bytesIn >= s.recvLimit) return false;
-  // A lost socket holds frames up to its end still: a move among them is
-  // read even where no piece is due there.
-  return s.recvOffset != 0 || s.recvPiece < recvConsumed_ + shape_.slots ||
-         (s.recvPiece == kNoPiece && s.recvLimit != kNoPiece);
-}
-
 void TcpConnection::watchLinks() {
   for (size_t i = 0; i < linkDown_.size(); ++i)
     if (linkDown_[i] != nullptr &&
@@ -258,6 +250,10 @@ bool TcpConnection::takeMove(Stripe& s, size_t index) {
   if (residue >= stride || lostIndex >= stride || lostIndex == index ||
       from % stride != residue)
     fail("the byte stream is out of step (a move that names no lane)", 0);
+  // From the first move on, every socket is read (progress) and nothing is
+  // read straight into the caller's memory (placePayload).
+  moved_ = true;
+  if (scratch_.empty()) scratch_.resize(shape_.slotBytes);
   Stripe& lost = stripes_[lostIndex];
   lost.recvLimit = std::min(lost.recvLimit, cut);
   // The lost socket's frames up to its end come first: a move among them
@@ -271,8 +267,6 @@ bool TcpConnection::takeMove(Stripe& s, size_t index) {
          "acknowledged were read",
          0);
   s.moveWaits = false;
-  moved_ = true;
-  if (scratch_.empty()) scratch_.resize(shape_.slotBytes);
   // A frame begun past the lost socket's end is not read further: it comes
   // again here.
   if (lost.recvOffset != 0 && lost.bytesIn - lost.recvOffset >= cut) {
