@@ -24,6 +24,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -131,8 +132,11 @@ struct WatchedLink {
   std::string remoteInterface;
   std::string remoteAddress;
   // Set by the cable watch while it calls the link down, read by the
-  // transport's connections over it (which then carry on over the others).
+  // transport's connections over it (which then carry on over the others);
+  // wake, called after each change, rouses a wait asleep on the transport
+  // (it lives as long as the device, which outlives the watch).
   std::shared_ptr<std::atomic<bool>> downSignal;
+  std::function<void()> wake;
 };
 
 // What carries this rank's traffic to one peer: its links, used together,

@@ -75,6 +75,7 @@ void CableWatch::check(int64_t now) {
       w.down = !usable;
       w.changedNs = now;
       if (w.link.downSignal) w.link.downSignal->store(w.down);
+      if (w.link.wake) w.link.wake();
       if (w.down)
         ++lost_;
       else

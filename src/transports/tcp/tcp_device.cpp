@@ -174,6 +174,9 @@ std::vector<PeerLinks> TcpDevice::watchedLinks() const {
     for (const Link& l : links) {
       p.links.push_back(watchedLink(l));
       p.links.back().downSignal = sockets_->linkDownSignal(peer, l);
+      p.links.back().wake = [waker = &sockets_->waker()] {
+        waker->interrupt();
+      };
     }
     // What init would have chosen without these links' interfaces, nor
     // those of the cables init left out (they carried nothing).
