@@ -123,8 +123,12 @@ void offer(TcpConnection& c, const std::vector<std::byte>& data, bool inPlace,
   }
 }
 
-// Takes what the receiver has, appending it to got.
+// Takes what the receiver has, appending it to got. Where nothing came,
+// it looks at its links now and then, as an operation's wait does
+// (executor.cpp: linkTrouble about every millisecond).
 void take(TcpConnection& c, std::vector<std::byte>* got) {
+  static int idle = 0;
+  if (c.peekRecv().empty() && ++idle % 64 == 0) (void)c.linkTrouble();
   for (std::span<const std::byte> in = c.peekRecv(); !in.empty();
        in = c.peekRecv()) {
     got->insert(got->end(), in.begin(), in.end());

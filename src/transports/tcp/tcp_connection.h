@@ -102,6 +102,10 @@ class TcpConnection final : public Connection {
   void progress() override;
   bool drained() const override { return sendFlushed_ == sendCommitted_; }
   void releaseCallerMemory() override;
+  // Before a normal close: waits (at most a second) until the peer's kernel
+  // holds every piece, giving up lost cables meanwhile, so that what the
+  // last operation sent is not stranded on a cable lost just after it.
+  void finish() override;
   WireProtect protection() const { return protect_; }
   uint64_t bytesHandedOver() const override {
     return bytesWritten_.load(std::memory_order_relaxed);
@@ -125,8 +129,7 @@ class TcpConnection final : public Connection {
   // Whether a wait on this connection must look again soon by itself: its
   // slots wait for acknowledgements, which wake no poll().
   bool awaitsAcknowledgement() const {
-    return ackKnown_ && sendCommitted_ - sendReleased_ >= shape_.slots &&
-           sendFlushed_ == sendCommitted_;
+    return gateShut_ && sendFlushed_ == sendCommitted_;
   }
   // For the waker: each socket and whether it has bytes to write.
   size_t socketCount() const { return stripes_.size(); }
@@ -323,6 +326,10 @@ class TcpConnection final : public Connection {
   // cannot say, written).
   uint64_t sendReleased_ = 0;
   bool ackKnown_ = false;
+  bool gateShut_ = false;  // the last ask for a slot found none free
+  // Pieces were committed since the kernel was last asked what it
+  // acknowledged (progress asks while idle).
+  bool ackLookDue_ = false;
   // A lane moved (either way): the fast paths that assume piece k on
   // socket k % sockets are off.
   bool moved_ = false;
@@ -334,6 +341,7 @@ class TcpConnection final : public Connection {
   // followed).
   std::vector<const std::atomic<bool>*> linkDown_;
   std::vector<std::string> stripeLinks_;
+  size_t nextSurvivor_ = 0;  // where failOver's next lane goes, in turn
   std::atomic<uint64_t> socketsLost_{0};
   std::atomic<uint64_t> bytesMoved_{0};
   uint64_t recvConsumed_ = 0;         // pieces released
@@ -357,10 +365,9 @@ class TcpConnection final : public Connection {
   // long one may before it is read into its slot instead.
   int64_t placeWaitSinceNs_ = 0;
   static constexpr int64_t kLongestPlaceWaitNs = 2'000'000;
-  // When progress() last read every socket though the next header due had
-  // not come, and how often it does.
-  int64_t lastFullLookNs_ = 0;
-  static constexpr int64_t kFullLookEveryNs = 1'000'000;
+  // A wait stalled on the connection looked at its links: the next
+  // progress() reads every socket, past the window too (mayRead).
+  bool fullLookDue_ = false;
   bool broken_ = false;
   // Written by the thread that progresses the connection, read by any
   // (the topology dump's counters): one writer, so a relaxed store.

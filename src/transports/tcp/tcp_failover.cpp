@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -124,11 +126,12 @@ bool TcpConnection::failOver(size_t lostIndex, const std::string& why) {
         from = p;
         break;
       }
-    const size_t toIndex = live[turn % live.size()];
+    const size_t toIndex = live[(nextSurvivor_ + turn) % live.size()];
     queueMove(toIndex, residue, from, cut, lostIndex);
     if (over.find(stripeLink(toIndex)) == std::string::npos)
       over += (over.empty() ? "" : ", ") + stripeLink(toIndex);
   }
+  nextSurvivor_ += lanes.size();
   socketsLost_.fetch_add(1, std::memory_order_relaxed);
   bytesMoved_.fetch_add(again, std::memory_order_relaxed);
   sayGivenUp(lostIndex, why, over, again);
@@ -274,6 +277,7 @@ bool TcpConnection::takeMove(Stripe& s, size_t index) {
     lost.placed = false;
     lost.duplicate = false;
     lost.move = false;
+    lost.moveWaits = false;
     lost.farewell = false;
   }
   // The lane's open end, wherever it is now, closes at `from`.
@@ -288,6 +292,15 @@ bool TcpConnection::takeMove(Stripe& s, size_t index) {
   if (open == nullptr || from < open->start)
     fail("the byte stream is out of step (a move from before its lane)", 0);
   open->end = from;
+  // A piece of that lane at or past `from` half read on its old socket (a
+  // socket lost before, past its end) comes here whole instead.
+  const uint64_t reading = holder->recvPiece;
+  if (holder->recvOffset != 0 && !holder->move && !holder->farewell &&
+      reading != kNoPiece && reading % stride == residue && reading >= from) {
+    holder->recvOffset = 0;
+    holder->placed = false;
+    holder->duplicate = false;
+  }
   std::erase_if(holder->recvLanes,
                 [](const Lane& l) { return l.next >= l.end; });
   holder->recvPiece = nextPiece(holder->recvLanes, kNoPiece);
@@ -352,6 +365,18 @@ void TcpConnection::releaseCallerMemory() {
     sendExternal_[slot] = nullptr;
   }
   externalUpTo_ = 0;
+}
+
+void TcpConnection::finish() {
+  if (!ackKnown_ || broken_ || saidFarewell_) return;
+  using Clock = std::chrono::steady_clock;
+  const auto end = Clock::now() + std::chrono::seconds(1);
+  while (Clock::now() < end) {
+    progress();
+    releaseSlots(true);
+    if (sendReleased_ == sendCommitted_) return;
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
 }
 
 }  // namespace mcl::transport::tcp
