@@ -679,7 +679,6 @@ bool TcpConnection::pullStripe(Stripe& s, bool look) {
 void TcpConnection::progress() {
   if (!linkDown_.empty()) watchLinks();
   for (Stripe& s : stripes_) pushStripe(s);
-  bool moved = false;
   if (moved_) {
     // Lanes may sit anywhere: every socket is looked at, and a move that
     // waited on a lost socket's last frames is tried again.
@@ -687,7 +686,7 @@ void TcpConnection::progress() {
       if (s.moveWaits &&
           !takeMove(s, static_cast<size_t>(&s - stripes_.data())))
         continue;
-      moved |= pullStripe(s);
+      pullStripe(s);
     }
   } else {
     // The sender writes pieces in order, round the sockets: while the next
@@ -701,7 +700,7 @@ void TcpConnection::progress() {
     // that header never comes (its cable was lost, and a move on another
     // socket says so).
     const size_t first = startsKnown_ % stripes_.size();
-    moved = pullStripe(stripes_[first]) || stripes_[first].closed;
+    bool moved = pullStripe(stripes_[first]) || stripes_[first].closed;
     const bool look = fullLookDue_;
     fullLookDue_ = false;
     for (size_t i = 0; i < stripes_.size(); ++i)
@@ -712,15 +711,6 @@ void TcpConnection::progress() {
   while (sendFlushed_ < sendCommitted_ &&
          sendWritten_[sendFlushed_ % shape_.slots] != 0)
     ++sendFlushed_;
-  // Nothing came, everything is written, and half the slots wait for
-  // acknowledgements: the kernel is asked now, while the wait is idle,
-  // rather than when the next piece needs a slot (the ask costs a small
-  // message 5% where it is in its way).
-  if (!moved && ackLookDue_ && sendFlushed_ == sendCommitted_ &&
-      sendCommitted_ - sendReleased_ >= shape_.slots / 2) {
-    ackLookDue_ = false;
-    releaseSlots(true);
-  }
 }
 
 bool TcpConnection::slotFree() {
@@ -752,7 +742,6 @@ size_t TcpConnection::sendFrom(const std::byte* data, size_t bytes) {
   const size_t slot = sendCommitted_ % shape_.slots;
   sendExternal_[slot] = data;
   externalUpTo_ = sendCommitted_ + 1;
-  ackLookDue_ = ackKnown_;
   sendWritten_[slot] = 0;
   sendCipher_[slot] = 0;
   sendLength_[slot] = static_cast<uint32_t>(n);
@@ -762,7 +751,6 @@ size_t TcpConnection::sendFrom(const std::byte* data, size_t bytes) {
 }
 
 void TcpConnection::commitSend(size_t bytes) {
-  ackLookDue_ = ackKnown_;
   sendExternal_[sendCommitted_ % shape_.slots] = nullptr;
   sendWritten_[sendCommitted_ % shape_.slots] = 0;
   sendCipher_[sendCommitted_ % shape_.slots] = 0;

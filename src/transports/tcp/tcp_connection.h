@@ -327,9 +327,6 @@ class TcpConnection final : public Connection {
   uint64_t sendReleased_ = 0;
   bool ackKnown_ = false;
   bool gateShut_ = false;  // the last ask for a slot found none free
-  // Pieces were committed since the kernel was last asked what it
-  // acknowledged (progress asks while idle).
-  bool ackLookDue_ = false;
   // A lane moved (either way): the fast paths that assume piece k on
   // socket k % sockets are off.
   bool moved_ = false;
