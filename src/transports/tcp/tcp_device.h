@@ -41,7 +41,9 @@ class TcpDevice final : public Device {
   BufferUse bufferUse() const override;
   std::vector<PeerLinks> watchedLinks() const override;
   // "bytes_sent" and "bytes_resent" (the kernel's retransmissions) over
-  // every connection: what `qualify` calls a LOSSY cable.
+  // every connection: what `qualify` calls a LOSSY cable; and
+  // "sockets_given_up" and "bytes_moved": cables lost mid-job, and the
+  // pieces sent again over the links that remained.
   std::vector<std::pair<std::string, uint64_t>> counters() const override;
 
  private:
