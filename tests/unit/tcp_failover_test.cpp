@@ -67,21 +67,29 @@ struct Striped {
       std::make_shared<std::atomic<bool>>(false);
 };
 
+// `count` loopback connections with keys of their own, the connecting ends
+// in *a and the accepted ones in *b; from the third on, the accepted ends
+// hold `laterBuffer` bytes (0: the system's default).
+void provenPairs(size_t count, int laterBuffer, std::vector<ProvenSocket>* a,
+                 std::vector<ProvenSocket>* b) {
+  for (size_t i = 0; i < count; ++i) {
+    const auto [connecting, accepted] = loopbackPair(i >= 2 ? laterBuffer : 0);
+    SessionKeys forward;
+    forward.send.fill(static_cast<uint8_t>(10 + i));
+    forward.receive.fill(static_cast<uint8_t>(40 + i));
+    SessionKeys backward;
+    backward.send = forward.receive;
+    backward.receive = forward.send;
+    a->push_back({platform::Socket(connecting), forward});
+    b->push_back({platform::Socket(accepted), backward});
+  }
+}
+
 // Link a: stripes 0 and 1; link b: 2 and 3, whose receiving ends hold
 // `linkBBuffer` bytes (0: the system's default).
 Striped stripedPair(WireProtect protect, int linkBBuffer) {
   std::vector<ProvenSocket> a, b;
-  for (size_t i = 0; i < kStripes; ++i) {
-    const auto [connecting, accepted] = loopbackPair(i >= 2 ? linkBBuffer : 0);
-    SessionKeys forward;
-    forward.send.fill(static_cast<uint8_t>(10 + i));
-    forward.receive.fill(static_cast<uint8_t>(20 + i));
-    SessionKeys backward;
-    backward.send = forward.receive;
-    backward.receive = forward.send;
-    a.push_back({platform::Socket(connecting), forward});
-    b.push_back({platform::Socket(accepted), backward});
-  }
+  provenPairs(kStripes, linkBBuffer, &a, &b);
   const std::vector<std::string> links = {"cable a", "cable a", "cable b",
                                           "cable b"};
   Striped p;
@@ -278,17 +286,7 @@ TEST(TcpFailover, ASecondLinkLostWhileTheFirstsPiecesMoveGoesToTheThird) {
   const PieceCipher cipher = aesGcmAvailable() ? PieceCipher::Aes256Gcm
                                                : PieceCipher::ChaCha20Poly1305;
   std::vector<ProvenSocket> a, b;
-  for (size_t i = 0; i < 6; ++i) {
-    const auto [connecting, accepted] = loopbackPair(i >= 2 ? 4096 : 0);
-    SessionKeys forward;
-    forward.send.fill(static_cast<uint8_t>(40 + i));
-    forward.receive.fill(static_cast<uint8_t>(60 + i));
-    SessionKeys backward;
-    backward.send = forward.receive;
-    backward.receive = forward.send;
-    a.push_back({platform::Socket(connecting), forward});
-    b.push_back({platform::Socket(accepted), backward});
-  }
+  provenPairs(6, 4096, &a, &b);
   const std::vector<std::string> links = {"cable a", "cable a", "cable b",
                                           "cable b", "cable c", "cable c"};
   TcpConnection sender(1, std::move(a), kShape, "test", WireProtect::Encrypt,
