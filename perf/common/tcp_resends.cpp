@@ -40,10 +40,11 @@ std::string tcpResendLine(TcpResends mine, mclComm_t comm, int rank) {
         sums[1], sums[0], sums[0] > 0 ? 100 * sums[1] / sums[0] : 0.0);
   if (sums[2] != 0)
     text += (text.empty() ? "" : "\n") +
-            formatText("# TCP sockets given up (all ranks): %.0f, their "
-                       "cables lost mid-job (see the WARNs); %.0f bytes of "
-                       "pieces sent again over the links that remained",
-                       sums[2], sums[3]);
+            formatText(
+                "# TCP sockets given up (all ranks): %.0f, their "
+                "cables lost mid-job (see the WARNs); %.0f bytes of "
+                "pieces sent again over the links that remained",
+                sums[2], sums[3]);
   return text;
 }
 

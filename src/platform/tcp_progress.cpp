@@ -69,8 +69,7 @@ bool tellsAcknowledgements(int fd) {
   int type = 0;
   socklen_t typeLength = sizeof(type);
   uint64_t unacked = 0;
-  return getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) ==
-             0 &&
+  return getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0 &&
          (address.ss_family == AF_INET || address.ss_family == AF_INET6) &&
          getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &typeLength) == 0 &&
          type == SOCK_STREAM && bytesNotAcknowledged(fd, &unacked);

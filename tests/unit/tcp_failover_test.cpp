@@ -47,12 +47,11 @@ std::pair<int, int> loopbackPair(int receiveBuffer) {
   socklen_t length = sizeof(address);
   EXPECT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), length), 0);
   EXPECT_EQ(listen(listener, 1), 0);
-  EXPECT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&address),
-                        &length),
-            0);
-  const int connecting = socket(AF_INET, SOCK_STREAM, 0);
   EXPECT_EQ(
-      connect(connecting, reinterpret_cast<sockaddr*>(&address), length), 0);
+      getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  const int connecting = socket(AF_INET, SOCK_STREAM, 0);
+  EXPECT_EQ(connect(connecting, reinterpret_cast<sockaddr*>(&address), length),
+            0);
   const int accepted = accept(listener, nullptr, nullptr);
   close(listener);
   for (int fd : {connecting, accepted})
@@ -93,14 +92,12 @@ Striped stripedPair(WireProtect protect, int linkBBuffer) {
   const std::vector<std::string> links = {"cable a", "cable a", "cable b",
                                           "cable b"};
   Striped p;
-  p.sender = std::make_unique<TcpConnection>(1, std::move(a), kShape, "test",
-                                             protect,
-                                             PieceCipher::ChaCha20Poly1305,
-                                             links);
-  p.receiver = std::make_unique<TcpConnection>(0, std::move(b), kShape,
-                                               "test", protect,
-                                               PieceCipher::ChaCha20Poly1305,
-                                               links);
+  p.sender =
+      std::make_unique<TcpConnection>(1, std::move(a), kShape, "test", protect,
+                                      PieceCipher::ChaCha20Poly1305, links);
+  p.receiver =
+      std::make_unique<TcpConnection>(0, std::move(b), kShape, "test", protect,
+                                      PieceCipher::ChaCha20Poly1305, links);
   const auto up = std::make_shared<std::atomic<bool>>(false);
   p.sender->followLinkStates({up, up, p.linkBDown, p.linkBDown});
   return p;
@@ -200,7 +197,8 @@ TEST_P(TcpFailover, PiecesLetGoOfAtTheOperationsEndGoAgainFromTheirSlots) {
   // let go (and changed), then link b is lost with pieces still
   // unacknowledged on it.
   Striped p = stripedPair(GetParam().protect, 4096);
-  const std::vector<std::byte> data = pattern(kShape.slots * kShape.slotBytes, 5);
+  const std::vector<std::byte> data =
+      pattern(kShape.slots * kShape.slotBytes, 5);
   std::vector<std::byte> buffer = data;
   size_t sent = 0;
   for (int i = 0; i < 2000 && !(sent == data.size() && p.sender->drained());
@@ -268,10 +266,9 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{WireProtect::Encrypt, true, false},
                       Case{WireProtect::Encrypt, false, false}),
     [](const ::testing::TestParamInfo<Case>& c) {
-      const char* protect = c.param.protect == WireProtect::None ? "Clear"
-                            : c.param.protect == WireProtect::Mac
-                                ? "Mac"
-                                : "Encrypt";
+      const char* protect = c.param.protect == WireProtect::None  ? "Clear"
+                            : c.param.protect == WireProtect::Mac ? "Mac"
+                                                                  : "Encrypt";
       return std::string(protect) +
              (c.param.inPlace ? "FromCallerMemory" : "FromSlots") +
              (c.param.posted ? "ReceivedInPlace" : "");

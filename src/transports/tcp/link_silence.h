@@ -12,8 +12,9 @@
 // cable watch judges those). A link goes silent: a WARN naming it, and the
 // connection gives its sockets up where another link carries
 // (TcpConnection::failOver); every link of the connection silent: the wait
-// fails naming them (no path left). Systems without TCP_INFO (macOS has TCP_CONNECTION_INFO, without
-// a count of timeouts in a row) never report a link silent.
+// fails naming them (no path left). Systems without TCP_INFO (macOS has
+// TCP_CONNECTION_INFO, without a count of timeouts in a row) never report a
+// link silent.
 #pragma once
 
 #include <cstdint>

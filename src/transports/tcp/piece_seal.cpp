@@ -47,9 +47,8 @@ PieceSeal::PieceSeal(const SessionKeys& keys, WireProtect mode,
 
 PieceSeal::~PieceSeal() { sodium_memzero(&keys_, sizeof(keys_)); }
 
-PieceTag PieceSeal::seal(uint64_t index, SealedFrame frame,
-                         const void* header, const void* in, void* out,
-                         size_t bytes) const {
+PieceTag PieceSeal::seal(uint64_t index, SealedFrame frame, const void* header,
+                         const void* in, void* out, size_t bytes) const {
   const PieceNonce nonce = pieceNonce(index, frame);
   PieceTag tag{};
   unsigned long long tagBytes = 0;

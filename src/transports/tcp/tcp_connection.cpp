@@ -318,9 +318,9 @@ void TcpConnection::sayFarewell(const std::string& reason) {
     memcpy(text, reason.data(),
            std::min(reason.size(), kFarewellTextBytes - 1));
     if (s.seal) {
-      const PieceTag tag = s.seal->seal(s.sendPiece, SealedFrame::Farewell,
-                                        &header, text, text,
-                                        kFarewellTextBytes);
+      const PieceTag tag =
+          s.seal->seal(s.sendPiece, SealedFrame::Farewell, &header, text, text,
+                       kFarewellTextBytes);
       memcpy(text + kFarewellTextBytes, tag.data(), tag.size());
     }
     if (send(s.socket.fd(), frame.data(),
@@ -341,8 +341,7 @@ void TcpConnection::takeFarewell(Stripe& s) {
         s.recvOffset == kHeaderBytes + kFarewellTextBytes + kPieceTagBytes;
     if (!whole ||
         !s.seal->open(s.recvPiece, SealedFrame::Farewell, &header,
-                      farewellText_.data(),
-                      kFarewellTextBytes, s.recvTag)) {
+                      farewellText_.data(), kFarewellTextBytes, s.recvTag)) {
       peerFarewell_ =
           whole ? "it sent a farewell that failed its integrity check (altered "
                   "on the way)"
@@ -457,9 +456,8 @@ void TcpConnection::pushStripe(Stripe& s) {
 
 bool TcpConnection::pushControl(Stripe& s) {
   while (s.controlAt < s.control.size()) {
-    const ssize_t n =
-        send(s.socket.fd(), s.control.data() + s.controlAt,
-             s.control.size() - s.controlAt, kSendFlags);
+    const ssize_t n = send(s.socket.fd(), s.control.data() + s.controlAt,
+                           s.control.size() - s.controlAt, kSendFlags);
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) return false;
       if (errno == EINTR) continue;
@@ -486,8 +484,7 @@ void TcpConnection::sendFailed(Stripe& s, int err) {
   // A path that failed (the cable, a route), not the peer's own close or
   // reset: its pieces may go on over another socket.
   const bool path = err == ETIMEDOUT || err == EHOSTUNREACH ||
-                    err == ENETUNREACH || err == ENETDOWN ||
-                    err == EHOSTDOWN;
+                    err == ENETUNREACH || err == ENETDOWN || err == EHOSTDOWN;
   const size_t index = static_cast<size_t>(&s - stripes_.data());
   if (path && failOver(index, std::string("a send failed: ") + strerror(err)))
     return;
@@ -558,7 +555,8 @@ bool TcpConnection::mayRead(Stripe& s, bool look) {
   memcpy(bytes, s.carry.data() + s.carryAt, carried);
   if (carried < kHeaderBytes &&
       recv(s.socket.fd(), bytes + carried, kHeaderBytes - carried,
-           MSG_PEEK | MSG_DONTWAIT) != static_cast<ssize_t>(kHeaderBytes - carried))
+           MSG_PEEK | MSG_DONTWAIT) !=
+          static_cast<ssize_t>(kHeaderBytes - carried))
     return false;
   return next.length == kMoveLength;
 }
@@ -643,9 +641,8 @@ bool TcpConnection::pullStripe(Stripe& s, bool look) {
         fail("the byte stream is out of step (corrupt header)", 0);
       // A piece that came before on a socket since lost, and again here:
       // read and checked as the stream demands, then dropped.
-      s.duplicate =
-          moved_ && (s.recvPiece < recvConsumed_ ||
-                     recvDone_[s.recvPiece % shape_.slots] != 0);
+      s.duplicate = moved_ && (s.recvPiece < recvConsumed_ ||
+                               recvDone_[s.recvPiece % shape_.slots] != 0);
       if (s.duplicate)
         s.placed = true;
       else

@@ -251,8 +251,8 @@ class TcpConnection final : public Connection {
   uint64_t takeBack(size_t lost, uint64_t cut);
   void queueMove(size_t to, uint64_t residue, uint64_t from, uint64_t cut,
                  size_t lost);
-  void sayGivenUp(size_t lost, const std::string& why,
-                  const std::string& over, uint64_t again) const;
+  void sayGivenUp(size_t lost, const std::string& why, const std::string& over,
+                  uint64_t again) const;
   // A move is in, whole and checked: the lane it names comes on s from
   // now. False while the lost socket it names is not yet read to its end.
   bool takeMove(Stripe& s, size_t index);
@@ -311,9 +311,9 @@ class TcpConnection final : public Connection {
   std::vector<const std::byte*> sendExternal_;
   std::vector<std::byte> recvBuffer_;
   std::vector<uint32_t> recvLength_;
-  std::vector<uint8_t> recvDone_;     // slot holds a complete piece
-  uint64_t sendCommitted_ = 0;        // pieces committed
-  uint64_t sendFlushed_ = 0;          // pieces fully written (in order)
+  std::vector<uint8_t> recvDone_;  // slot holds a complete piece
+  uint64_t sendCommitted_ = 0;     // pieces committed
+  uint64_t sendFlushed_ = 0;       // pieces fully written (in order)
   // Per slot: written to its socket (until the slot is released), which
   // one, where the piece ended in its byte stream, its tag, and which
   // stripe's keys encrypted the slot in place (0: plain; else index + 1).
@@ -341,8 +341,8 @@ class TcpConnection final : public Connection {
   size_t nextSurvivor_ = 0;  // where failOver's next lane goes, in turn
   std::atomic<uint64_t> socketsLost_{0};
   std::atomic<uint64_t> bytesMoved_{0};
-  uint64_t recvConsumed_ = 0;         // pieces released
-  uint32_t recvOffset_ = 0;           // within the current piece
+  uint64_t recvConsumed_ = 0;  // pieces released
+  uint32_t recvOffset_ = 0;    // within the current piece
   // Receiving into the caller's memory (postRecv): the stream's bytes
   // [postStart_, postEnd_) belong at postDst_. Per slot: the piece whose
   // header was read there, its length and where it starts in the stream

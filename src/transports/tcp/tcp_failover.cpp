@@ -77,8 +77,7 @@ size_t TcpConnection::recvOwner(uint64_t piece) const {
 void TcpConnection::watchLinks() {
   for (size_t i = 0; i < linkDown_.size(); ++i)
     if (linkDown_[i] != nullptr &&
-        linkDown_[i]->load(std::memory_order_relaxed) &&
-        !stripes_[i].sendLost)
+        linkDown_[i]->load(std::memory_order_relaxed) && !stripes_[i].sendLost)
       failOver(i, "its link went down");
 }
 
@@ -140,8 +139,7 @@ bool TcpConnection::failOver(size_t lostIndex, const std::string& why) {
 
 bool TcpConnection::measureCut(Stripe& lost, uint64_t* cut) {
   uint64_t unacked = 0;
-  if (!platform::bytesNotAcknowledged(lost.socket.fd(), &unacked))
-    return false;
+  if (!platform::bytesNotAcknowledged(lost.socket.fd(), &unacked)) return false;
   lost.acked = lost.bytesOut - std::min(unacked, lost.bytesOut);
   // The stream's end at the far side: its last frame acknowledged whole.
   *cut = lost.ackedFrameEnd;
@@ -164,8 +162,7 @@ uint64_t TcpConnection::takeBack(size_t lostIndex, uint64_t cut) {
     const PieceHeader header{sendLength_[slot], static_cast<uint32_t>(p)};
     if (!lost.seal->unseal(p, &header, sendSlot(p), sendLength_[slot],
                            sealedTag))
-      fail("a piece to send again could not be taken back out of its seal",
-           0);
+      fail("a piece to send again could not be taken back out of its seal", 0);
     sendCipher_[slot] = 0;
   };
   // Every piece it carried past the cut goes again: in each lane, a run to
@@ -239,9 +236,10 @@ bool TcpConnection::takeMove(Stripe& s, size_t index) {
   if (!s.moveWaits && s.seal &&
       !s.seal->open(s.movesIn, SealedFrame::Move, &s.recvHeader,
                     s.moveBody.data(), kMoveBytes, s.recvTag))
-    fail("integrity check failed: a move of a lost socket's pieces was "
-         "altered on the way",
-         0);
+    fail(
+        "integrity check failed: a move of a lost socket's pieces was "
+        "altered on the way",
+        0);
   if (!s.moveWaits) ++s.movesIn;
   uint64_t from = 0;
   uint64_t cut = 0;
@@ -266,9 +264,10 @@ bool TcpConnection::takeMove(Stripe& s, size_t index) {
     return false;
   }
   if (lost.bytesIn < cut)
-    fail("a lost socket closed before the frames its peer's kernel had "
-         "acknowledged were read",
-         0);
+    fail(
+        "a lost socket closed before the frames its peer's kernel had "
+        "acknowledged were read",
+        0);
   s.moveWaits = false;
   // A frame begun past the lost socket's end is not read further: it comes
   // again here.
@@ -335,8 +334,7 @@ void TcpConnection::releaseSlots(bool look) {
       x.acked = x.bytesOut - std::min(unacked, x.bytesOut);
       for (uint64_t end : x.frameEnds)
         if (end <= x.acked) x.ackedFrameEnd = std::max(x.ackedFrameEnd, end);
-      std::erase_if(x.frameEnds,
-                    [&x](uint64_t end) { return end <= x.acked; });
+      std::erase_if(x.frameEnds, [&x](uint64_t end) { return end <= x.acked; });
     }
   while (sendReleased_ < sendFlushed_) {
     const size_t slot = sendReleased_ % shape_.slots;

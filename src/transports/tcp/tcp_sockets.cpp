@@ -280,9 +280,8 @@ const char* TcpSockets::dataProtection(LinkKind kind) const {
 
 std::shared_ptr<std::atomic<bool>> TcpSockets::linkDownSignal(
     int peer, const Link& link) const {
-  std::shared_ptr<std::atomic<bool>>& flag =
-      linkDown_[{peer, link.local.interfaceName + " " +
-                           link.remote.address.host()}];
+  std::shared_ptr<std::atomic<bool>>& flag = linkDown_[{
+      peer, link.local.interfaceName + " " + link.remote.address.host()}];
   if (!flag) flag = std::make_shared<std::atomic<bool>>(false);
   return flag;
 }
