@@ -552,7 +552,7 @@ bool TcpConnection::mayRead(Stripe& s, bool look) {
   PieceHeader next{};
   auto* bytes = reinterpret_cast<std::byte*>(&next);
   const size_t carried = std::min(s.carry.size() - s.carryAt, kHeaderBytes);
-  memcpy(bytes, s.carry.data() + s.carryAt, carried);
+  if (carried > 0) memcpy(bytes, s.carry.data() + s.carryAt, carried);
   if (carried < kHeaderBytes &&
       recv(s.socket.fd(), bytes + carried, kHeaderBytes - carried,
            MSG_PEEK | MSG_DONTWAIT) !=
