@@ -231,8 +231,8 @@ FarewellScan TcpConnection::scanInFarewell(const Stripe& s) const {
   // What came of the farewell's frame: its text, then (protected) its tag.
   const size_t got = s.recvOffset - kHeaderBytes;
   std::vector<std::byte> partial(
-      std::as_bytes(std::span(farewellText_)).begin(),
-      std::as_bytes(std::span(farewellText_)).begin() +
+      std::as_bytes(std::span(s.farewellText)).begin(),
+      std::as_bytes(std::span(s.farewellText)).begin() +
           static_cast<ptrdiff_t>(std::min(got, kFarewellTextBytes)));
   if (got > kFarewellTextBytes) {
     const auto tagRead =
@@ -341,7 +341,7 @@ void TcpConnection::takeFarewell(Stripe& s) {
         s.recvOffset == kHeaderBytes + kFarewellTextBytes + kPieceTagBytes;
     if (!whole ||
         !s.seal->open(s.recvPiece, SealedFrame::Farewell, &header,
-                      farewellText_.data(), kFarewellTextBytes, s.recvTag)) {
+                      s.farewellText.data(), kFarewellTextBytes, s.recvTag)) {
       peerFarewell_ =
           whole ? "it sent a farewell that failed its integrity check (altered "
                   "on the way)"
@@ -349,8 +349,8 @@ void TcpConnection::takeFarewell(Stripe& s) {
       return;
     }
   }
-  peerFarewell_.assign(farewellText_.data(),
-                       strnlen(farewellText_.data(), got));
+  peerFarewell_.assign(s.farewellText.data(),
+                       strnlen(s.farewellText.data(), got));
   if (peerFarewell_.empty()) peerFarewell_ = "it said farewell";
 }
 
@@ -503,7 +503,8 @@ ssize_t TcpConnection::readStripe(Stripe& s, void* target, size_t want) {
     return static_cast<ssize_t>(n);
   }
   const ssize_t n = recv(s.socket.fd(), target, want, 0);
-  s.idle = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+  s.drained = n > 0 && static_cast<size_t>(n) < want;
+  s.idle = s.drained || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
   return n;
 }
 
@@ -514,7 +515,8 @@ ssize_t TcpConnection::readWhole(Stripe& s) {
   msg.msg_iov = iov;
   msg.msg_iovlen = 2;
   const ssize_t n = recvmsg(s.socket.fd(), &msg, 0);
-  s.idle = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+  s.drained = n > 0 && static_cast<size_t>(n) < kHeaderBytes + shape_.slotBytes;
+  s.idle = s.drained || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
   if (n <= static_cast<ssize_t>(kHeaderBytes)) return n;
   // Past the header: a farewell's text, or the piece's payload and maybe
   // the next bytes of this socket. The text and the bytes past the piece
@@ -564,7 +566,11 @@ bool TcpConnection::mayRead(Stripe& s, bool look) {
 bool TcpConnection::pullStripe(Stripe& s, bool look) {
   bool moved = false;
   const size_t tag = tagBytes();
-  while (mayRead(s, look)) {
+  // Until the socket runs dry: a read that took less than it asked ends the
+  // look (the next progress() reads again), so that a small message costs
+  // no read that can only find nothing.
+  s.drained = false;
+  while (!s.drained && mayRead(s, look)) {
     // What comes next: the header, then the farewell's text, the move's
     // body or the piece's payload, then (under protection) the tag.
     const size_t body = s.farewell ? kFarewellTextBytes
@@ -581,10 +587,10 @@ bool TcpConnection::pullStripe(Stripe& s, bool look) {
         if (!placePayload(s.recvPiece)) return moved;
         s.placed = true;
       }
-      target = s.farewell ? farewellText_.data() + done
+      target = s.farewell ? s.farewellText.data() + done
                : s.move   ? reinterpret_cast<char*>(s.moveBody.data()) + done
                : s.duplicate
-                   ? reinterpret_cast<char*>(scratch_.data()) + done
+                   ? reinterpret_cast<char*>(s.scratch.data()) + done
                    : reinterpret_cast<char*>(recvPayload(s.recvPiece)) + done;
       want = body - done;
     } else {
@@ -643,15 +649,17 @@ bool TcpConnection::pullStripe(Stripe& s, bool look) {
       // read and checked as the stream demands, then dropped.
       s.duplicate = moved_ && (s.recvPiece < recvConsumed_ ||
                                recvDone_[s.recvPiece % shape_.slots] != 0);
-      if (s.duplicate)
+      if (s.duplicate) {
         s.placed = true;
-      else
+        s.scratch.resize(shape_.slotBytes);
+      } else {
         learnHeader(s.recvPiece, s.recvHeader.length);
+      }
     }
     if (s.recvOffset < kHeaderBytes ||
         s.recvOffset < kHeaderBytes + s.recvHeader.length + tag)
       continue;
-    std::byte* payload = s.duplicate ? scratch_.data() : recvSlot(s.recvPiece);
+    std::byte* payload = s.duplicate ? s.scratch.data() : recvSlot(s.recvPiece);
     if (s.seal && !s.seal->open(s.recvPiece, SealedFrame::Piece, &s.recvHeader,
                                 payload, s.recvHeader.length, s.recvTag))
       fail(s.seal->mode() == WireProtect::Encrypt
@@ -700,6 +708,10 @@ void TcpConnection::progress() {
     bool moved = pullStripe(stripes_[first]) || stripes_[first].closed;
     const bool look = fullLookDue_;
     fullLookDue_ = false;
+    // The piece the caller takes next is whole: the other sockets are read
+    // at its next look, not now (at the end of a small message they hold
+    // nothing, and the read would cost as much as the message's own).
+    if (!look && recvDone_[recvConsumed_ % shape_.slots] != 0) moved = false;
     for (size_t i = 0; i < stripes_.size(); ++i)
       if (look || (i != first && (moved || stripes_[i].recvOffset != 0 ||
                                   !stripes_[i].carry.empty())))

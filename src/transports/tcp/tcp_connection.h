@@ -164,6 +164,9 @@ class TcpConnection final : public Connection {
     // The socket had nothing at the last look: the next bytes most likely
     // start one message, read with its header in one call (readWhole).
     bool idle = true;
+    // The last read from the socket took less than it asked: the kernel had
+    // nothing more then, and one more read now would only say so.
+    bool drained = false;
     // Bytes that call read past its piece: the next ones of this socket,
     // taken before the socket's own (readStripe).
     std::vector<std::byte> carry;
@@ -204,6 +207,11 @@ class TcpConnection final : public Connection {
     bool moveWaits = false;
     std::array<std::byte, kMoveBytes> moveBody{};
     bool duplicate = false;
+    // Where a duplicate piece and a farewell's text are read: the stripe's
+    // own, since another stripe's may be half read at the same time (after
+    // a loss every socket is read, a frame at a time as it comes).
+    std::vector<std::byte> scratch;
+    std::array<char, kFarewellTextBytes> farewellText{};
     uint64_t recvLimit = kNoPiece;
     // Moves sealed for it and read from it: each move's nonce.
     uint64_t movesOut = 0;
@@ -330,7 +338,6 @@ class TcpConnection final : public Connection {
   // A lane moved (either way): the fast paths that assume piece k on
   // socket k % sockets are off.
   bool moved_ = false;
-  std::vector<std::byte> scratch_;  // a duplicate piece is read here
   // Past the last piece committed from the caller's memory, until
   // releaseCallerMemory copied it (0: none waits).
   uint64_t externalUpTo_ = 0;
@@ -370,8 +377,7 @@ class TcpConnection final : public Connection {
   // (the topology dump's counters): one writer, so a relaxed store.
   std::atomic<uint64_t> bytesWritten_{0};
   bool saidFarewell_ = false;  // nothing more may be sent
-  std::array<char, kFarewellTextBytes> farewellText_{};
-  std::string peerFarewell_;  // the reason the peer gave, once in
+  std::string peerFarewell_;   // the reason the peer gave, once in
 };
 
 }  // namespace mcl::transport::tcp

@@ -111,7 +111,6 @@ bool TcpConnection::failOver(size_t lostIndex, const std::string& why) {
   lost.sendSealed = false;
   lost.sendPiece = kNoPiece;
   moved_ = true;
-  if (scratch_.empty()) scratch_.resize(shape_.slotBytes);
   const auto stride = static_cast<uint64_t>(stripes_.size());
   std::string over;
   for (size_t turn = 0; turn < lanes.size(); ++turn) {
@@ -254,7 +253,6 @@ bool TcpConnection::takeMove(Stripe& s, size_t index) {
   // From the first move on, every socket is read (progress) and nothing is
   // read straight into the caller's memory (placePayload).
   moved_ = true;
-  if (scratch_.empty()) scratch_.resize(shape_.slotBytes);
   Stripe& lost = stripes_[lostIndex];
   lost.recvLimit = std::min(lost.recvLimit, cut);
   // The lost socket's frames up to its end come first: a move among them
