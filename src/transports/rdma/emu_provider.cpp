@@ -456,7 +456,9 @@ void EmuQueuePair::progressReceives(int64_t now) {
     EmuFrameHeader* f = frameAt(in_, tail);
     if (f->arrivalNs > now) return;  // still on the cable
     if (state_->cableDown(mac, device_, f->arrivalNs)) {
-      droppedFrames.fetch_add(1, std::memory_order_relaxed);
+      // Lost with its cable (a port_down fault), not for want of a
+      // receive: counted with the faults' drops.
+      countFault(EmuFrameFaultKind::Drop);
       takenFrames_ = tbFrames(f->bytes);
     }
     while (takenFrames_ < tbFrames(f->bytes))

@@ -71,6 +71,7 @@ void RdmaConnection::fail(uint32_t wire, const std::string& what) const {
 }
 
 void RdmaConnection::postReceive(uint32_t wire, uint32_t slot, Credit credit) {
+  if (state_[wire].lost) return;  // nothing comes on it again
   Wire& w = wires_[wire];
   w.qp->postRecv(slot, *w.recvMr, recvFrame(wire, slot), shape_.frameBytes);
   if (credit != Credit::None) ++state_[wire].credits;
@@ -84,7 +85,7 @@ uint64_t RdmaConnection::creditsLeft(uint32_t wire) const {
 }
 
 uint64_t RdmaConnection::reservedFor(uint32_t wire) const {
-  return acquired_ && nextSendSeq_ % wires_.size() == wire ? 1 : 0;
+  return acquired_ && acquiredWire_ == wire ? 1 : 0;
 }
 
 // Room in the send queue (leaving its place to a data frame acquired and
@@ -104,34 +105,44 @@ void RdmaConnection::postData(uint32_t wire, uint64_t piece) {
   h->flags = kFlagCredited;
   writeCounts(wire, *h);
   h->transmission = static_cast<uint32_t>(s.transmissions++);
+  h->index = static_cast<uint32_t>(piece);
   Wire& w = wires_[wire];
   const auto bytes = static_cast<uint32_t>(kFrameHeaderBytes + h->bytes);
-  w.qp->postSend(kSendTag | h->seq, *w.sendMr, frame,
+  // Numbered by its place on this wire (a piece's seq says it no longer
+  // once a wire is lost): its completion frees that frame.
+  w.qp->postSend(kSendTag | piece, *w.sendMr, frame,
                  sendLength(bytes, shape_.frameBytes));
   ++s.inFlight[frameIndex];
   ++s.sendsPosted;
 }
 
+bool RdmaConnection::dataRoom(uint32_t wire) const {
+  const WireState& s = state_[wire];
+  // Pieces to send again go first; a frame is reused once its piece is
+  // acknowledged and its last SEND completed; a frame acquired and not
+  // committed keeps its place and its credit.
+  // Data may spend every credit: a credit-returning frame without one
+  // goes into a spare receive instead (sendControlFrames).
+  return !s.lost && s.resendNext == s.dataSent && sendRoom(wire, false) &&
+         creditsLeft(wire) > reservedFor(wire) &&
+         s.dataSent - s.dataAcked < uint64_t(shape_.depth) &&
+         s.inFlight[s.dataSent % uint64_t(shape_.depth)] == 0 &&
+         !(acquired_ && acquiredWire_ == wire);
+}
+
 std::span<std::byte> RdmaConnection::acquireSend(size_t maxBytes) {
-  auto wire = static_cast<uint32_t>(nextSendSeq_ % wires_.size());
   const size_t room =
       std::min<size_t>(maxBytes, shape_.frameBytes - kFrameHeaderBytes);
-  std::byte* frame =
-      sendFrame(wire, state_[wire].dataSent % uint64_t(shape_.depth));
   // Acquired before and not committed (a caller that found no room on
   // another connection): the same frame, its place and credit kept.
-  if (acquired_) return {frame + kFrameHeaderBytes, room};
-  auto ready = [&] {
-    const WireState& s = state_[wire];
-    // Pieces to send again go first; a frame is reused once its piece is
-    // acknowledged and its last SEND completed.
-    // Data may spend every credit: a credit-returning frame without one
-    // goes into a spare receive instead (sendControlFrames).
-    return s.resendNext == s.dataSent && sendRoom(wire, false) &&
-           creditsLeft(wire) > 0 &&
-           s.dataSent - s.dataAcked < uint64_t(shape_.depth) &&
-           s.inFlight[s.dataSent % uint64_t(shape_.depth)] == 0;
-  };
+  if (acquired_)
+    return {sendFrame(acquiredWire_,
+                      state_[acquiredWire_].dataSent % uint64_t(shape_.depth)) +
+                kFrameHeaderBytes,
+            room};
+  const uint32_t wire = wireFor(nextSendSeq_);
+  // The pieces of a lost wire go before any new one.
+  auto ready = [&] { return dataRoom(wire) && !movesPending(); };
   if (!ready()) {
     progress();
     if (!ready()) {
@@ -140,24 +151,30 @@ std::span<std::byte> RdmaConnection::acquireSend(size_t maxBytes) {
     }
   }
   acquired_ = true;
-  return {frame + kFrameHeaderBytes, room};
+  acquiredWire_ = wire;
+  return {sendFrame(wire, state_[wire].dataSent % uint64_t(shape_.depth)) +
+              kFrameHeaderBytes,
+          room};
 }
 
 void RdmaConnection::commitSend(size_t bytes) {
-  auto wire = static_cast<uint32_t>(nextSendSeq_ % wires_.size());
+  const uint32_t wire = acquiredWire_;
   WireState& s = state_[wire];
   acquired_ = false;
   auto* h = reinterpret_cast<FrameHeader*>(
       sendFrame(wire, s.dataSent % uint64_t(shape_.depth)));
   h->seq = nextSendSeq_;
   h->bytes = static_cast<uint32_t>(bytes);
-  postData(wire, s.dataSent);
+  // Its wire was lost since it was acquired: the piece goes with the
+  // wire's others, over the wires left (movePieces).
+  if (!s.lost) postData(wire, s.dataSent);
   // A go-back that came while the frame was acquired resends it too.
   if (s.resendNext == s.dataSent) ++s.resendNext;
   ++s.dataSent;
   s.starved = false;
   ++nextSendSeq_;
   bytesSent_ += bytes;
+  if (s.lost) movePieces();
 }
 
 void RdmaConnection::handleReceive(uint32_t wire, const Completion& c) {
@@ -203,30 +220,54 @@ void RdmaConnection::handleData(uint32_t wire, uint32_t slot,
   // Every piece holds bytes (Connection::commitSend): an empty one would
   // never be read, and the stream would stall behind it until the timeout.
   if (h.bytes == 0) fail(wire, "a data frame without data");
-  if (h.seq % wires_.size() != wire || !(h.flags & kFlagCredited))
+  // Piece k goes on wire k % wires until a wire is lost at either end.
+  const bool striped = left_.empty() && h.lost == 0;
+  if ((striped && h.seq % wires_.size() != wire) || !(h.flags & kFlagCredited))
     fail(wire, "piece " + std::to_string(h.seq) + " came malformed");
-  const uint64_t piece = h.seq / wires_.size();
-  if (piece != s.dataReceived) {
+  const auto ahead =
+      static_cast<int32_t>(h.index - static_cast<uint32_t>(s.dataReceived));
+  if (ahead != 0) {
     // An old piece sent again, or one after a gap: dropped (go-back-N),
     // and after a gap the sender is asked for the wire's data again, once
     // per gap (a probe covers a request that is lost).
     postReceive(wire, slot, Credit::Data);
-    if (piece > s.dataReceived && s.askedResendAt != s.dataReceived)
-      s.resendWanted = true;
+    if (ahead > 0 && s.askedResendAt != s.dataReceived) s.resendWanted = true;
     return;
   }
   ++s.dataReceived;
-  arrived_[h.seq % arrived_.size()] = {true, wire, slot, h.bytes};
+  const uint64_t window = arrived_.size();
+  if (h.seq >= nextRecvSeq_ && h.seq - nextRecvSeq_ >= window)
+    fail(wire, "piece " + std::to_string(h.seq) + " came beyond the window");
+  // A piece sent again over another wire after a loss, which came (or was
+  // read) already: dropped.
+  if (h.seq < nextRecvSeq_ || arrived_[h.seq % window].present) {
+    set_->count(LossEvent::Duplicate, 1);
+    postReceive(wire, slot, Credit::Data);
+    return;
+  }
+  Arrived& a = arrived_[h.seq % window];
+  a = {true, false, wire, slot, h.bytes};
+  if (storing_ && h.seq - nextRecvSeq_ < storeWindow_) storeArrived(h.seq, a);
 }
 
 void RdmaConnection::handleCompletion(uint32_t wire, const Completion& c) {
+  if (state_[wire].lost) return;  // the rest of a batch polled before
   if (!c.ok) {
-    const uint64_t number = c.wrId & kWrNumberMask;
-    fail(wire, (c.recv                 ? "the receive into frame slot "
-                : c.wrId & kControlTag ? "the send of control frame "
-                                       : "the send of piece ") +
-                   std::to_string(number) +
-                   " completed with an error: " + c.error);
+    // A failed work request leaves its queue pair in error: the wire is
+    // given up (the connection fails when it was the last).
+    uint64_t number = c.wrId & kWrNumberMask;
+    const bool data = !c.recv && !(c.wrId & kControlTag);
+    // A data frame is kept until its send completes: the piece is there.
+    if (data)
+      number = reinterpret_cast<const FrameHeader*>(
+                   sendFrame(wire, number % uint64_t(shape_.depth)))
+                   ->seq;
+    loseWire(wire, (c.recv                 ? "the receive into frame slot "
+                    : c.wrId & kControlTag ? "the send of control frame "
+                                           : "the send of piece ") +
+                       std::to_string(number) +
+                       " completed with an error: " + c.error);
+    return;
   }
   if (c.recv) {
     handleReceive(wire, c);
@@ -238,18 +279,22 @@ void RdmaConnection::handleCompletion(uint32_t wire, const Completion& c) {
     ++s.controlDone;
     return;
   }
-  const uint64_t piece = (c.wrId & kWrNumberMask) / wires_.size();
-  --s.inFlight[piece % uint64_t(shape_.depth)];
+  --s.inFlight[(c.wrId & kWrNumberMask) % uint64_t(shape_.depth)];
 }
 
 void RdmaConnection::progress() {
+  for (uint32_t w = 0; portsDown_ != 0 && w < wires_.size(); ++w)
+    if ((portsDown_ >> w) & 1)
+      loseWire(w, "its port went down: a pulled or failed cable");
   Completion done[16];
   for (uint32_t w = 0; w < wires_.size(); ++w) {
+    if (state_[w].lost) continue;
     int n = wires_[w].cq->poll(done, 16);
     for (int i = 0; i < n; ++i) handleCompletion(w, done[i]);
   }
   for (uint32_t w = 0; w < wires_.size(); ++w)
-    if (state_[w].resendNext < state_[w].dataSent) resend(w);
+    if (!state_[w].lost && state_[w].resendNext < state_[w].dataSent) resend(w);
+  if (!left_.empty()) movePieces();
   sendControlFrames();
   lookAtClock();
 }
@@ -260,8 +305,7 @@ std::span<const std::byte> RdmaConnection::peekRecv() {
     progress();
     if (!a->present) return {};
   }
-  const std::byte* payload = recvFrame(a->wire, a->slot) + kFrameHeaderBytes;
-  return {payload + recvOffset_, a->bytes - recvOffset_};
+  return {payloadOf(nextRecvSeq_, *a) + recvOffset_, a->bytes - recvOffset_};
 }
 
 void RdmaConnection::releaseRecv(size_t bytes) {
@@ -271,27 +315,30 @@ void RdmaConnection::releaseRecv(size_t bytes) {
   a.present = false;
   recvOffset_ = 0;
   ++nextRecvSeq_;
-  postReceive(a.wire, a.slot, Credit::Data);
+  // A piece copied out gave its frame back when it was.
+  if (!a.stored) postReceive(a.wire, a.slot, Credit::Data);
+  a.stored = false;
   sendControlFrames();
 }
 
 bool RdmaConnection::peerAlive() const {
   if (broken_) return false;
-  for (uint32_t w = 0; w < wires_.size(); ++w)
-    if (wires_[w].context != nullptr &&
-        wires_[w].context->queryPort().state != PortState::Active)
-      fail(w, "the port went down (a pulled or failed cable)");
+  checkPorts();
+  if (arrived_[nextRecvSeq_ % arrived_.size()].present) return true;
   // Gone once the wire that carries the next piece has said farewell and
-  // the piece is not in: nothing comes after a farewell on a wire.
-  const auto next = static_cast<uint32_t>(nextRecvSeq_ % wires_.size());
-  return !(state_[next].peerSaidFarewell &&
-           !arrived_[nextRecvSeq_ % arrived_.size()].present);
+  // the piece is not in: nothing comes after a farewell on a wire. After a
+  // loss the piece may come on any wire left: gone once all have.
+  if (left_.empty())
+    return !state_[nextRecvSeq_ % wires_.size()].peerSaidFarewell;
+  for (uint32_t w : left_)
+    if (!state_[w].peerSaidFarewell) return true;
+  return false;
 }
 
 bool RdmaConnection::peerAcceptsSends() const {
   if (!peerAlive()) return false;
   for (const WireState& s : state_)
-    if (s.peerSaidFarewell) return false;
+    if (!s.lost && s.peerSaidFarewell) return false;
   return true;
 }
 
@@ -302,8 +349,9 @@ std::string RdmaConnection::peerGoneReason() const {
 
 bool RdmaConnection::drained() const {
   for (const WireState& s : state_)
-    if (s.sendsDone != s.sendsPosted || s.resendNext < s.dataSent) return false;
-  return true;
+    if (!s.lost && (s.sendsDone != s.sendsPosted || s.resendNext < s.dataSent))
+      return false;
+  return !movesPending();
 }
 
 }  // namespace mcl::transport::rdma

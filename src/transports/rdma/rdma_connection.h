@@ -20,6 +20,19 @@
 // every unacknowledged piece). A sender that hears no acknowledgement for
 // a while probes, and the answer says what is missing. Lost and resent
 // frames are counted (rdmaLossCounts).
+//
+// A lost cable: a wire whose port goes down (or whose send completes with
+// an error) is given up while another wire to the peer is left. Both ends
+// stop using it (every frame's `lost` bits say so), new pieces go round
+// the wires left, and the pieces it held that the peer had not
+// acknowledged are sent again over them, oldest first, before any new
+// one. Pieces carry their sequence number, so the receiver takes each
+// wherever it comes and drops one it holds already. Its frames on the
+// wires left may all hold pieces newer than one that must come again, and
+// only a consumed piece gives its receive back: so from the first loss on,
+// the receiver copies each piece out of its receive frame and gives the
+// frame back at once (within a window of pieces that bounds the copies).
+// With no wire left the connection fails naming the cable, as before.
 #pragma once
 
 #include <atomic>
@@ -87,9 +100,22 @@ struct RdmaLossCounts {
   uint64_t resent = 0;
   uint64_t probes = 0;
   uint64_t beyondSpares = 0;
+  // Wires given up mid-job (cables lost) and the pieces they held that
+  // went again over the wires left.
+  uint64_t wiresLost = 0;
+  uint64_t piecesMoved = 0;
 };
-enum class LossEvent { Received, Lost, Duplicate, Resent, Probe, BeyondSpares };
-constexpr size_t kLossEvents = 6;
+enum class LossEvent {
+  Received,
+  Lost,
+  Duplicate,
+  Resent,
+  Probe,
+  BeyondSpares,
+  WireLost,
+  PieceMoved
+};
+constexpr size_t kLossEvents = 8;
 // The whole process' counts (every communicator's).
 RdmaLossCounts rdmaLossCounts();
 
@@ -146,6 +172,9 @@ class ConnectionSet {
   RdmaLossCounts counts() const;
   void add(RdmaConnection* c);
   void remove(RdmaConnection* c);
+  // True the first time `what` is asked of this set: a cable lost is said
+  // once, not once per channel's connection over it.
+  bool firstTime(const std::string& what);
   // Polls every connection (acknowledgements, probes, resends). A
   // connection that fails keeps its error for its own next use. True when
   // one of them has something to recover (RdmaConnection::service).
@@ -161,6 +190,8 @@ class ConnectionSet {
   std::recursive_mutex use_;
   std::mutex mutex_;
   std::vector<RdmaConnection*> connections_;
+  std::mutex saidMutex_;
+  std::vector<std::string> said_;
   bool finished_ = false;
   std::atomic<uint64_t> counts_[kLossEvents]{};
   std::mutex keeperMutex_;
@@ -250,9 +281,14 @@ class RdmaConnection final : public Connection {
     uint64_t windowReceived = 0;          // transmissions in the loss window
     uint64_t windowLost = 0;
     bool peerSaidFarewell = false;  // no data comes after it on this wire
+    // Given up (a cable lost): nothing is sent, posted or polled on it
+    // again. Its pieces from moveNext to dataSent go over the wires left.
+    bool lost = false;
+    uint64_t moveNext = 0;
   };
   struct Arrived {
     bool present = false;
+    bool stored = false;  // copied out of its frame (after a loss)
     uint32_t wire = 0;
     uint32_t slot = 0;
     uint32_t bytes = 0;
@@ -273,6 +309,25 @@ class RdmaConnection final : public Connection {
   void handleData(uint32_t wire, uint32_t slot, const FrameHeader& h);
   void handleCompletion(uint32_t wire, const Completion& c);
   [[noreturn]] void fail(uint32_t wire, const std::string& what) const;
+  // rdma_failover.cpp: a lost wire.
+  // The wire piece `seq` goes on: seq % wires while none is lost, else
+  // the wires left in turn.
+  uint32_t wireFor(uint64_t seq) const;
+  // Gives `wire` up, saying why (fails, naming it, when it is the last).
+  void loseWire(uint32_t wire, const std::string& why);
+  // Asks each wire's port (a pulled cable on UC is silent otherwise): a
+  // port down is noted in portsDown_, taken up by progress(); fails at
+  // once, naming the cable, when no wire would be left.
+  void checkPorts() const;
+  // Pieces of lost wires still to send again, and sending them.
+  bool movesPending() const;
+  void movePieces();
+  // A frame of `wire` free for the next data piece, its credit included.
+  bool dataRoom(uint32_t wire) const;
+  // From the first loss on: every piece copied out of its receive frame.
+  void startStoring();
+  void storeArrived(uint64_t seq, Arrived& a);
+  const std::byte* payloadOf(uint64_t seq, const Arrived& a) const;
   // rdma_control.cpp: credits, acknowledgements, probes, resends.
   void writeCounts(uint32_t wire, FrameHeader& h);
   void readCounts(uint32_t wire, const FrameHeader& h);
@@ -302,9 +357,22 @@ class RdmaConnection final : public Connection {
   std::shared_ptr<ConnectionSet> set_;
   uint64_t nextSendSeq_ = 0;
   bool acquired_ = false;
-  uint64_t nextRecvSeq_ = 0;      // the piece peekRecv serves
-  uint32_t recvOffset_ = 0;       // consumed bytes of that piece
-  std::vector<Arrived> arrived_;  // by sequence % (wires * depth)
+  uint32_t acquiredWire_ = 0;  // the wire of the frame acquired
+  uint64_t nextRecvSeq_ = 0;   // the piece peekRecv serves
+  uint32_t recvOffset_ = 0;    // consumed bytes of that piece
+  // By sequence % its size: wires * depth, twice that once storing.
+  std::vector<Arrived> arrived_;
+  // Lost wires: ports seen down (bit per wire), the wires left, this end's
+  // lost bits as every header carries them; the copies of pieces taken out
+  // of their frames, one per arrived_ entry; and the window within which a
+  // piece is copied out (what the wires could hold before the loss).
+  mutable uint32_t portsDown_ = 0;
+  std::vector<uint32_t> left_;
+  uint8_t lostBits_ = 0;
+  bool storing_ = false;
+  std::vector<std::byte> stored_;
+  uint64_t storeWindow_ = 0;
+  int64_t portsCheckedNs_ = 0;
   uint64_t bytesSent_ = 0;
   mutable bool broken_ = false;  // set by fail(), also from peerAlive()
   mutable std::string failure_;  // what fail() said

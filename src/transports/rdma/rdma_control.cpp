@@ -31,6 +31,9 @@ constexpr int64_t kFirstProbeNs = 1'000'000;
 constexpr int64_t kMostProbeNs = 20'000'000;
 // The clock is read once per this many polls.
 constexpr uint32_t kPollsPerClockLook = 16;
+// Each wire's port is asked this often (and at every peerAlive()): a
+// pulled cable on UC gives no error, only silence.
+constexpr int64_t kPortCheckNs = 5'000'000;
 // A wire losing more than one frame in this many over a window is lossy;
 // a warning says so at most once per kLossWarnNs per connection.
 constexpr uint64_t kLossyOneIn = 100;
@@ -49,9 +52,10 @@ int64_t monotonicNs() {
 
 RdmaLossCounts countsOf(const std::atomic<uint64_t>* events) {
   auto count = [&](LossEvent e) { return events[size_t(e)].load(); };
-  return {count(LossEvent::Received), count(LossEvent::Lost),
+  return {count(LossEvent::Received),  count(LossEvent::Lost),
           count(LossEvent::Duplicate), count(LossEvent::Resent),
-          count(LossEvent::Probe)};
+          count(LossEvent::Probe),     count(LossEvent::BeyondSpares),
+          count(LossEvent::WireLost),  count(LossEvent::PieceMoved)};
 }
 
 RdmaLossCounts rdmaLossCounts() { return countsOf(lossEvents); }
@@ -68,6 +72,7 @@ void RdmaConnection::writeCounts(uint32_t wire, FrameHeader& h) {
   h.resend = 0;
   h.before = static_cast<uint32_t>(state_[wire].transmissions);
   h.uncreditedSeen = state_[wire].uncreditedReceived;
+  h.lost = lostBits_;
   for (uint32_t x = 0; x < wires_.size(); ++x) {
     WireState& s = state_[x];
     h.credits[x] = static_cast<uint16_t>(s.credits);
@@ -113,6 +118,10 @@ void RdmaConnection::readCounts(uint32_t wire, const FrameHeader& h) {
     s.dataAcked = acked;
     s.resendNext = std::max(s.resendNext, s.dataAcked);
   }
+  // Wires the peer gave up: this end stops using them too.
+  for (uint32_t x = 0; h.lost != 0 && x < wires_.size(); ++x)
+    if (((h.lost >> x) & 1) && !state_[x].lost)
+      loseWire(x, "rank " + std::to_string(peerRank_) + " gave it up");
 }
 
 // Transmissions on `wire` before `before` that did not arrive were lost (a
@@ -143,7 +152,7 @@ void RdmaConnection::applyResendRequests(const FrameHeader& h) {
 bool RdmaConnection::quiet() const {
   if (answerDue_) return false;
   for (const WireState& s : state_)
-    if (s.sendsDone != s.sendsPosted) return false;
+    if (!s.lost && s.sendsDone != s.sendsPosted) return false;
   return true;
 }
 
@@ -234,6 +243,7 @@ void RdmaConnection::sendControlFrames() {
   const uint64_t granted = depth - kSpareReceives;
   for (uint32_t w = 0; w < wires_.size(); ++w) {
     WireState& s = state_[w];
+    if (s.lost) continue;
     const uint64_t owed = s.dataCredits - s.dataCreditsTold;
     const uint64_t peerCredits = granted + s.creditsTold - s.nextTransmission;
     if (owed >= depth / 2 || (owed > 0 && peerCredits <= granted / 2))
@@ -264,6 +274,10 @@ void RdmaConnection::lookAtClock() {
   if (++pollsSinceClock_ < kPollsPerClockLook) return;
   pollsSinceClock_ = 0;
   const int64_t now = monotonicNs();
+  if (now - portsCheckedNs_ >= kPortCheckNs) {
+    portsCheckedNs_ = now;
+    checkPorts();
+  }
   probeIfSilent(now);
   reportLosses(now);
   // Spare receives the peer never said it received were lost with their
@@ -287,7 +301,7 @@ void RdmaConnection::reportLosses(int64_t now) {
   if (now - lossWindowNs_ < kLossWindowNs) return;
   for (uint32_t w = 0; w < wires_.size(); ++w) {
     WireState& s = state_[w];
-    const bool lossy = s.windowLost * kLossyOneIn > s.windowReceived;
+    const bool lossy = !s.lost && s.windowLost * kLossyOneIn > s.windowReceived;
     if (lossy && (lossWarnedNs_ == 0 || now - lossWarnedNs_ >= kLossWarnNs)) {
       lossWarnedNs_ = now;
       MCL_LOG(Warn, kLogColl,
@@ -308,7 +322,7 @@ void RdmaConnection::reportLosses(int64_t now) {
 
 bool RdmaConnection::needsProbe(uint32_t wire) const {
   const WireState& s = state_[wire];
-  if (s.peerSaidFarewell) return false;  // it answers no more
+  if (s.peerSaidFarewell || s.lost) return false;  // it answers no more
   return s.dataAcked < s.dataSent ||
          (creditsLeft(wire) == 0 && (s.starved || s.resendNext < s.dataSent));
 }
@@ -346,27 +360,29 @@ void RdmaConnection::sayFarewell(const std::string& reason) {
   // The spare receives take it; with every send in flight the peer hears
   // nothing on this wire.
   for (uint32_t w = 0; w < wires_.size(); ++w)
-    postControl(w, kFlagFarewell, reason.empty() ? "it said farewell" : reason);
+    if (!state_[w].lost)
+      postControl(w, kFlagFarewell,
+                  reason.empty() ? "it said farewell" : reason);
 }
 
 void RdmaConnection::askForAcknowledgements() {
   if (broken_ || saidFarewell_) return;
   bool asked = false;
   for (uint32_t w = 0; w < wires_.size(); ++w)
-    if (state_[w].dataAcked < state_[w].dataSent)
+    if (!state_[w].lost && state_[w].dataAcked < state_[w].dataSent)
       asked = postControl(w, kFlagProbe, "") || asked;
   // Nothing unacknowledged here: one probe still tells the peer what
   // arrived, which it may wait for.
-  if (!asked) postControl(0, kFlagProbe, "");
+  if (!asked) postControl(left_.empty() ? 0 : left_.front(), kFlagProbe, "");
 }
 
 bool RdmaConnection::handedOver() const {
   if (broken_) return true;
   for (const WireState& s : state_)
-    if (s.peerSaidFarewell) return true;
+    if (!s.lost && s.peerSaidFarewell) return true;
   for (const WireState& s : state_)
-    if (s.dataAcked < s.dataSent) return false;
-  return true;
+    if (!s.lost && s.dataAcked < s.dataSent) return false;
+  return !movesPending();
 }
 
 bool RdmaConnection::service() noexcept {
@@ -380,8 +396,10 @@ bool RdmaConnection::service() noexcept {
   if (broken_) return false;
   if (!quiet()) return true;
   for (uint32_t w = 0; w < wires_.size(); ++w)
-    if (needsProbe(w) || state_[w].resendNext < state_[w].dataSent) return true;
-  return false;
+    if (!state_[w].lost &&
+        (needsProbe(w) || state_[w].resendNext < state_[w].dataSent))
+      return true;
+  return movesPending();
 }
 
 void RdmaConnection::finish() { set_->finishAll(std::chrono::seconds(1)); }
@@ -455,6 +473,14 @@ void ConnectionSet::add(RdmaConnection* c) {
 void ConnectionSet::remove(RdmaConnection* c) {
   std::lock_guard<std::mutex> lock(mutex_);
   std::erase(connections_, c);
+}
+
+bool ConnectionSet::firstTime(const std::string& what) {
+  // Under use_ or serviceAll's mutex_ already: a lock of its own.
+  std::lock_guard<std::mutex> lock(saidMutex_);
+  if (std::find(said_.begin(), said_.end(), what) != said_.end()) return false;
+  said_.push_back(what);
+  return true;
 }
 
 bool ConnectionSet::serviceAll() {

@@ -184,7 +184,9 @@ std::vector<std::pair<std::string, uint64_t>> RdmaDevice::counters() const {
           {"frames_duplicated", c.duplicates},
           {"frames_resent", c.resent},
           {"probes", c.probes},
-          {"control_frames_beyond_spares", c.beyondSpares}};
+          {"control_frames_beyond_spares", c.beyondSpares},
+          {"wires_given_up", c.wiresLost},
+          {"pieces_moved", c.piecesMoved}};
 }
 
 void RdmaDevice::beginCalls() {

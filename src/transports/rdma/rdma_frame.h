@@ -25,6 +25,11 @@ constexpr uint8_t kFlagFarewell = 4;  // payload: why the sender stops
 // back like lost data. One sent without (its sender's data spent every
 // credit) lands in a spare receive and is not numbered.
 constexpr uint8_t kFlagCredited = 8;
+// The sender gave a wire up (its `lost` bits): sent on every wire left
+// that has a credit or a spare receive for it, so that the peer stops
+// using the wire too even when it has nothing to send (every frame's
+// header carries the bits as well).
+constexpr uint8_t kFlagLost = 16;
 
 struct FrameHeader {
   uint64_t seq;    // the piece's number, or kControlFrame
@@ -45,11 +50,18 @@ struct FrameHeader {
   // of any kind tells the receiver of transmissions lost before it (a
   // queue pair delivers in order), even one that spends no credit.
   uint32_t before;
+  // A data frame's number among this wire's data pieces (0, 1, ...): the
+  // order the wire's acknowledgement counts. Once a wire is lost, a piece
+  // (seq) may go over any wire left, so seq alone no longer says it.
+  uint32_t index;
   // Per wire, wrapping 16-bit counts: the credits granted (receives
   // reposted for data, with transmissions known lost) and the data pieces
   // received in order (the acknowledgement).
   uint16_t credits[kMaxWires];
   uint16_t acked[kMaxWires];
+  // Bit w: the sender gave wire w up (a port down, a send that failed);
+  // it sends nothing more on it, and neither may the receiver.
+  uint8_t lost;
 };
 static_assert(sizeof(FrameHeader) <= kFrameHeaderBytes);
 
@@ -61,8 +73,8 @@ inline uint64_t widen16(uint16_t seen, uint64_t known) {
 }
 
 // Work-request ids: bit 63 sends; bit 62 control sends; the rest the
-// piece's number (data) or the control frame's (control), or the receive
-// slot.
+// piece's number on its wire (data: FrameHeader::index) or the control
+// frame's (control), or the receive slot.
 constexpr uint64_t kSendTag = uint64_t{1} << 63;
 constexpr uint64_t kControlTag = uint64_t{1} << 62;
 constexpr uint64_t kWrNumberMask = kControlTag - 1;

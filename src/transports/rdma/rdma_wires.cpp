@@ -83,6 +83,12 @@ RdmaWires::RdmaWires(int rank, const RdmaOptions& options)
 
 RdmaWires::~RdmaWires() {
   const RdmaLossCounts c = connections_->counts();
+  if (c.wiresLost > 0)
+    MCL_LOG(Info, kLogInit,
+            "rank %d: rdma wires given up mid-job: %llu (cables lost); %llu "
+            "pieces sent again over the wires left",
+            rank_, static_cast<unsigned long long>(c.wiresLost),
+            static_cast<unsigned long long>(c.piecesMoved));
   if (c.lost + c.duplicates + c.resent + c.beyondSpares > 0)
     MCL_LOG(Info, kLogInit,
             "rank %d: rdma frames: %llu received, %llu lost, %llu "
