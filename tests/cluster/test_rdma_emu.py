@@ -114,6 +114,42 @@ def test_cable_taken_down_mid_operation_names_the_device():
         assert "rdma_en2" in out and "rdma_en3" in out, out
 
 
+@pytest.mark.parametrize("name,ranks,fault,size,iters", [
+    # Two Macs, two cables: the second one's far end goes down.
+    ("pair2", 2, "port_down:1:rdma_en6@1500", "16M", "300"),
+    ("pair2", 2, "port_down:0:rdma_en2@1500", "8", "1000000"),
+    # Three Macs in a ring of doubled cables: one cable of one pair.
+    ("ring3_doubled", 3, "port_down:1:rdma_en5@1500", "4M", "400"),
+])
+def test_a_cable_of_a_doubled_pair_lost_mid_run_is_ridden_out(
+        name, ranks, fault, size, iters):
+    # The cable goes down 1.5 s after the fabric starts, in the middle of
+    # a run of several seconds: the job goes on over the cable left, every
+    # result checked, and each end says which cable it gave up.
+    args = ["allreduce", "-b", size, "-e", size, "-n", iters, "-w", "0",
+            "-c", "1"]
+    procs = start_ranks(name, ranks, args, 29863, MCL_TIMEOUT="30",
+                        MCL_EMU_FAULTS=fault)
+    results = finish(procs, timeout=240)
+    for rank, (code, out) in enumerate(results):
+        assert code == 0, out
+        assert "(killed: hung)" not in out, out
+    outs = [out for _, out in results]
+    rank0 = outs[0]
+    assert "# Out of bounds values : 0 OK" in rank0, rank0
+    given_up = re.search(r"# RDMA wires given up \(all ranks\): (\d+)", rank0)
+    assert given_up and int(given_up.group(1)) >= 2, rank0
+    # Said by both ends of the lost cable: before the row, so mid-run.
+    device = fault.split(":")[2].split("@")[0]
+    warned = [out for out in outs
+              if re.search(r"cable \S*" + device + r"\S* is given up", out)]
+    assert len(warned) == 2, "\n---\n".join(outs)
+    row = re.search(r"^ +\d+ +\d+ +float", rank0, re.M)
+    assert row, rank0
+    if "is given up" in rank0:  # rank 0 is an end of the cable
+        assert rank0.index("is given up") < row.start(), rank0
+
+
 def read_until(proc, marker, timeout):
     """What proc printed up to and including the line with marker, read
     straight from its pipe (nothing left in a Python buffer that a later

@@ -105,6 +105,7 @@ TEST(RdmaFailover, ACableOfAPairLostMidStreamLosesNoPieceEitherWay) {
   const auto ms = [&](int n) { return start + std::chrono::milliseconds(n); };
   Way there{*macs.toMac1, *macs.toMac0, 0, 0, ""};
   Way back{*macs.toMac0, *macs.toMac1, 0, 0, ""};
+  double noticedMs = -1;  // for people: when mac0 gave the wire up
   while (there.got < there.sent || back.got < back.sent ||
          Clock::now() < ms(200)) {
     const auto now = Clock::now();
@@ -119,6 +120,9 @@ TEST(RdmaFailover, ACableOfAPairLostMidStreamLosesNoPieceEitherWay) {
     back.step(now, ms(200), ms(61), ms(100));
     ASSERT_EQ(there.wrong, "");
     ASSERT_EQ(back.wrong, "");
+    if (noticedMs < 0 && macs.mac0.lossCounts().wiresLost > 0)
+      noticedMs =
+          std::chrono::duration<double, std::milli>(now - start).count();
   }
   EXPECT_GT(there.sent, 100u);
   EXPECT_GT(back.sent, 100u);
@@ -129,6 +133,8 @@ TEST(RdmaFailover, ACableOfAPairLostMidStreamLosesNoPieceEitherWay) {
   EXPECT_GE(at1.wiresLost, 1u);
   // Pieces sent on the cable after it went and before its end noticed.
   EXPECT_GT(at0.piecesMoved + at1.piecesMoved, 0u);
+  std::printf("given up %.1f ms after the start (the port went down at 60)\n",
+              noticedMs);
   std::printf("pieces there %llu, back %llu; moved %llu + %llu\n",
               static_cast<unsigned long long>(there.sent),
               static_cast<unsigned long long>(back.sent),
