@@ -118,6 +118,8 @@ def test_cable_taken_down_mid_operation_names_the_device():
     # Two Macs, two cables: the second one's far end goes down.
     ("pair2", 2, "port_down:1:rdma_en6@1500", "16M", "300"),
     ("pair2", 2, "port_down:0:rdma_en2@1500", "8", "1000000"),
+    # ... up at both ends but losing every frame: found by its silence.
+    ("pair2", 2, "silent:1:rdma_en6@1500", "16M", "300"),
     # Three Macs in a ring of doubled cables: one cable of one pair.
     ("ring3_doubled", 3, "port_down:1:rdma_en5@1500", "4M", "400"),
 ])

@@ -144,6 +144,115 @@ TEST(RdmaFailover, ACableOfAPairLostMidStreamLosesNoPieceEitherWay) {
   EXPECT_TRUE(macs.toMac0->peerAlive());
 }
 
+TEST(RdmaFailover, TwoCablesOfThreeLostOneAfterTheOtherWhileReadersPause) {
+  // tests/fixtures/rdma/pair3.json: three cables. The second goes at 60 ms,
+  // the third at 120 ms, while each way's reader stops reading for a while
+  // (its window full of pieces held, copied out since the first loss): the
+  // second loss must find every frame of the cable left free to take what
+  // comes again.
+  Macs macs("pair3", "port_down:1:rdma_en6@60,port_down:0:rdma_en7@120");
+  const auto start = Clock::now();
+  const auto ms = [&](int n) { return start + std::chrono::milliseconds(n); };
+  Way there{*macs.toMac1, *macs.toMac0, 0, 0, ""};
+  Way back{*macs.toMac0, *macs.toMac1, 0, 0, ""};
+  while (there.got < there.sent || back.got < back.sent ||
+         Clock::now() < ms(250)) {
+    const auto now = Clock::now();
+    ASSERT_LT(now, ms(30000))
+        << "stalled: there " << there.got << " of " << there.sent << ", back "
+        << back.got << " of " << back.sent;
+    there.step(now, ms(250), ms(90), ms(160));
+    back.step(now, ms(250), ms(40), ms(140));
+    ASSERT_EQ(there.wrong, "");
+    ASSERT_EQ(back.wrong, "");
+  }
+  EXPECT_GE(macs.mac0.lossCounts().wiresLost, 2u);
+  EXPECT_GE(macs.mac1.lossCounts().wiresLost, 2u);
+}
+
+TEST(RdmaFailover, ACableThatCarriesNothingWhileTheOtherAnswersIsGivenUp) {
+  // rdma_en5 <-> rdma_en6 loses every frame from 60 ms on, its ports up:
+  // only silence shows it. Both ways keep streaming; the pieces it swallowed
+  // come again over the other cable.
+  Macs macs("pair2", "silent:1:rdma_en6@60");
+  const auto start = Clock::now();
+  const auto ms = [&](int n) { return start + std::chrono::milliseconds(n); };
+  Way there{*macs.toMac1, *macs.toMac0, 0, 0, ""};
+  Way back{*macs.toMac0, *macs.toMac1, 0, 0, ""};
+  double noticedMs = -1;
+  while (there.got < there.sent || back.got < back.sent ||
+         Clock::now() < ms(1500)) {
+    const auto now = Clock::now();
+    ASSERT_LT(now, ms(30000))
+        << "stalled: there " << there.got << " of " << there.sent << ", back "
+        << back.got << " of " << back.sent;
+    there.step(now, ms(1500), now, now);
+    back.step(now, ms(1500), now, now);
+    ASSERT_EQ(there.wrong, "");
+    ASSERT_EQ(back.wrong, "");
+    if (noticedMs < 0 && macs.mac0.lossCounts().wiresLost > 0)
+      noticedMs =
+          std::chrono::duration<double, std::milli>(now - start).count();
+  }
+  std::printf("given up %.1f ms after the start (silent from 60)\n", noticedMs);
+  EXPECT_GE(macs.mac0.lossCounts().wiresLost, 1u);
+  EXPECT_GE(macs.mac1.lossCounts().wiresLost, 1u);
+  EXPECT_GT(macs.mac0.lossCounts().piecesMoved, 0u);
+  EXPECT_GT(macs.mac1.lossCounts().piecesMoved, 0u);
+}
+
+// Streams both ways until `until`, then until every piece is in; false
+// (with the counts) when that takes over 30 s.
+::testing::AssertionResult streamBothWays(Macs& macs, int untilMs) {
+  const auto start = Clock::now();
+  const auto until = start + std::chrono::milliseconds(untilMs);
+  Way there{*macs.toMac1, *macs.toMac0, 0, 0, ""};
+  Way back{*macs.toMac0, *macs.toMac1, 0, 0, ""};
+  while (there.got < there.sent || back.got < back.sent ||
+         Clock::now() < until) {
+    const auto now = Clock::now();
+    if (now > start + std::chrono::seconds(30))
+      return ::testing::AssertionFailure()
+             << "stalled: there " << there.got << " of " << there.sent
+             << ", back " << back.got << " of " << back.sent;
+    there.step(now, until, now, now);
+    back.step(now, until, now, now);
+    if (!there.wrong.empty() || !back.wrong.empty())
+      return ::testing::AssertionFailure() << there.wrong << back.wrong;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+TEST(RdmaFailover, ASendThatFailsOnOneEndGivesTheCableUpAtBoth) {
+  // Mac 0's 300th frame out of rdma_en2 completes with an error: only mac0
+  // sees it; mac1 learns it from the lost bits mac0's frames carry.
+  Macs macs("pair2", "wc_error@300:0:rdma_en2");
+  EXPECT_TRUE(streamBothWays(macs, 300));
+  EXPECT_GE(macs.mac0.lossCounts().wiresLost, 1u);
+  EXPECT_GE(macs.mac1.lossCounts().wiresLost, 1u);
+}
+
+TEST(RdmaFailover, TwoEndsThatGiveUpDifferentCablesFailNamingThem) {
+  // Each end loses the other cable at about the same time: no cable is
+  // left that both use. The connection fails saying so (or, where one end
+  // heard of the other's loss first, on its own last cable's error), long
+  // before any timeout.
+  Macs macs("pair2", "wc_error@300:0:rdma_en2,wc_error@300:1:rdma_en6");
+  const auto start = Clock::now();
+  try {
+    streamBothWays(macs, 10000);
+    ADD_FAILURE() << "two cables lost, none left, and no error";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_TRUE(what.find("no cable is left that both ends use") !=
+                    std::string::npos ||
+                what.find("completed with an error") != std::string::npos)
+        << what;
+    EXPECT_NE(what.find("rdma_en"), std::string::npos) << what;
+  }
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(10));
+}
+
 TEST(RdmaFailover, TheOnlyCableLostFailsNamingIt) {
   Macs macs("pair", "port_down:1:rdma_en3@30");
   const auto start = Clock::now();
@@ -159,7 +268,7 @@ TEST(RdmaFailover, TheOnlyCableLostFailsNamingIt) {
     EXPECT_NE(what.find("rdma_en2->rdma_en3"), std::string::npos) << what;
     EXPECT_NE(what.find("went down"), std::string::npos) << what;
   }
-  EXPECT_LT(Clock::now() - start, std::chrono::seconds(2));
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(10));
 }
 
 }  // namespace rdma_failover_test

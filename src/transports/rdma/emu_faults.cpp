@@ -69,12 +69,13 @@ void endOf(const std::string& item, const std::string& macText,
 }
 
 EmuPortFault portFault(const std::string& item, const Devices& devices) {
-  // port_down:MAC:DEVICE@MS
+  // port_down:MAC:DEVICE@MS or silent:MAC:DEVICE@MS
   std::vector<std::string> f = splitFields(item);
   size_t at = f.size() == 3 ? f[2].rfind('@') : std::string::npos;
   if (at == std::string::npos)
-    defect(item, "should read port_down:MAC:DEVICE@MS");
+    defect(item, "should read " + f[0] + ":MAC:DEVICE@MS");
   EmuPortFault p;
+  p.silent = f[0] == "silent";
   endOf(item, f[1], f[2].substr(0, at), devices, &p.mac, &p.device);
   p.afterMs = wholeNumber(item, f[2].substr(at + 1), "MS", 0, INT64_MAX / 2);
   return p;
@@ -100,7 +101,8 @@ EmuFrameFault frameFault(const std::string& item, const Devices& devices) {
     out.kind = EmuFrameFaultKind::CompletionError;
   else
     defect(item,
-           "unknown fault; use port_down:MAC:DEVICE@MS, drop:RATE, dup:RATE, "
+           "unknown fault; use port_down:MAC:DEVICE@MS, silent:MAC:DEVICE@MS, "
+           "drop:RATE, dup:RATE, "
            "delay:RATE:US (each optionally :MAC:DEVICE for one cable), "
            "drop@N:MAC:DEVICE, dup@N:MAC:DEVICE or wc_error@N:MAC:DEVICE");
   size_t next = 1;
@@ -181,7 +183,7 @@ EmuFaults parseEmuFaults(const std::string& text, const Devices& devices) {
     std::string item = text.substr(start, end - start);
     start = end + 1;
     if (item.empty()) continue;
-    if (item.rfind("port_down:", 0) == 0)
+    if (item.rfind("port_down:", 0) == 0 || item.rfind("silent:", 0) == 0)
       faults.ports.push_back(portFault(item, devices));
     else
       faults.frames.push_back(frameFault(item, devices));

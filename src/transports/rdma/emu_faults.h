@@ -5,6 +5,8 @@
 //
 // The syntax, items separated by ',' (or ';', as port_down always took):
 //   port_down:MAC:DEVICE@MS    that cable goes down MS after init
+//   silent:MAC:DEVICE@MS       that cable loses every frame from MS after
+//                              init on, both ways, its ports staying up
 //   drop:RATE[:MAC:DEVICE]     each frame lost with probability RATE
 //   dup:RATE[:MAC:DEVICE]      each frame delivered twice
 //   delay:RATE:US[:MAC:DEVICE] each frame held back US microseconds more
@@ -28,6 +30,7 @@ struct EmuPortFault {
   int mac = -1;
   std::string device;
   int64_t afterMs = 0;  // from the provider's start
+  bool silent = false;  // the ports stay up; only the frames are lost
 };
 
 enum class EmuFrameFaultKind { Drop, Duplicate, Delay, CompletionError };

@@ -114,11 +114,14 @@ struct EmuState {
   int64_t startNs = nowNs();
   uint32_t nextQpn = 1;
 
-  // A cable is down when a fault names either of its ends.
-  bool cableDown(int mac, const std::string& device, int64_t atNs) const {
+  // A cable is down when a fault names either of its ends; a silent one
+  // (`silent` too: any fault) loses every frame though its ports are up.
+  bool cableDown(int mac, const std::string& device, int64_t atNs,
+                 bool silentToo = false) const {
     EmuEnd peer = s.fabric.peerOf(mac, device);
     for (const EmuPortFault& f : s.fabric.faults.ports) {
-      if (atNs < startNs + f.afterMs * 1000000) continue;
+      if (atNs < startNs + f.afterMs * 1000000 || (f.silent && !silentToo))
+        continue;
       if ((f.mac == mac && f.device == device) ||
           (f.mac == peer.mac && f.device == peer.device))
         return true;
@@ -356,7 +359,7 @@ void EmuQueuePair::progressSends(int64_t now) {
   const auto latencyNs = static_cast<int64_t>(state_->s.latencyUs * 1000);
   for (Send& s : sends_) {
     if (s.onWire) continue;
-    if (state_->cableDown(mac, device_, now)) {
+    if (state_->cableDown(mac, device_, now, true)) {
       s.onWire = true;  // lost on a dead link; UC still completes it
       s.doneNs = now;
       continue;
@@ -455,7 +458,7 @@ void EmuQueuePair::progressReceives(int64_t now) {
     if (tail == in_->head.load(std::memory_order_acquire)) return;
     EmuFrameHeader* f = frameAt(in_, tail);
     if (f->arrivalNs > now) return;  // still on the cable
-    if (state_->cableDown(mac, device_, f->arrivalNs)) {
+    if (state_->cableDown(mac, device_, f->arrivalNs, true)) {
       // Lost with its cable (a port_down fault), not for want of a
       // receive: counted with the faults' drops.
       countFault(EmuFrameFaultKind::Drop);

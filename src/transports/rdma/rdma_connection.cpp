@@ -142,7 +142,9 @@ std::span<std::byte> RdmaConnection::acquireSend(size_t maxBytes) {
             room};
   const uint32_t wire = wireFor(nextSendSeq_);
   // The pieces of a lost wire go before any new one.
-  auto ready = [&] { return dataRoom(wire) && !movesPending(); };
+  auto ready = [&] {
+    return dataRoom(wire) && (left_.empty() || !movesPending());
+  };
   if (!ready()) {
     progress();
     if (!ready()) {
@@ -251,7 +253,14 @@ void RdmaConnection::handleData(uint32_t wire, uint32_t slot,
 }
 
 void RdmaConnection::handleCompletion(uint32_t wire, const Completion& c) {
-  if (state_[wire].lost) return;  // the rest of a batch polled before
+  // A lost wire sends nothing more, but what comes on it is still read:
+  // the peer may not know yet, and its frames say which wires it gave up
+  // (where the two ends gave up different ones, none is left, and that is
+  // found only so). Errors there are the wire's end, already taken.
+  if (state_[wire].lost) {
+    if (c.ok && c.recv) handleReceive(wire, c);
+    return;
+  }
   if (!c.ok) {
     // A failed work request leaves its queue pair in error: the wire is
     // given up (the connection fails when it was the last).
@@ -288,7 +297,6 @@ void RdmaConnection::progress() {
       loseWire(w, "its port went down: a pulled or failed cable");
   Completion done[16];
   for (uint32_t w = 0; w < wires_.size(); ++w) {
-    if (state_[w].lost) continue;
     int n = wires_[w].cq->poll(done, 16);
     for (int i = 0; i < n; ++i) handleCompletion(w, done[i]);
   }
@@ -303,6 +311,8 @@ std::span<const std::byte> RdmaConnection::peekRecv() {
   Arrived* a = &arrived_[nextRecvSeq_ % arrived_.size()];
   if (!a->present) {
     progress();
+    // A loss found there grows arrived_ (storeMore): found again.
+    a = &arrived_[nextRecvSeq_ % arrived_.size()];
     if (!a->present) return {};
   }
   return {payloadOf(nextRecvSeq_, *a) + recvOffset_, a->bytes - recvOffset_};
@@ -318,6 +328,7 @@ void RdmaConnection::releaseRecv(size_t bytes) {
   // A piece copied out gave its frame back when it was.
   if (!a.stored) postReceive(a.wire, a.slot, Credit::Data);
   a.stored = false;
+  if (!retired_.empty()) std::vector<std::byte>().swap(retired_);
   sendControlFrames();
 }
 

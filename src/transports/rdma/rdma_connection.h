@@ -285,6 +285,13 @@ class RdmaConnection final : public Connection {
     // again. Its pieces from moveNext to dataSent go over the wires left.
     bool lost = false;
     uint64_t moveNext = 0;
+    // Frames that came on it (credited and not) at the last clock look,
+    // when that count last moved, and since when it has had something the
+    // peer must answer (needsProbe; 0: nothing): a wire that answers
+    // nothing for a second while another answers is given up.
+    uint64_t heardMark = 0;
+    int64_t heardNs = 0;
+    int64_t waitingNs = 0;
   };
   struct Arrived {
     bool present = false;
@@ -319,13 +326,19 @@ class RdmaConnection final : public Connection {
   // port down is noted in portsDown_, taken up by progress(); fails at
   // once, naming the cable, when no wire would be left.
   void checkPorts() const;
+  // At each clock look: a wire with something to answer that has carried
+  // nothing back for kSilentNs while another wire answers is given up
+  // (a cable up at both ends that loses every frame). Probes the other
+  // wires meanwhile, so that a live peer's answer shows.
+  void watchSilence(int64_t now);
   // Pieces of lost wires still to send again, and sending them.
   bool movesPending() const;
   void movePieces();
   // A frame of `wire` free for the next data piece, its credit included.
   bool dataRoom(uint32_t wire) const;
-  // From the first loss on: every piece copied out of its receive frame.
-  void startStoring();
+  // From the first loss on: every piece within a window copied out of its
+  // receive frame (the window and arrived_ grow at each loss).
+  void storeMore();
   void storeArrived(uint64_t seq, Arrived& a);
   const std::byte* payloadOf(uint64_t seq, const Arrived& a) const;
   // rdma_control.cpp: credits, acknowledgements, probes, resends.
@@ -360,7 +373,8 @@ class RdmaConnection final : public Connection {
   uint32_t acquiredWire_ = 0;  // the wire of the frame acquired
   uint64_t nextRecvSeq_ = 0;   // the piece peekRecv serves
   uint32_t recvOffset_ = 0;    // consumed bytes of that piece
-  // By sequence % its size: wires * depth, twice that once storing.
+  // By sequence % its size: wires * depth, and that much more at each
+  // loss (storeMore).
   std::vector<Arrived> arrived_;
   // Lost wires: ports seen down (bit per wire), the wires left, this end's
   // lost bits as every header carries them; the copies of pieces taken out
@@ -371,8 +385,10 @@ class RdmaConnection final : public Connection {
   uint8_t lostBits_ = 0;
   bool storing_ = false;
   std::vector<std::byte> stored_;
+  std::vector<std::byte> retired_;  // the copies the caller may still read
   uint64_t storeWindow_ = 0;
   int64_t portsCheckedNs_ = 0;
+  int64_t othersProbedNs_ = 0;
   uint64_t bytesSent_ = 0;
   mutable bool broken_ = false;  // set by fail(), also from peerAlive()
   mutable std::string failure_;  // what fail() said

@@ -31,9 +31,10 @@ constexpr int64_t kFirstProbeNs = 1'000'000;
 constexpr int64_t kMostProbeNs = 20'000'000;
 // The clock is read once per this many polls.
 constexpr uint32_t kPollsPerClockLook = 16;
-// Each wire's port is asked this often (and at every peerAlive()): a
-// pulled cable on UC gives no error, only silence.
-constexpr int64_t kPortCheckNs = 5'000'000;
+// Where a peer has several wires, each one's port is asked this often (and
+// at every peerAlive(), as with one wire): a pulled cable on UC gives no
+// error, only silence, and ibverbs' query walks the port's GID table.
+constexpr int64_t kPortCheckNs = 20'000'000;
 // A wire losing more than one frame in this many over a window is lossy;
 // a warning says so at most once per kLossWarnNs per connection.
 constexpr uint64_t kLossyOneIn = 100;
@@ -118,7 +119,23 @@ void RdmaConnection::readCounts(uint32_t wire, const FrameHeader& h) {
     s.dataAcked = acked;
     s.resendNext = std::max(s.resendNext, s.dataAcked);
   }
-  // Wires the peer gave up: this end stops using them too.
+  // Wires the peer gave up: this end stops using them too. Where the two
+  // ends gave up every wire between them (each its own, at once), none is
+  // left that both use.
+  if (h.lost != 0 && (h.lost | lostBits_) == (1u << wires_.size()) - 1 &&
+      (h.lost & ~lostBits_) != 0) {
+    auto named = [&](unsigned bits) {
+      std::string names;
+      for (uint32_t x = 0; x < wires_.size(); ++x)
+        if ((bits >> x) & 1)
+          names += (names.empty() ? "" : " + ") + wires_[x].device + "->" +
+                   wires_[x].remoteDevice;
+      return names;
+    };
+    fail(wire, "no cable is left that both ends use: this end gave up " +
+                   named(lostBits_) + ", rank " + std::to_string(peerRank_) +
+                   " gave up " + named(h.lost & ~lostBits_));
+  }
   for (uint32_t x = 0; h.lost != 0 && x < wires_.size(); ++x)
     if (((h.lost >> x) & 1) && !state_[x].lost)
       loseWire(x, "rank " + std::to_string(peerRank_) + " gave it up");
@@ -216,7 +233,7 @@ void RdmaConnection::handleControl(uint32_t wire, uint32_t slot,
   }
   if (h.flags & kFlagProbe) {
     answerDue_ = true;
-    answerWire_ = wire;
+    answerWire_ = state_[wire].lost ? left_.front() : wire;
   }
   // The answer to this wire's probe: what the peer holds now. A piece sent
   // on this wire before the probe and not acknowledged was lost (the wire
@@ -274,10 +291,11 @@ void RdmaConnection::lookAtClock() {
   if (++pollsSinceClock_ < kPollsPerClockLook) return;
   pollsSinceClock_ = 0;
   const int64_t now = monotonicNs();
-  if (now - portsCheckedNs_ >= kPortCheckNs) {
+  if (wires_.size() > 1 && now - portsCheckedNs_ >= kPortCheckNs) {
     portsCheckedNs_ = now;
     checkPorts();
   }
+  if (wires_.size() > 1) watchSilence(now);
   probeIfSilent(now);
   reportLosses(now);
   // Spare receives the peer never said it received were lost with their

@@ -48,7 +48,9 @@ constexpr ParamDef kParams[] = {
      "only)."},
     {"MCL_EMU_FAULTS", "",
      "Emulated faults, comma-separated: port_down:MAC:DEVICE@MS takes that "
-     "cable down MS after init; drop:RATE, dup:RATE and delay:RATE:US "
+     "cable down MS after init; silent:MAC:DEVICE@MS makes it lose every "
+     "frame from then on, its ports staying up; drop:RATE, dup:RATE and "
+     "delay:RATE:US "
      "(each optionally :MAC:DEVICE for one cable) drop, duplicate or hold "
      "back frames; drop@N:MAC:DEVICE, dup@N:MAC:DEVICE and "
      "wc_error@N:MAC:DEVICE hit the Nth frame that end sends."},
