@@ -22,15 +22,18 @@ TcpResends tcpResendsOf(const std::vector<mclComm_t>& comms, int rank) {
     r.resent += counters["tcp"].value("bytes_resent", uint64_t{0});
     r.socketsGivenUp += counters["tcp"].value("sockets_given_up", uint64_t{0});
     r.bytesMoved += counters["tcp"].value("bytes_moved", uint64_t{0});
+    r.socketsTakenBack +=
+        counters["tcp"].value("sockets_taken_back", uint64_t{0});
   }
   return r;
 }
 
 std::string tcpResendLine(TcpResends mine, mclComm_t comm, int rank) {
-  double sums[4] = {double(mine.sent), double(mine.resent),
-                    double(mine.socketsGivenUp), double(mine.bytesMoved)};
+  double sums[5] = {double(mine.sent), double(mine.resent),
+                    double(mine.socketsGivenUp), double(mine.bytesMoved),
+                    double(mine.socketsTakenBack)};
   checkMcl(rank, "mclAllReduce",
-           mclAllReduce(sums, sums, 4, mclFloat64, mclSum, comm, nullptr),
+           mclAllReduce(sums, sums, 5, mclFloat64, mclSum, comm, nullptr),
            comm);
   std::string text;
   if (sums[1] != 0)
@@ -43,8 +46,9 @@ std::string tcpResendLine(TcpResends mine, mclComm_t comm, int rank) {
             formatText(
                 "# TCP sockets given up (all ranks): %.0f, their "
                 "cables lost mid-job (see the WARNs); %.0f bytes of "
-                "pieces sent again over the links that remained",
-                sums[2], sums[3]);
+                "pieces sent again over the links that remained; %.0f "
+                "taken back when their cables came back",
+                sums[2], sums[3], sums[4]);
   return text;
 }
 

@@ -20,6 +20,7 @@ struct TcpResends {
   uint64_t resent = 0;
   uint64_t socketsGivenUp = 0;
   uint64_t bytesMoved = 0;
+  uint64_t socketsTakenBack = 0;
 };
 
 // This rank's counts on `comms` (each counted once).
@@ -27,7 +28,8 @@ TcpResends tcpResendsOf(const std::vector<mclComm_t>& comms, int rank);
 
 // Sums every rank's counts over `comm` (collective); "" when nothing was
 // sent again, else "# TCP resends (all ranks): ..." and, where sockets were
-// given up, "# TCP sockets given up (all ranks): ..." (one line each).
+// given up, "# TCP sockets given up (all ranks): ..." (one line each, the
+// second saying how many were taken back).
 std::string tcpResendLine(TcpResends mine, mclComm_t comm, int rank);
 
 }  // namespace mcl::perf

@@ -59,11 +59,12 @@ def test_last_cable_down_fails_every_rank_within_seconds_naming_it():
     assert elapsed < 5, f"took {elapsed:.1f} s"
 
 
-def test_one_cable_of_a_pair_down_and_back_is_named_and_ridden_out():
+def test_one_cable_of_a_pair_down_and_back_is_named_and_taken_back():
     # Two cables: the second stays. The connection gives the lost one up
-    # and carries on over the second; the watch says when it is back, and
-    # every result is checked.
-    args = ["allreduce", "-b", "4M", "-e", "4M", "-n", "1500", "-w", "0",
+    # and carries on over the second; the watch says when it is back, a
+    # second later a new connection over it proves itself, and the
+    # connection takes it back. Every result is checked.
+    args = ["allreduce", "-b", "4M", "-e", "4M", "-n", "3000", "-w", "0",
             "-c", "1"]
     with Cluster("pair2", name="mcl-onecable") as bed:
         procs = start_ranks(bed, [0, 1], cable_root(29771), args,
@@ -79,13 +80,19 @@ def test_one_cable_of_a_pair_down_and_back_is_named_and_ridden_out():
         assert "is up again; 2 of 2 links" in out, out
         here, there = ("tb1c0", "tb0c0") if rank == 0 else ("tb0c0", "tb1c0")
         assert cable_named(out, here, there), out
+        assert re.search(rf"tcp to rank {1 - rank}: cable {here} [\d.]+ -> "
+                         rf"{there} [\d.]+ is taken back into use", out), out
     # mcl-perf's summary counts it: each end once.
     assert re.search(r"^# Links \(all ranks, each end counted\): 2 went down, "
                      r"2 came back, 0 down at the end; [\d.]+ s on fewer",
                      outputs[0][1], re.M), outputs[0][1]
-    # The sockets it gave up are counted.
-    assert re.search(r"^# TCP sockets given up \(all ranks\): [1-9]",
-                     outputs[0][1], re.M), outputs[0][1]
+    # The sockets it gave up are counted, and as many taken back (2 a
+    # cable, 2 channels, both ends).
+    given = re.search(r"^# TCP sockets given up \(all ranks\): (\d+), .*; "
+                      r"(\d+) taken back when their cables came back",
+                      outputs[0][1], re.M)
+    assert given and int(given.group(1)) >= 2, outputs[0][1]
+    assert given.group(2) == given.group(1), outputs[0][1]
 
 
 def lose_a_cable_mid_run(name, port, args, fault, cable=1, env=None,

@@ -17,6 +17,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <span>
@@ -253,6 +254,73 @@ TEST_P(TcpFailover, AConnectionThatLostALinkGoesOnBothWays) {
   }
   EXPECT_TRUE(gotBack == back);
   EXPECT_TRUE(gotSecond == second);
+  EXPECT_TRUE(p.sender->peerAlive());
+  EXPECT_TRUE(p.receiver->peerAlive());
+}
+
+// Streams `data` each way at once (sender to receiver and back), calling
+// between(i) at every turn, until both are in.
+void bothWays(TcpConnection& a, TcpConnection& b,
+              const std::vector<std::byte>& data, bool inPlace,
+              const std::function<void(int)>& between) {
+  size_t sentAB = 0;
+  size_t sentBA = 0;
+  std::vector<std::byte> gotAB;
+  std::vector<std::byte> gotBA;
+  for (int i = 0;
+       i < 400000 && (gotAB.size() < data.size() || gotBA.size() < data.size());
+       ++i) {
+    between(i);
+    offer(a, data, inPlace, &sentAB);
+    offer(b, data, inPlace, &sentBA);
+    a.progress();
+    b.progress();
+    take(b, &gotAB);
+    take(a, &gotBA);
+  }
+  EXPECT_TRUE(gotAB == data);
+  EXPECT_TRUE(gotBA == data);
+}
+
+TEST_P(TcpFailover, ACableBackIsTakenUpAgainAndCarriesItsLanes) {
+  // Link b is lost, then comes back: a new socket pair over it is offered
+  // to both ends (as TcpSockets' rejoin thread does), each takes it once
+  // its old socket is read to its end, and the lanes of b's residues go
+  // back to it. Then link a is lost: everything must go over b's new
+  // sockets, which shows they carry.
+  Striped p = stripedPair(GetParam().protect, 0);
+  const auto linkADown = std::make_shared<std::atomic<bool>>(false);
+  p.sender->followLinkStates({linkADown, linkADown, p.linkBDown, p.linkBDown});
+  p.receiver->followLinkStates(
+      {linkADown, linkADown, p.linkBDown, p.linkBDown});
+  const std::vector<std::byte> data = pattern(40 * kShape.slotBytes + 3, 5);
+  bothWays(*p.sender, *p.receiver, data, GetParam().inPlace, [&](int i) {
+    if (i == 2) p.linkBDown->store(true);
+  });
+  EXPECT_EQ(p.sender->givenUpStripes(), 0b1100u);
+  EXPECT_EQ(p.receiver->givenUpStripes(), 0b1100u);
+  p.linkBDown->store(false);
+  std::vector<ProvenSocket> a, b;
+  provenPairs(2, 0, &a, &b);
+  p.sender->offerSocket(2, std::move(a[0]));
+  p.sender->offerSocket(3, std::move(a[1]));
+  p.receiver->offerSocket(2, std::move(b[0]));
+  p.receiver->offerSocket(3, std::move(b[1]));
+  bothWays(*p.sender, *p.receiver, data, GetParam().inPlace, [](int) {});
+  EXPECT_EQ(p.sender->givenUpStripes(), 0u);
+  EXPECT_EQ(p.receiver->givenUpStripes(), 0u);
+  EXPECT_EQ(p.sender->socketsRegained(), 2u);
+  EXPECT_EQ(p.receiver->socketsRegained(), 2u);
+  // Each end's pieces of residues 2 and 3 went back to b's new sockets
+  // (10 pieces each way and socket).
+  for (size_t i : {2, 3}) {
+    EXPECT_GT(p.sender->bytesSentOn(i), 8 * kShape.slotBytes) << i;
+    EXPECT_GT(p.receiver->bytesSentOn(i), 8 * kShape.slotBytes) << i;
+  }
+  bothWays(*p.sender, *p.receiver, data, GetParam().inPlace, [&](int i) {
+    if (i == 2) linkADown->store(true);
+  });
+  EXPECT_EQ(p.sender->givenUpStripes(), 0b0011u);
   EXPECT_TRUE(p.sender->peerAlive());
   EXPECT_TRUE(p.receiver->peerAlive());
 }

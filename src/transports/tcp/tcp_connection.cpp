@@ -57,6 +57,7 @@ TcpConnection::TcpConnection(int peerRank, std::vector<ProvenSocket> sockets,
       link_(std::move(link)),
       silence_("tcp to rank " + std::to_string(peerRank), stripeLinks),
       protect_(protect),
+      cipher_(cipher),
       shape_(shape),
       sendBuffer_(size_t{shape.slots} * shape.slotBytes),
       sendLength_(shape.slots),
@@ -362,7 +363,7 @@ bool TcpConnection::waitsForPlace(const Stripe& s) const {
 
 bool TcpConnection::wantsRead(size_t i) const {
   const Stripe& s = stripes_[i];
-  if (moved_) return readsNow(s) && !waitsForPlace(s);
+  if (moved_) return (readsNow(s) || s.awaitsMove) && !waitsForPlace(s);
   if (s.closed || s.recvPiece >= recvConsumed_ + shape_.slots) return false;
   // What progress() reads when nothing comes: the socket of the next
   // header due, and those in the middle of a piece that is not waiting to
@@ -549,7 +550,7 @@ bool TcpConnection::mayRead(Stripe& s, bool look) {
   // every socket gets now and then.
   if (s.closed || s.moveWaits || s.bytesIn >= s.recvLimit ||
       s.recvOffset != 0 || !(moved_ || look) ||
-      (s.recvPiece == kNoPiece && s.recvLimit == kNoPiece))
+      (s.recvPiece == kNoPiece && s.recvLimit == kNoPiece && !s.awaitsMove))
     return false;
   PieceHeader next{};
   auto* bytes = reinterpret_cast<std::byte*>(&next);
@@ -683,6 +684,8 @@ bool TcpConnection::pullStripe(Stripe& s, bool look) {
 
 void TcpConnection::progress() {
   if (!linkDown_.empty()) watchLinks();
+  if (offered_.load(std::memory_order_relaxed) || !waitingOffers_.empty())
+    takeOffers();
   for (Stripe& s : stripes_) pushStripe(s);
   if (moved_) {
     // Lanes may sit anywhere: every socket is looked at, and a move that

@@ -23,15 +23,24 @@
 //     socket holds nothing from P on"); from that point both ends count
 //     that lane on the new socket. The receiver reads the lost socket up to
 //     P, drops any piece it already holds, and takes the rest as it comes.
+//   - A cable that comes back (tcp_rejoin.cpp): a thread of TcpSockets
+//     makes (or accepts) a new socket over it and offers it; the connection
+//     takes it in place of the old one once that one is read to its end,
+//     and each end moves the lanes of that socket's residue back with a
+//     move that loses nothing ("residue r comes here from piece R"): the
+//     socket that carried the lane carries it up to R.
 #pragma once
 
 #include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "platform/socket.h"
@@ -67,10 +76,12 @@ constexpr size_t kFarewellTextBytes = 248;
 // In place of a piece header: a move (see above). The header's piece field
 // holds the residue that moves; kMoveBytes follow: the piece it moves from
 // (u64), where the lost socket's stream ends (u64: the end of its last
-// frame that the peer's kernel acknowledged), the lost socket (u32) and 4
+// frame that the peer's kernel acknowledged; kNoPiece for a lane going back
+// to a socket taken back, where nothing is lost), the piece the lane ends
+// before (u64; kNoPiece: it goes on), the socket it leaves (u32) and 4
 // bytes of zeros; then, protected, its tag.
 constexpr uint32_t kMoveLength = 0xfffffffeu;
-constexpr size_t kMoveBytes = 24;
+constexpr size_t kMoveBytes = 32;
 constexpr uint64_t kNoPiece = UINT64_MAX;
 
 class FarewellScan;  // farewell_scan.h
@@ -121,6 +132,25 @@ class TcpConnection final : public Connection {
   uint64_t bytesMoved() const {
     return bytesMoved_.load(std::memory_order_relaxed);
   }
+  // Sockets given up that a new one has taken the place of (a cable back).
+  uint64_t socketsRegained() const {
+    return socketsRegained_.load(std::memory_order_relaxed);
+  }
+  // The sockets given up now, a bit each in stripe order: read by the
+  // thread that makes new ones (any thread).
+  uint64_t givenUpStripes() const {
+    return givenUp_.load(std::memory_order_relaxed);
+  }
+  // A new socket for stripe `stripe`, over the same link, from any thread:
+  // taken at the next progress() once the old socket is read to its end
+  // (tcp_rejoin.cpp). An offer for a socket that is not given up waits.
+  void offerSocket(size_t stripe, ProvenSocket socket);
+  // Called when the connection is destroyed (whoever offers sockets lets
+  // go of it then).
+  void whenGone(std::function<void()> gone) { gone_ = std::move(gone); }
+  ~TcpConnection() override {
+    if (gone_) gone_();
+  }
   // The cable watch's word on each socket's link (true: down), in stripe
   // order; a socket whose link goes down is given up (failOver) where
   // another link remains.
@@ -133,6 +163,8 @@ class TcpConnection final : public Connection {
   }
   // For the waker: each socket and whether it has bytes to write.
   size_t socketCount() const { return stripes_.size(); }
+  // Bytes written to socket i since it was made (or taken in).
+  uint64_t bytesSentOn(size_t i) const { return stripes_[i].bytesOut; }
   int socketFd(size_t i) const { return stripes_[i].socket.fd(); }
   bool wantsWrite(size_t i) const;
   // Whether progress() would read socket i now, with nothing coming (the
@@ -213,6 +245,8 @@ class TcpConnection final : public Connection {
     std::vector<std::byte> scratch;
     std::array<char, kFarewellTextBytes> farewellText{};
     uint64_t recvLimit = kNoPiece;
+    // Taken back (adopt): nothing comes on it but moves, until the first.
+    bool awaitsMove = false;
     // Moves sealed for it and read from it: each move's nonce.
     uint64_t movesOut = 0;
     uint64_t movesIn = 0;
@@ -258,12 +292,19 @@ class TcpConnection final : public Connection {
   bool measureCut(Stripe& lost, uint64_t* cut);
   uint64_t takeBack(size_t lost, uint64_t cut);
   void queueMove(size_t to, uint64_t residue, uint64_t from, uint64_t cut,
-                 size_t lost);
+                 size_t lost, uint64_t end = kNoPiece);
   void sayGivenUp(size_t lost, const std::string& why, const std::string& over,
                   uint64_t again) const;
   // A move is in, whole and checked: the lane it names comes on s from
   // now. False while the lost socket it names is not yet read to its end.
   bool takeMove(Stripe& s, size_t index);
+  // tcp_rejoin.cpp: the offers taken in where their stripes are done with
+  // (given up here, read to the end, no move waiting on them); a new
+  // socket in place of the old; the lanes of its residue moved back.
+  void takeOffers();
+  bool stripeDone(size_t i) const;
+  void adopt(size_t i, ProvenSocket socket);
+  void moveLaneHome(size_t i);
   // Whether pullStripe reads the stripe now: its next frame has a slot
   // (or is a control frame begun), and the stripe is not closed, waiting,
   // or read to its end. mayRead: that, or a move comes next (looked at
@@ -310,6 +351,7 @@ class TcpConnection final : public Connection {
   std::string link_;
   LinkSilence silence_;
   WireProtect protect_;
+  PieceCipher cipher_;  // for sockets taken in later (adopt)
   TcpSlots shape_;
   std::vector<Stripe> stripes_;
   std::vector<std::byte> sendBuffer_;
@@ -348,6 +390,15 @@ class TcpConnection final : public Connection {
   size_t nextSurvivor_ = 0;  // where failOver's next lane goes, in turn
   std::atomic<uint64_t> socketsLost_{0};
   std::atomic<uint64_t> bytesMoved_{0};
+  std::atomic<uint64_t> socketsRegained_{0};
+  std::atomic<uint64_t> givenUp_{0};
+  // Offers from another thread (offersMutex_), and those taken that wait
+  // for their stripe to be done with (this thread's).
+  std::mutex offersMutex_;
+  std::vector<std::pair<size_t, ProvenSocket>> offers_;
+  std::atomic<bool> offered_{false};
+  std::vector<std::pair<size_t, ProvenSocket>> waitingOffers_;
+  std::function<void()> gone_;
   uint64_t recvConsumed_ = 0;  // pieces released
   uint32_t recvOffset_ = 0;    // within the current piece
   // Receiving into the caller's memory (postRecv): the stream's bytes

@@ -215,17 +215,20 @@ std::vector<std::pair<std::string, uint64_t>> TcpDevice::counters() const {
   uint64_t resent = 0;
   uint64_t givenUp = 0;
   uint64_t moved = 0;
+  uint64_t back = 0;
   if (!sockets_) return {};  // not opened: no peer over TCP
   for (const TcpConnection* c : sockets_->connectionsMade()) {
     sent += c->bytesHandedOver();
     resent += c->bytesResent();
     givenUp += c->socketsLost();
     moved += c->bytesMoved();
+    back += c->socketsRegained();
   }
   return {{"bytes_sent", sent},
           {"bytes_resent", resent},
           {"sockets_given_up", givenUp},
-          {"bytes_moved", moved}};
+          {"bytes_moved", moved},
+          {"sockets_taken_back", back}};
 }
 
 BufferUse TcpDevice::bufferUse() const {

@@ -43,7 +43,8 @@ class TcpDevice final : public Device {
   // "bytes_sent" and "bytes_resent" (the kernel's retransmissions) over
   // every connection: what `qualify` calls a LOSSY cable; and
   // "sockets_given_up" and "bytes_moved": cables lost mid-job, and the
-  // pieces sent again over the links that remained.
+  // pieces sent again over the links that remained; "sockets_taken_back":
+  // new sockets in their place once their cables came back.
   std::vector<std::pair<std::string, uint64_t>> counters() const override;
 
  private:

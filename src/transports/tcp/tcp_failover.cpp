@@ -102,6 +102,7 @@ bool TcpConnection::failOver(size_t lostIndex, const std::string& why) {
   lanes.insert(lanes.end(), lost.lanesAfterControl.begin(),
                lost.lanesAfterControl.end());
   lost.sendLost = true;
+  givenUp_.fetch_or(uint64_t{1} << lostIndex, std::memory_order_relaxed);
   lost.sendLanes.clear();
   lost.lanesAfterControl.clear();
   lost.control.clear();
@@ -124,8 +125,11 @@ bool TcpConnection::failOver(size_t lostIndex, const std::string& why) {
         from = p;
         break;
       }
+    // A lane already going back to its own socket (moveLaneHome) ends
+    // where that one takes over: nothing left of it here, nothing moves.
+    if (from >= l.end) continue;
     const size_t toIndex = live[(nextSurvivor_ + turn) % live.size()];
-    queueMove(toIndex, residue, from, cut, lostIndex);
+    queueMove(toIndex, residue, from, cut, lostIndex, l.end);
     if (over.find(stripeLink(toIndex)) == std::string::npos)
       over += (over.empty() ? "" : ", ") + stripeLink(toIndex);
   }
@@ -184,14 +188,15 @@ uint64_t TcpConnection::takeBack(size_t lostIndex, uint64_t cut) {
 }
 
 void TcpConnection::queueMove(size_t toIndex, uint64_t residue, uint64_t from,
-                              uint64_t cut, size_t lostIndex) {
+                              uint64_t cut, size_t lostIndex, uint64_t end) {
   Stripe& to = stripes_[toIndex];
   const PieceHeader header{kMoveLength, static_cast<uint32_t>(residue)};
   std::array<std::byte, kMoveBytes> body{};
   const auto lostWord = static_cast<uint32_t>(lostIndex);
   memcpy(body.data(), &from, 8);
   memcpy(body.data() + 8, &cut, 8);
-  memcpy(body.data() + 16, &lostWord, 4);
+  memcpy(body.data() + 16, &end, 8);
+  memcpy(body.data() + 24, &lostWord, 4);
   PieceTag sealedTag{};
   if (to.seal)
     sealedTag = to.seal->seal(to.movesOut, SealedFrame::Move, &header,
@@ -203,7 +208,8 @@ void TcpConnection::queueMove(size_t toIndex, uint64_t residue, uint64_t from,
   const auto* t = reinterpret_cast<const std::byte*>(sealedTag.data());
   to.control.insert(to.control.end(), t, t + tagBytes());
   to.controlEnds.push_back(to.control.size());
-  to.lanesAfterControl.push_back({from, from});
+  // A lane leaving the socket it is written on brings nothing here.
+  if (toIndex != lostIndex) to.lanesAfterControl.push_back({from, from, end});
 }
 
 void TcpConnection::sayGivenUp(size_t lostIndex, const std::string& why,
@@ -242,14 +248,33 @@ bool TcpConnection::takeMove(Stripe& s, size_t index) {
   if (!s.moveWaits) ++s.movesIn;
   uint64_t from = 0;
   uint64_t cut = 0;
+  uint64_t end = 0;
   uint32_t lostIndex = 0;
   memcpy(&from, s.moveBody.data(), 8);
   memcpy(&cut, s.moveBody.data() + 8, 8);
-  memcpy(&lostIndex, s.moveBody.data() + 16, 4);
+  memcpy(&end, s.moveBody.data() + 16, 8);
+  memcpy(&lostIndex, s.moveBody.data() + 24, 4);
   const uint64_t residue = s.recvHeader.piece;
-  if (residue >= stride || lostIndex >= stride || lostIndex == index ||
-      from % stride != residue)
+  // No cut: a lane going back to a socket taken back (moveLaneHome): on
+  // that socket it arrives, on the one it leaves a move naming that one
+  // itself says where it ends there. Either may be read first.
+  const bool back = cut == kNoPiece;
+  const bool leaves = back && lostIndex == index;
+  if (residue >= stride || lostIndex >= stride ||
+      (lostIndex == index && !leaves) || from % stride != residue ||
+      end <= from)
     fail("the byte stream is out of step (a move that names no lane)", 0);
+  if (leaves) {
+    for (Lane& l : s.recvLanes)
+      if (l.start % stride == residue && l.start <= from && from < l.end)
+        l.end = from;
+    std::erase_if(s.recvLanes, [](const Lane& l) { return l.next >= l.end; });
+    s.recvPiece = nextPiece(s.recvLanes, kNoPiece);
+    s.move = false;
+    s.recvOffset = 0;
+    moved_ = true;
+    return true;
+  }
   // From the first move on, every socket is read (progress) and nothing is
   // read straight into the caller's memory (placePayload).
   moved_ = true;
@@ -257,11 +282,11 @@ bool TcpConnection::takeMove(Stripe& s, size_t index) {
   lost.recvLimit = std::min(lost.recvLimit, cut);
   // The lost socket's frames up to its end come first: a move among them
   // happened before this one.
-  if (lost.bytesIn < cut && !lost.closed) {
+  if (!back && lost.bytesIn < cut && !lost.closed) {
     s.moveWaits = true;
     return false;
   }
-  if (lost.bytesIn < cut)
+  if (!back && lost.bytesIn < cut)
     fail(
         "a lost socket closed before the frames its peer's kernel had "
         "acknowledged were read",
@@ -269,7 +294,7 @@ bool TcpConnection::takeMove(Stripe& s, size_t index) {
   s.moveWaits = false;
   // A frame begun past the lost socket's end is not read further: it comes
   // again here.
-  if (lost.recvOffset != 0 && lost.bytesIn - lost.recvOffset >= cut) {
+  if (!back && lost.recvOffset != 0 && lost.bytesIn - lost.recvOffset >= cut) {
     lost.recvOffset = 0;
     lost.placed = false;
     lost.duplicate = false;
@@ -277,31 +302,37 @@ bool TcpConnection::takeMove(Stripe& s, size_t index) {
     lost.moveWaits = false;
     lost.farewell = false;
   }
-  // The lane's open end, wherever it is now, closes at `from`.
+  // The lane that holds `from`, wherever it is now (its open end, or a
+  // part that was going back to its own socket), closes at `from`.
   Lane* open = nullptr;
   Stripe* holder = nullptr;
   for (Stripe& x : stripes_)
     for (Lane& l : x.recvLanes)
-      if (l.end == kNoPiece && l.start % stride == residue) {
+      if (l.start % stride == residue && l.start <= from && from < l.end) {
         open = &l;
         holder = &x;
       }
-  if (open == nullptr || from < open->start)
+  // A part that ends (end) may have been read whole already, its lane
+  // gone: what comes then is dropped as held (duplicates).
+  if (open == nullptr && end == kNoPiece && !back)
     fail("the byte stream is out of step (a move from before its lane)", 0);
-  open->end = from;
-  // A piece of that lane at or past `from` half read on its old socket (a
-  // socket lost before, past its end) comes here whole instead.
-  const uint64_t reading = holder->recvPiece;
-  if (holder->recvOffset != 0 && !holder->move && !holder->farewell &&
-      reading != kNoPiece && reading % stride == residue && reading >= from) {
-    holder->recvOffset = 0;
-    holder->placed = false;
-    holder->duplicate = false;
+  if (open != nullptr) {
+    open->end = from;
+    // A piece of that lane at or past `from` half read on its old socket (a
+    // socket lost before, past its end) comes here whole instead.
+    const uint64_t reading = holder->recvPiece;
+    if (holder->recvOffset != 0 && !holder->move && !holder->farewell &&
+        reading != kNoPiece && reading % stride == residue && reading >= from) {
+      holder->recvOffset = 0;
+      holder->placed = false;
+      holder->duplicate = false;
+    }
+    std::erase_if(holder->recvLanes,
+                  [](const Lane& l) { return l.next >= l.end; });
+    holder->recvPiece = nextPiece(holder->recvLanes, kNoPiece);
   }
-  std::erase_if(holder->recvLanes,
-                [](const Lane& l) { return l.next >= l.end; });
-  holder->recvPiece = nextPiece(holder->recvLanes, kNoPiece);
-  s.recvLanes.push_back({from, from});
+  s.awaitsMove = false;
+  s.recvLanes.push_back({from, from, end});
   s.recvPiece = nextPiece(s.recvLanes, kNoPiece);
   s.move = false;
   s.recvOffset = 0;
@@ -312,7 +343,7 @@ bool TcpConnection::takeMove(Stripe& s, size_t index) {
           stripeLink(lostIndex).c_str(),
           static_cast<unsigned long long>(stride), stripeLink(index).c_str());
   // The peer gave that socket up: this end sends nothing more on it either.
-  if (!lost.sendLost)
+  if (!back && !lost.sendLost)
     failOver(lostIndex, "rank " + std::to_string(peerRank_) + " gave it up");
   return true;
 }

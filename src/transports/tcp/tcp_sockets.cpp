@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <system_error>
@@ -148,9 +149,13 @@ TcpSockets::TcpSockets(int rank, const Secret& secret, uint64_t commId,
   waker_ = std::make_unique<TcpWaker>(connections_);
 }
 
-TcpSockets::~TcpSockets() = default;
+TcpSockets::~TcpSockets() { rejoin_.reset(); }
 
-void TcpSockets::stopListening() { listener_.reset(); }
+void TcpSockets::stopListening() {
+  for (const auto& [peer, links] : links_)
+    if (links.size() > 1) return;  // a cable may come back (cable_rejoin.h)
+  listener_.reset();
+}
 
 ProvenSocket TcpSockets::connectAndProve(int peer, const Link& link,
                                          const StreamKey& key,
@@ -311,7 +316,39 @@ std::unique_ptr<Connection> TcpSockets::connect(int peer, uint32_t channel) {
   sockets_.erase(it);
   conn->followLinkStates(std::move(linkDown));
   connections_.push_back(conn.get());
+  if (links_[peer].size() > 1) watchForCablesBack(peer, channel, *conn);
   return conn;
+}
+
+void TcpSockets::watchForCablesBack(int peer, uint32_t channel,
+                                    TcpConnection& conn) {
+  if (!rejoin_)
+    rejoin_ = std::make_shared<CableRejoin>(
+        rank_,
+        [this](int to, const Link& link, const StreamKey& key,
+               platform::Deadline deadline) {
+          ProvenSocket s = connectAndProve(to, link, key, deadline);
+          platform::setBufferSizes(s.socket.fd(), options_.bufferBytes);
+          return s;
+        },
+        [this](const StreamKey& key) -> std::optional<ProvenSocket> {
+          StreamKey which;
+          std::optional<ProvenSocket> s =
+              listener_ ? listener_->takeArrived({key}, &which) : std::nullopt;
+          if (s) platform::setBufferSizes(s->socket.fd(), options_.bufferBytes);
+          return s;
+        });
+  CableRejoin::Target target;
+  target.peer = peer;
+  target.channel = channel;
+  target.links = links_[peer];
+  target.socketsPerLink = static_cast<size_t>(options_.socketsPerLink);
+  for (const Link& l : links_[peer])
+    target.linkDown.push_back(linkDownSignal(peer, l));
+  const uint64_t id = rejoin_->add(&conn, std::move(target));
+  conn.whenGone([weak = std::weak_ptr<CableRejoin>(rejoin_), id] {
+    if (auto rejoin = weak.lock()) rejoin->forget(id);
+  });
 }
 
 }  // namespace mcl::transport::tcp

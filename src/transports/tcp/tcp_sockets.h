@@ -19,6 +19,7 @@
 #include "base/auth.h"
 #include "base/error.h"
 #include "topology/ifname_filter.h"
+#include "transports/tcp/cable_rejoin.h"
 #include "transports/tcp/link_choice.h"
 #include "transports/tcp/tcp_connection.h"
 #include "transports/tcp/tcp_listener.h"
@@ -58,7 +59,8 @@ class TcpSockets {
                     const std::map<int, InterfaceRestriction>& restrictions,
                     platform::Deadline deadline,
                     const std::function<void()>& betweenSlices);
-  // Init is over: close the listening sockets.
+  // Init is over: close the listening sockets, or keep them where a pair
+  // has several links, for a cable that comes back (cable_rejoin.h).
   void stopListening();
 
   std::unique_ptr<Connection> connect(int peer, uint32_t channel);
@@ -91,6 +93,9 @@ class TcpSockets {
   // [channel][link]: the sockets of one pair's link, in stripe order.
   using PairSockets = std::vector<std::vector<std::vector<ProvenSocket>>>;
   static PairSockets emptyPairSockets(size_t links);
+  // Registers a connection over several links with rejoin_ (made on the
+  // first call), which offers it new sockets for cables that come back.
+  void watchForCablesBack(int peer, uint32_t channel, TcpConnection& conn);
   // One pair's sockets (pair_sockets.cpp): connected to a lower rank, or
   // taken from the listener for a higher one. A link that cannot be
   // connected over is dropped where the pair has another; links_[peer]
@@ -143,6 +148,9 @@ class TcpSockets {
                    std::shared_ptr<std::atomic<bool>>>
       linkDown_;
   std::unique_ptr<Waker> waker_;
+  // Made with the first connection over several links; stopped before the
+  // listener it takes from goes (~TcpSockets).
+  std::shared_ptr<CableRejoin> rejoin_;
 };
 
 }  // namespace mcl::transport::tcp
