@@ -2,7 +2,9 @@
 // thread of its own so every rank can connect to its peers while its own
 // peers connect to it. Each socket must pass the handshake within a short
 // window; strangers are dropped one by one without disturbing the others.
-// The listening sockets close when init is done.
+// The listening sockets close when init is done, except where a pair has
+// several links: then they stay for a cable that comes back (cable_rejoin.h),
+// under the same rules for strangers.
 #pragma once
 
 #include <condition_variable>
