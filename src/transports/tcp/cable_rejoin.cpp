@@ -1,5 +1,6 @@
 #include "transports/tcp/cable_rejoin.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -85,6 +86,12 @@ void CableRejoin::look(int64_t now) {
     std::lock_guard<std::mutex> lock(mutex_);
     for (auto& [id, e] : entries_) {
       const uint64_t givenUp = e.connection->givenUpStripes();
+      // A socket taken in since the last look: a new episode for every
+      // stripe (it may have been given up again meanwhile).
+      if (e.connection->socketsRegained() != e.takenIn) {
+        e.takenIn = e.connection->socketsRegained();
+        std::fill(e.made.begin(), e.made.end(), 0);
+      }
       for (size_t i = 0; i < e.upSinceNs.size(); ++i) {
         const size_t l = i / e.target.socketsPerLink;
         const bool up = !e.target.linkDown[l]->load();

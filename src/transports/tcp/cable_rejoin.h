@@ -71,6 +71,7 @@ class CableRejoin {
     std::vector<int64_t> upSinceNs;
     std::vector<int64_t> triedNs;
     std::vector<char> made;
+    uint64_t takenIn = 0;  // the connection's socketsRegained() last seen
   };
   void run();
   void look(int64_t nowNs);

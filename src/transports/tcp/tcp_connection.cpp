@@ -283,8 +283,13 @@ uint64_t TcpConnection::bytesResent() const {
 }
 
 std::string TcpConnection::linkTrouble() {
+  // A socket given up on a link the watch says is up again may still be
+  // backing off its retransmissions: it says nothing of the link, whose
+  // new sockets (taken back, or to be) speak for it.
   std::vector<int> fds;
-  for (const Stripe& s : stripes_) fds.push_back(s.socket.fd());
+  for (const Stripe& s : stripes_)
+    fds.push_back(
+        s.sendLost && s.linkDown && !s.linkDown->load() ? -1 : s.socket.fd());
   std::string trouble = silence_.check(fds, nowNs());
   fullLookDue_ = stripes_.size() > 1;
   // A silent link's sockets are given up where another link carries.
@@ -363,7 +368,10 @@ bool TcpConnection::waitsForPlace(const Stripe& s) const {
 
 bool TcpConnection::wantsRead(size_t i) const {
   const Stripe& s = stripes_[i];
-  if (moved_) return (readsNow(s) || s.awaitsMove) && !waitsForPlace(s);
+  if (moved_)
+    return (readsNow(s) ||
+            (s.awaitsMove && !s.closed && s.bytesIn < s.recvLimit)) &&
+           !waitsForPlace(s);
   if (s.closed || s.recvPiece >= recvConsumed_ + shape_.slots) return false;
   // What progress() reads when nothing comes: the socket of the next
   // header due, and those in the middle of a piece that is not waiting to

@@ -145,6 +145,11 @@ class TcpConnection final : public Connection {
   // taken at the next progress() once the old socket is read to its end
   // (tcp_rejoin.cpp). An offer for a socket that is not given up waits.
   void offerSocket(size_t stripe, ProvenSocket socket);
+  // The end that made the new sockets (the connecting rank) moves its lanes
+  // back to one only once the other end's first move has come on it: then
+  // both ends have it in place of the old one, and a move naming it means
+  // the same socket at both.
+  void movesBackSecond() { movesBackSecond_ = true; }
   // Called when the connection is destroyed (whoever offers sockets lets
   // go of it then).
   void whenGone(std::function<void()> gone) { gone_ = std::move(gone); }
@@ -290,7 +295,7 @@ class TcpConnection final : public Connection {
   // where they were encrypted in place (returns their bytes); a move of
   // one lane written on socket `to` before its next piece; the WARN.
   bool measureCut(Stripe& lost, uint64_t* cut);
-  uint64_t takeBack(size_t lost, uint64_t cut);
+  uint64_t takeBack(size_t lost, uint64_t cut, std::vector<uint64_t>* taken);
   void queueMove(size_t to, uint64_t residue, uint64_t from, uint64_t cut,
                  size_t lost, uint64_t end = kNoPiece);
   void sayGivenUp(size_t lost, const std::string& why, const std::string& over,
@@ -399,6 +404,8 @@ class TcpConnection final : public Connection {
   std::atomic<bool> offered_{false};
   std::vector<std::pair<size_t, ProvenSocket>> waitingOffers_;
   std::function<void()> gone_;
+  bool movesBackSecond_ = false;
+  uint64_t homeDue_ = 0;       // sockets taken back, their lanes still to move
   uint64_t recvConsumed_ = 0;  // pieces released
   uint32_t recvOffset_ = 0;    // within the current piece
   // Receiving into the caller's memory (postRecv): the stream's bytes

@@ -97,10 +97,30 @@ bool TcpConnection::failOver(size_t lostIndex, const std::string& why) {
   }
   uint64_t cut = 0;
   if (live.empty() || !measureCut(lost, &cut)) return false;
-  const uint64_t again = takeBack(lostIndex, cut);
+  std::vector<uint64_t> taken;
+  const uint64_t again = takeBack(lostIndex, cut, &taken);
   std::vector<Lane> lanes = lost.sendLanes;
   lanes.insert(lanes.end(), lost.lanesAfterControl.begin(),
                lost.lanesAfterControl.end());
+  // A lane that went back to its own socket (moveLaneHome) leaves no lane
+  // here once its last piece is written: its pieces past the cut still go
+  // again, as a lane that ends where the socket taken back took over.
+  const auto laneStride = static_cast<uint64_t>(stripes_.size());
+  for (uint64_t p : taken) {  // in piece order
+    Lane* run = nullptr;
+    bool covered = false;
+    for (Lane& l : lanes) {
+      if (l.start % laneStride != p % laneStride) continue;
+      if (l.start <= p && p < l.end) covered = true;
+      if (l.end == p) run = &l;  // a run made here: it grows
+    }
+    if (covered) continue;
+    if (run != nullptr) {
+      run->next = run->end = p + laneStride;
+    } else {
+      lanes.push_back({p, p + laneStride, p + laneStride});
+    }
+  }
   lost.sendLost = true;
   givenUp_.fetch_or(uint64_t{1} << lostIndex, std::memory_order_relaxed);
   lost.sendLanes.clear();
@@ -155,7 +175,8 @@ bool TcpConnection::measureCut(Stripe& lost, uint64_t* cut) {
   return true;
 }
 
-uint64_t TcpConnection::takeBack(size_t lostIndex, uint64_t cut) {
+uint64_t TcpConnection::takeBack(size_t lostIndex, uint64_t cut,
+                                 std::vector<uint64_t>* taken) {
   Stripe& lost = stripes_[lostIndex];
   auto plain = [&](uint64_t p, const PieceTag& sealedTag) {
     // Encrypted in place under the lost socket's keys: back to plain, to
@@ -178,6 +199,7 @@ uint64_t TcpConnection::takeBack(size_t lostIndex, uint64_t cut) {
       continue;
     plain(p, sendTags_[slot]);
     sendWritten_[slot] = 0;
+    taken->push_back(p);
     sendFlushed_ = std::min(sendFlushed_, p);
     again += sendLength_[slot];
   }
@@ -314,7 +336,10 @@ bool TcpConnection::takeMove(Stripe& s, size_t index) {
       }
   // A part that ends (end) may have been read whole already, its lane
   // gone: what comes then is dropped as held (duplicates).
-  if (open == nullptr && end == kNoPiece && !back)
+  // ... and a socket taken back that is lost again before its arrival
+  // move was read: the lane left its holder (the leave came) and never got
+  // there, so none holds it. It comes here.
+  if (open == nullptr && end == kNoPiece && !back && !lost.awaitsMove)
     fail("the byte stream is out of step (a move from before its lane)", 0);
   if (open != nullptr) {
     open->end = from;
@@ -330,6 +355,12 @@ bool TcpConnection::takeMove(Stripe& s, size_t index) {
     std::erase_if(holder->recvLanes,
                   [](const Lane& l) { return l.next >= l.end; });
     holder->recvPiece = nextPiece(holder->recvLanes, kNoPiece);
+  }
+  lost.awaitsMove = false;  // lost again before its arrival was read
+  if (s.awaitsMove && ((homeDue_ >> index) & 1) != 0) {
+    // The peer took this socket in too: this end's lanes go back to it.
+    homeDue_ &= ~(uint64_t{1} << index);
+    moveLaneHome(index);
   }
   s.awaitsMove = false;
   s.recvLanes.push_back({from, from, end});

@@ -100,7 +100,10 @@ void TcpConnection::adopt(size_t i, ProvenSocket socket) {
             "new connection over it proved itself; what it carried comes "
             "back to it",
             peerRank_, stripeLink(i).c_str());
-  moveLaneHome(i);
+  if (movesBackSecond_)
+    homeDue_ |= uint64_t{1} << i;  // at the peer's first move on it
+  else
+    moveLaneHome(i);
 }
 
 void TcpConnection::moveLaneHome(size_t i) {

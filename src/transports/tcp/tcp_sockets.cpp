@@ -345,6 +345,7 @@ void TcpSockets::watchForCablesBack(int peer, uint32_t channel,
   target.socketsPerLink = static_cast<size_t>(options_.socketsPerLink);
   for (const Link& l : links_[peer])
     target.linkDown.push_back(linkDownSignal(peer, l));
+  if (rank_ > peer) conn.movesBackSecond();  // it makes the new sockets
   const uint64_t id = rejoin_->add(&conn, std::move(target));
   conn.whenGone([weak = std::weak_ptr<CableRejoin>(rejoin_), id] {
     if (auto rejoin = weak.lock()) rejoin->forget(id);
