@@ -179,7 +179,11 @@ def test_qualify_calls_the_rate_limited_cable_slow(tmp_path):
             assert verdict == "SLOW", table
             assert "h0 -> vm/mcl-mcl-qualify-h1" in why, table
         else:
-            assert verdict in ("OK", "SLOW"), table
+            # Loaded by the other tests beside it, a veth drops packets
+            # for real (seen in a full ctest run: 1.65% of 814 MB sent
+            # again on an unthrottled cable): LOSSY is qualify's true word
+            # then, as SLOW is.
+            assert verdict in ("OK", "SLOW", "LOSSY"), table
     assert "# Qualify: FAIL: cable" in table, table
     data = json.load(open(report))
     verdicts = sorted(c["verdict"] for c in data["cables"])
