@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <ratio>
 #include <span>
 #include <string>
 #include <vector>
