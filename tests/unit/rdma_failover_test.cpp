@@ -98,35 +98,62 @@ struct Way {
   }
 };
 
-TEST(RdmaFailover, ACableOfAPairLostMidStreamLosesNoPieceEitherWay) {
-  // rdma_en6 (mac1's end of the second cable) goes down 60 ms after the
-  // fabric starts; both ends see its port down.
-  Macs macs("pair2", "port_down:1:rdma_en6@60");
+// When each way's reader only polls, not reading (ms from the start;
+// from == until: never).
+struct Pauses {
+  int thereFrom = 0, thereUntil = 0, backFrom = 0, backUntil = 0;
+};
+
+// What a stream both ways did: the pieces each way, and when mac0 first
+// counted a wire lost (ms from the start; -1: never), for people.
+struct Streamed {
+  uint64_t there = 0, back = 0;
+  double lostAtMs = -1;
+};
+
+// Streams both ways until `untilMs`, then until every piece is in, every
+// one checked; fails (with the counts) when that takes over 30 s.
+::testing::AssertionResult streamBothWays(Macs& macs, int untilMs,
+                                          Pauses p = {},
+                                          Streamed* out = nullptr) {
   const auto start = Clock::now();
   const auto ms = [&](int n) { return start + std::chrono::milliseconds(n); };
   Way there{*macs.toMac1, *macs.toMac0, 0, 0, ""};
   Way back{*macs.toMac0, *macs.toMac1, 0, 0, ""};
-  double noticedMs = -1;  // for people: when mac0 gave the wire up
+  Streamed seen;
   while (there.got < there.sent || back.got < back.sent ||
-         Clock::now() < ms(200)) {
+         Clock::now() < ms(untilMs)) {
     const auto now = Clock::now();
-    ASSERT_LT(now, ms(30000))
-        << "stalled: there " << there.got << " of " << there.sent << ", back "
-        << back.got << " of " << back.sent;
-    // There: read throughout the loss, so that pieces are in flight on
-    // the cable when it goes (sent again). Back: not read from just after
-    // it, so that the frames of the cable left fill with newer pieces
-    // while older ones must come again (the receiver's copies).
-    there.step(now, ms(200), ms(20), ms(50));
-    back.step(now, ms(200), ms(61), ms(100));
-    ASSERT_EQ(there.wrong, "");
-    ASSERT_EQ(back.wrong, "");
-    if (noticedMs < 0 && macs.mac0.lossCounts().wiresLost > 0)
-      noticedMs =
+    if (now > ms(30000))
+      return ::testing::AssertionFailure()
+             << "stalled: there " << there.got << " of " << there.sent
+             << ", back " << back.got << " of " << back.sent;
+    there.step(now, ms(untilMs), ms(p.thereFrom), ms(p.thereUntil));
+    back.step(now, ms(untilMs), ms(p.backFrom), ms(p.backUntil));
+    if (!there.wrong.empty() || !back.wrong.empty())
+      return ::testing::AssertionFailure() << there.wrong << back.wrong;
+    if (seen.lostAtMs < 0 && macs.mac0.lossCounts().wiresLost > 0)
+      seen.lostAtMs =
           std::chrono::duration<double, std::milli>(now - start).count();
   }
-  EXPECT_GT(there.sent, 100u);
-  EXPECT_GT(back.sent, 100u);
+  seen.there = there.sent;
+  seen.back = back.sent;
+  if (out != nullptr) *out = seen;
+  return ::testing::AssertionSuccess();
+}
+
+TEST(RdmaFailover, ACableOfAPairLostMidStreamLosesNoPieceEitherWay) {
+  // rdma_en6 (mac1's end of the second cable) goes down 60 ms after the
+  // fabric starts; both ends see its port down. There: read throughout
+  // the loss, so that pieces are in flight on the cable when it goes
+  // (sent again). Back: not read from just after it, so that the frames of
+  // the cable left fill with newer pieces while older ones must come again
+  // (the receiver's copies).
+  Macs macs("pair2", "port_down:1:rdma_en6@60");
+  Streamed s;
+  ASSERT_TRUE(streamBothWays(macs, 200, {20, 50, 61, 100}, &s));
+  EXPECT_GT(s.there, 100u);
+  EXPECT_GT(s.back, 100u);
   // Each end gave the wire up (its own port, or the other's word).
   const RdmaLossCounts at0 = macs.mac0.lossCounts();
   const RdmaLossCounts at1 = macs.mac1.lossCounts();
@@ -134,13 +161,13 @@ TEST(RdmaFailover, ACableOfAPairLostMidStreamLosesNoPieceEitherWay) {
   EXPECT_GE(at1.wiresLost, 1u);
   // Pieces sent on the cable after it went and before its end noticed.
   EXPECT_GT(at0.piecesMoved + at1.piecesMoved, 0u);
-  std::printf("given up %.1f ms after the start (the port went down at 60)\n",
-              noticedMs);
-  std::printf("pieces there %llu, back %llu; moved %llu + %llu\n",
-              static_cast<unsigned long long>(there.sent),
-              static_cast<unsigned long long>(back.sent),
-              static_cast<unsigned long long>(at0.piecesMoved),
-              static_cast<unsigned long long>(at1.piecesMoved));
+  std::printf(
+      "given up %.1f ms after the start (the port went down at 60); pieces "
+      "there %llu, back %llu; moved %llu + %llu\n",
+      s.lostAtMs, static_cast<unsigned long long>(s.there),
+      static_cast<unsigned long long>(s.back),
+      static_cast<unsigned long long>(at0.piecesMoved),
+      static_cast<unsigned long long>(at1.piecesMoved));
   EXPECT_TRUE(macs.toMac1->peerAlive());
   EXPECT_TRUE(macs.toMac0->peerAlive());
 }
@@ -152,21 +179,7 @@ TEST(RdmaFailover, TwoCablesOfThreeLostOneAfterTheOtherWhileReadersPause) {
   // second loss must find every frame of the cable left free to take what
   // comes again.
   Macs macs("pair3", "port_down:1:rdma_en6@60,port_down:0:rdma_en7@120");
-  const auto start = Clock::now();
-  const auto ms = [&](int n) { return start + std::chrono::milliseconds(n); };
-  Way there{*macs.toMac1, *macs.toMac0, 0, 0, ""};
-  Way back{*macs.toMac0, *macs.toMac1, 0, 0, ""};
-  while (there.got < there.sent || back.got < back.sent ||
-         Clock::now() < ms(250)) {
-    const auto now = Clock::now();
-    ASSERT_LT(now, ms(30000))
-        << "stalled: there " << there.got << " of " << there.sent << ", back "
-        << back.got << " of " << back.sent;
-    there.step(now, ms(250), ms(90), ms(160));
-    back.step(now, ms(250), ms(40), ms(140));
-    ASSERT_EQ(there.wrong, "");
-    ASSERT_EQ(back.wrong, "");
-  }
+  ASSERT_TRUE(streamBothWays(macs, 250, {90, 160, 40, 140}));
   EXPECT_GE(macs.mac0.lossCounts().wiresLost, 2u);
   EXPECT_GE(macs.mac1.lossCounts().wiresLost, 2u);
 }
@@ -176,52 +189,14 @@ TEST(RdmaFailover, ACableThatCarriesNothingWhileTheOtherAnswersIsGivenUp) {
   // only silence shows it. Both ways keep streaming; the pieces it swallowed
   // come again over the other cable.
   Macs macs("pair2", "silent:1:rdma_en6@60");
-  const auto start = Clock::now();
-  const auto ms = [&](int n) { return start + std::chrono::milliseconds(n); };
-  Way there{*macs.toMac1, *macs.toMac0, 0, 0, ""};
-  Way back{*macs.toMac0, *macs.toMac1, 0, 0, ""};
-  double noticedMs = -1;
-  while (there.got < there.sent || back.got < back.sent ||
-         Clock::now() < ms(1500)) {
-    const auto now = Clock::now();
-    ASSERT_LT(now, ms(30000))
-        << "stalled: there " << there.got << " of " << there.sent << ", back "
-        << back.got << " of " << back.sent;
-    there.step(now, ms(1500), now, now);
-    back.step(now, ms(1500), now, now);
-    ASSERT_EQ(there.wrong, "");
-    ASSERT_EQ(back.wrong, "");
-    if (noticedMs < 0 && macs.mac0.lossCounts().wiresLost > 0)
-      noticedMs =
-          std::chrono::duration<double, std::milli>(now - start).count();
-  }
-  std::printf("given up %.1f ms after the start (silent from 60)\n", noticedMs);
+  Streamed s;
+  ASSERT_TRUE(streamBothWays(macs, 1500, {}, &s));
+  std::printf("given up %.1f ms after the start (silent from 60)\n",
+              s.lostAtMs);
   EXPECT_GE(macs.mac0.lossCounts().wiresLost, 1u);
   EXPECT_GE(macs.mac1.lossCounts().wiresLost, 1u);
   EXPECT_GT(macs.mac0.lossCounts().piecesMoved, 0u);
   EXPECT_GT(macs.mac1.lossCounts().piecesMoved, 0u);
-}
-
-// Streams both ways until `until`, then until every piece is in; false
-// (with the counts) when that takes over 30 s.
-::testing::AssertionResult streamBothWays(Macs& macs, int untilMs) {
-  const auto start = Clock::now();
-  const auto until = start + std::chrono::milliseconds(untilMs);
-  Way there{*macs.toMac1, *macs.toMac0, 0, 0, ""};
-  Way back{*macs.toMac0, *macs.toMac1, 0, 0, ""};
-  while (there.got < there.sent || back.got < back.sent ||
-         Clock::now() < until) {
-    const auto now = Clock::now();
-    if (now > start + std::chrono::seconds(30))
-      return ::testing::AssertionFailure()
-             << "stalled: there " << there.got << " of " << there.sent
-             << ", back " << back.got << " of " << back.sent;
-    there.step(now, until, now, now);
-    back.step(now, until, now, now);
-    if (!there.wrong.empty() || !back.wrong.empty())
-      return ::testing::AssertionFailure() << there.wrong << back.wrong;
-  }
-  return ::testing::AssertionSuccess();
 }
 
 TEST(RdmaFailover, ASendThatFailsOnOneEndGivesTheCableUpAtBoth) {
