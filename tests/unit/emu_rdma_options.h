@@ -3,7 +3,9 @@
 // one process start from.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "build_paths.h"
 #include "transports/rdma/rdma_options.h"
@@ -22,6 +24,18 @@ inline RdmaOptions emuOptions(const std::string& fabric, int mac,
   o.provider.emuNamespace = nameSpace;
   o.provider.emuLatencyUs = 0;
   return o;
+}
+
+// Makes the wires between Macs 0 and 1 of the fabric and connects them, as
+// init does between two ranks (the addresses exchanged in place of the
+// bootstrap).
+inline void connectTwoMacs(RdmaWires& mac0, RdmaWires& mac1) {
+  mac0.createWires(mac0.emulatedPlan({1}, {0, 1}));
+  mac1.createWires(mac1.emulatedPlan({0}, {0, 1}));
+  const std::vector<std::vector<uint8_t>> all = {mac0.addresses(),
+                                                 mac1.addresses()};
+  mac0.connectWires(all);
+  mac1.connectWires(all);
 }
 
 }  // namespace mcl::transport::rdma

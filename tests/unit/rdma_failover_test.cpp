@@ -44,12 +44,7 @@ struct Macs {
   Macs(const std::string& fabric, const std::string& faults)
       : mac0(0, options(fabric, 0, faults)),
         mac1(1, options(fabric, 1, faults)) {
-    mac0.createWires(mac0.emulatedPlan({1}, {0, 1}));
-    mac1.createWires(mac1.emulatedPlan({0}, {0, 1}));
-    const std::vector<std::vector<uint8_t>> all = {mac0.addresses(),
-                                                   mac1.addresses()};
-    mac0.connectWires(all);
-    mac1.connectWires(all);
+    connectTwoMacs(mac0, mac1);
     toMac1 = mac0.connect(1, 0);
     toMac0 = mac1.connect(0, 0);
   }

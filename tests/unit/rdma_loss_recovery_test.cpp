@@ -56,12 +56,7 @@ struct CablePair {
   CablePair(const std::string& ns, int depth, const std::string& faults)
       : mac0(0, options(0, ns, depth, faults)),
         mac1(1, options(1, ns, depth, faults)) {
-    mac0.createWires(mac0.emulatedPlan({1}, {0, 1}));
-    mac1.createWires(mac1.emulatedPlan({0}, {0, 1}));
-    const std::vector<std::vector<uint8_t>> all = {mac0.addresses(),
-                                                   mac1.addresses()};
-    mac0.connectWires(all);
-    mac1.connectWires(all);
+    connectTwoMacs(mac0, mac1);
     toMac1 = mac0.connect(1, 0);
     toMac0 = mac1.connect(0, 0);
     mac0.keepServiced();
