@@ -158,7 +158,9 @@ void framesOnWires(const uint8_t* data, size_t size) {
   std::map<uint64_t, Bytes> accepted;  // data frames not yet read, by seq
   uint64_t nextToRead = 0;
   // The receiver's rules, per wire: the transmission expected next, and
-  // the pieces received in order.
+  // the pieces received in order (a data frame's place on its wire is its
+  // header's index); a piece in order is taken unless its seq was taken
+  // already (after a lost wire, pieces come again over another).
   std::vector<uint64_t> nextTransmission(wireCount, 0);
   std::vector<uint64_t> piecesIn(wireCount, 0);
   acceptedOr(mclRemoteError, [&] {
@@ -196,11 +198,12 @@ void framesOnWires(const uint8_t* data, size_t size) {
         if (fresh) nextTransmission[w] += uint64_t(ahead) + 1;
       }
       if (fresh && h.seq != rdma::kControlFrame &&
-          h.seq / wireCount == piecesIn[w]) {
+          h.index == static_cast<uint32_t>(piecesIn[w])) {
         ++piecesIn[w];
         const auto* payload =
             reinterpret_cast<const uint8_t*>(r.data) + rdma::kFrameHeaderBytes;
-        accepted[h.seq] = Bytes(payload, payload + h.bytes);
+        if (h.seq >= nextToRead && accepted.count(h.seq) == 0)
+          accepted[h.seq] = Bytes(payload, payload + h.bytes);
       }
       // Read whatever is next in sequence, in two parts.
       for (auto it = accepted.find(nextToRead); it != accepted.end();
