@@ -145,9 +145,6 @@ bool TcpConnection::failOver(size_t lostIndex, const std::string& why) {
         from = p;
         break;
       }
-    // A lane already going back to its own socket (moveLaneHome) ends
-    // where that one takes over: nothing left of it here, nothing moves.
-    if (from >= l.end) continue;
     const size_t toIndex = live[(nextSurvivor_ + turn) % live.size()];
     queueMove(toIndex, residue, from, cut, lostIndex, l.end);
     if (over.find(stripeLink(toIndex)) == std::string::npos)
