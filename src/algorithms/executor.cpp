@@ -189,6 +189,16 @@ void checkLinksCarry(const Lane& lane, const Step& s, int peer,
 }
 
 void checkAbortAndPeers(std::span<Lane> lanes) {
+  // Connections no step waits on now may hold pieces a peer waits for, on
+  // a cable lost meanwhile (Connection::tend).
+  const AlgoContext* tended = nullptr;
+  for (const Lane& lane : lanes) {
+    if (lane.done() || lane.context == tended) continue;
+    tended = lane.context;
+    for (const auto* list : {&tended->peers, &tended->p2pPeers})
+      for (transport::Connection* c : *list)
+        if (c != nullptr) c->tend();
+  }
   for (const Lane& lane : lanes) {
     if (lane.done()) continue;
     const AlgoContext& ctx = *lane.context;

@@ -146,6 +146,9 @@ struct PeerLinks {
   int peer = -1;
   std::vector<WatchedLink> links;
   std::string fallback;
+  // The transport's connections move there by themselves when the last
+  // link is lost (a standby over it was made at init).
+  bool movesToFallback = false;
   // The pair's links that init left out (they carried nothing): counted,
   // not watched.
   std::vector<WatchedLink> leftOut;

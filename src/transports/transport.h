@@ -111,6 +111,12 @@ class Connection {
   // carries on over another link when one is lost) is copied now, since
   // the caller may change that memory once the call returns.
   virtual void releaseCallerMemory() {}
+  // Called about every millisecond while the rank waits on other
+  // connections: one that no step waits on may still hold pieces its peer
+  // has not received, on a cable that went down meanwhile, and the peer
+  // waits for them. A network transport that carries on over another link
+  // looks at its links here, and sends again what the lost one carried.
+  virtual void tend() {}
   // Bytes handed to the peer so far (for network transports): a flush that
   // moves bytes is progress, not idling toward the timeout.
   virtual uint64_t bytesHandedOver() const { return 0; }

@@ -325,19 +325,63 @@ def test_the_only_cable_carrying_nothing_at_init_is_named():
                for _, out in outputs), outputs
 
 
-def test_last_cable_down_beside_a_lan_says_what_init_would_choose():
-    # The pair's cable down, a LAN beside it: not "no path", so no fast
-    # failure; the WARN names the LAN path, the timeout names the cable.
+def moved_to_the_lan(out, rank, peer):
+    """The rank said that its last cable to peer is gone and that the
+    connections go on over the LAN, encrypted as init would choose it."""
+    return (re.search(rf"no cable to rank {peer} is left, and the connections "
+                      rf"move to the lan lan0 \([\d.]+\) -> lan0", out) and
+            re.search(rf"tcp to rank {peer}: cable \S+ [\d.]+ -> \S+ [\d.]+ "
+                      rf"is given up \(.*\), and no cable to rank {peer} is "
+                      rf"left: what it carried goes on over lan lan0 [\d.]+ -> "
+                      rf"lan0 [\d.]+, the path init would choose without the "
+                      rf"cables \(data encrypted", out))
+
+
+def test_last_cable_down_beside_a_lan_the_job_moves_there_and_back():
+    # One cable, a LAN beside it: init makes a standby over the LAN. The
+    # cable goes down mid-run: the connections move to the LAN (encrypted,
+    # as init would choose it) with every result right, and when the cable
+    # is back it is taken back into use.
+    args = ["allreduce", "-b", "4M", "-e", "4M", "-n", "3000", "-w", "0",
+            "-c", "1"]
     with Cluster("pair", name="mcl-lanfb", lan=True) as bed:
-        procs = start_ranks(bed, [0, 1], "10.78.0.1:29774", LONG,
-                            {"MCL_TIMEOUT": "3"})
-        wait_for_traffic(procs)
+        procs = start_ranks(bed, [0, 1], "10.78.0.1:29774", args,
+                            {"MCL_TIMEOUT": "60"})
+        wait_for_traffic(procs, 1.0)
         bed.cable(0, 1, 0, up=False)
-        outputs = finish(procs, timeout=40)
+        time.sleep(2.0)
+        bed.cable(0, 1, 0, up=True)
+        outputs = finish(procs, timeout=120)
     for rank, (code, out) in enumerate(outputs):
-        assert code == 1, f"rank {rank} ({code}):\n{out}"
-        assert re.search(r"no link to rank \d is left\. Init would now choose "
-                         r"the lan lan0 \([\d.]+\) -> lan0 \([\d.]+\)", out), out
-        assert "no path to rank" not in out, out
-    assert any(re.search(r"; cable host \d \(\S+\) tb\d .* "
-                         r"down for [\d.]+ s", out) for _, out in outputs)
+        assert code == 0, f"rank {rank} failed ({code}):\n{out}"
+        assert re.search(r"to rank \d a standby over lan lan0", out), out
+        assert moved_to_the_lan(out, rank, 1 - rank), out
+        assert re.search(rf"tcp to rank {1 - rank}: cable \S+ [\d.]+ -> \S+ "
+                         rf"[\d.]+ is taken back into use", out), out
+    assert "# Out of bounds values : 0 OK" in outputs[0][1], outputs[0][1]
+    given = re.search(r"^# TCP sockets given up \(all ranks\): (\d+), .*; "
+                      r"(\d+) taken back when their cables came back",
+                      outputs[0][1], re.M)
+    assert given and int(given.group(1)) >= 2, outputs[0][1]
+    assert given.group(2) == given.group(1), outputs[0][1]
+
+
+def test_ring_of_three_a_cable_lost_for_good_the_pair_goes_on_over_the_lan():
+    # The issue's case: three hosts in a ring plus a LAN, the 0-1 cable
+    # down for good mid-run. Ranks 0 and 1 go on over the LAN; the job
+    # ends with every result right.
+    args = ["allreduce", "-b", "4M", "-e", "4M", "-n", "400", "-w", "0",
+            "-c", "1"]
+    with Cluster("ring3", name="mcl-ringlan", lan=True) as bed:
+        procs = start_ranks(bed, [0, 1, 2], "10.78.0.1:29775", args,
+                            {"MCL_TIMEOUT": "60"})
+        wait_for_traffic(procs, 1.0)
+        bed.cable(0, 1, 0, up=False)
+        outputs = finish(procs, timeout=120)
+    for rank, (code, out) in enumerate(outputs):
+        assert code == 0, f"rank {rank} failed ({code}):\n{out}"
+    assert moved_to_the_lan(outputs[0][1], 0, 1), outputs[0][1]
+    assert moved_to_the_lan(outputs[1][1], 1, 0), outputs[1][1]
+    assert "is given up" not in outputs[2][1], outputs[2][1]
+    assert "# Out of bounds values : 0 OK" in outputs[0][1], outputs[0][1]
+

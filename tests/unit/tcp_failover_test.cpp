@@ -68,12 +68,13 @@ struct Striped {
 };
 
 // `count` loopback connections with keys of their own, the connecting ends
-// in *a and the accepted ones in *b; from the third on, the accepted ends
-// hold `laterBuffer` bytes (0: the system's default).
+// in *a and the accepted ones in *b; from the one at smallFrom on, the
+// accepted ends hold `laterBuffer` bytes (0: the system's default).
 void provenPairs(size_t count, int laterBuffer, std::vector<ProvenSocket>* a,
-                 std::vector<ProvenSocket>* b) {
+                 std::vector<ProvenSocket>* b, size_t smallFrom = 2) {
   for (size_t i = 0; i < count; ++i) {
-    const auto [connecting, accepted] = loopbackPair(i >= 2 ? laterBuffer : 0);
+    const auto [connecting, accepted] =
+        loopbackPair(i >= smallFrom ? laterBuffer : 0);
     SessionKeys forward;
     forward.send.fill(static_cast<uint8_t>(10 + i));
     forward.receive.fill(static_cast<uint8_t>(40 + i));
@@ -379,6 +380,80 @@ TEST_P(TcpFailover, TheHolderLostJustAfterALaneWentBackLosesNoPiece) {
   }
   EXPECT_TRUE(got == data);
   EXPECT_EQ(sender.givenUpStripes(), 0b0011u);
+}
+
+TEST_P(TcpFailover, TheLastCableLostItAllGoesOverTheStandbyAndComesBack) {
+  // One cable of two sockets (receiving ends of 4 KiB: pieces wait there
+  // unacknowledged) and an encrypted standby beside it, as init makes over
+  // a LAN. Only the sender hears the cable go down; the receiver learns it
+  // from the moves. Everything must arrive once and in order over the
+  // standby, then go both ways there; then the cable comes back, every
+  // lane goes home (the standby carries nothing more), and when the cable
+  // is lost again the standby takes it all once more.
+  std::vector<ProvenSocket> a, b, sa, sb;
+  provenPairs(2, 4096, &a, &b, 0);
+  provenPairs(1, 0, &sa, &sb);
+  const std::vector<std::string> links = {"cable a", "cable a"};
+  TcpConnection sender(1, std::move(a), kShape, "test", GetParam().protect,
+                       PieceCipher::ChaCha20Poly1305, links);
+  TcpConnection receiver(0, std::move(b), kShape, "test", GetParam().protect,
+                         PieceCipher::ChaCha20Poly1305, links);
+  sender.addStandby(std::move(sa[0]), WireProtect::Encrypt, "lan x");
+  receiver.addStandby(std::move(sb[0]), WireProtect::Encrypt, "lan x");
+  ASSERT_TRUE(sender.hasStandby());
+  const auto down = std::make_shared<std::atomic<bool>>(false);
+  sender.followLinkStates({down, down});
+  const std::vector<std::byte> data = pattern(60 * kShape.slotBytes + 9, 21);
+  size_t sent = 0;
+  for (int i = 0; i < 2000; ++i) {
+    offer(sender, data, GetParam().inPlace, &sent);
+    sender.progress();
+  }
+  ASSERT_LT(sent, data.size());
+  down->store(true);
+  std::vector<std::byte> dst(data.size());
+  if (GetParam().posted) receiver.postRecv(dst.data(), dst.size());
+  std::vector<std::byte> got;
+  for (int i = 0; i < 400000 && got.size() < data.size(); ++i) {
+    offer(sender, data, GetParam().inPlace, &sent);
+    sender.progress();
+    take(receiver, &got);
+  }
+  if (GetParam().posted) receiver.withdrawRecv();
+  ASSERT_TRUE(got == data);
+  EXPECT_EQ(sender.givenUpStripes(), 0b11u);
+  EXPECT_GT(sender.bytesMoved(), 0u);
+  const std::vector<std::byte> more = pattern(30 * kShape.slotBytes + 1, 22);
+  bothWays(sender, receiver, more, GetParam().inPlace, [](int) {});
+  EXPECT_EQ(receiver.givenUpStripes(), 0b11u);
+  EXPECT_GT(receiver.bytesSentOn(2), 20 * kShape.slotBytes);
+  // The cable back: new sockets offered to both ends.
+  down->store(false);
+  sender.movesBackSecond();
+  std::vector<ProvenSocket> na, nb;
+  provenPairs(2, 0, &na, &nb);
+  sender.offerSocket(0, std::move(na[0]));
+  sender.offerSocket(1, std::move(na[1]));
+  receiver.offerSocket(0, std::move(nb[0]));
+  receiver.offerSocket(1, std::move(nb[1]));
+  bothWays(sender, receiver, more, GetParam().inPlace, [](int) {});
+  EXPECT_EQ(sender.socketsRegained(), 2u);
+  EXPECT_EQ(receiver.socketsRegained(), 2u);
+  const uint64_t onStandby = sender.bytesSentOn(2);
+  const uint64_t onStandbyBack = receiver.bytesSentOn(2);
+  bothWays(sender, receiver, more, GetParam().inPlace, [](int) {});
+  EXPECT_EQ(sender.bytesSentOn(2), onStandby);
+  EXPECT_EQ(receiver.bytesSentOn(2), onStandbyBack);
+  EXPECT_GT(sender.bytesSentOn(0), 10 * kShape.slotBytes);
+  // Lost again.
+  bothWays(sender, receiver, more, GetParam().inPlace, [&](int i) {
+    if (i == 2) down->store(true);
+  });
+  EXPECT_EQ(sender.givenUpStripes(), 0b11u);
+  EXPECT_EQ(receiver.givenUpStripes(), 0b11u);
+  EXPECT_GT(sender.bytesSentOn(2), onStandby);
+  EXPECT_TRUE(sender.peerAlive());
+  EXPECT_TRUE(receiver.peerAlive());
 }
 
 INSTANTIATE_TEST_SUITE_P(

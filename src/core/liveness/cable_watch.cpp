@@ -35,6 +35,7 @@ CableWatch::CableWatch(int rank, std::string label,
     Peer mine;
     mine.peer = p.peer;
     mine.fallback = std::move(p.fallback);
+    mine.movesToFallback = p.movesToFallback;
     for (transport::WatchedLink& l : p.links)
       if (l.kind != "routed")
         mine.links.push_back(Watched{std::move(l), false, 0});
@@ -105,6 +106,15 @@ void CableWatch::check(int64_t now) {
                 "carried is sent again there). A communicator made later "
                 "uses it again once it is back",
                 label_.c_str(), name.c_str(), p.peer, up, total, p.peer);
+      } else if (p.movesToFallback) {
+        MCL_LOG(Warn, kLogInit,
+                "%s: %s to rank %d went down (its interface lost its link "
+                "or address): no cable to rank %d is left, and the "
+                "connections move to the %s, the path init would choose "
+                "now (what it carried is sent again there). The cable is "
+                "taken back once it is back",
+                label_.c_str(), name.c_str(), p.peer, p.peer,
+                p.fallback.c_str());
       } else if (!p.fallback.empty()) {
         MCL_LOG(Warn, kLogInit,
                 "%s: %s to rank %d went down (its interface lost its link "

@@ -93,6 +93,7 @@ class CableWatch {
   struct Peer {
     int peer = -1;
     std::string fallback;
+    bool movesToFallback = false;
     std::vector<Watched> links;
     int64_t allDownSinceNs = -1;  // -1 while some link is up
     int64_t fewerSinceNs = -1;    // -1 while every link is up

@@ -88,6 +88,12 @@ const char* linkKindName(LinkKind kind) {
   return "?";
 }
 
+std::string linkLabel(const Link& l) {
+  return std::string(linkKindName(l.kind)) + " " + l.local.interfaceName + " " +
+         l.local.address.host() + " -> " + l.remote.interfaceName + " " +
+         l.remote.address.host();
+}
+
 std::vector<Link> chooseLinks(const std::vector<Endpoint>& mine,
                               const std::vector<Endpoint>& peer,
                               bool sameHost) {

@@ -33,6 +33,9 @@ struct Link {
   Endpoint local;
   Endpoint remote;
 };
+// "cable tb1c1 10.77.1.1 -> tb0c1 10.77.1.2": its kind, then each end's
+// interface and address.
+std::string linkLabel(const Link& link);
 
 // Links from `mine` to `peer`, most preferred kind only, in an order both
 // sides agree on (by the lower address of each pair).

@@ -37,16 +37,13 @@ namespace {
 // A working link connects in milliseconds; a dead one never does. Init
 // waits this long on it, once per link, before starting without it.
 constexpr auto kDeadLinkBudget = std::chrono::seconds(2);
-
-std::string linkText(const Link& l) {
-  return std::string(linkKindName(l.kind)) + " " + l.local.interfaceName + " " +
-         l.local.address.host() + " -> " + l.remote.interfaceName + " " +
-         l.remote.address.host();
-}
+// The standby over the LAN is not needed to start: a LAN that does not
+// connect this soon is not waited on.
+constexpr auto kStandbyBudget = std::chrono::seconds(1);
 
 std::string linksText(const std::vector<Link>& links) {
   std::string text;
-  for (const Link& l : links) text += (text.empty() ? "" : ", ") + linkText(l);
+  for (const Link& l : links) text += (text.empty() ? "" : ", ") + linkLabel(l);
   return text;
 }
 
@@ -107,11 +104,19 @@ void TcpSockets::connectPair(int peer, platform::Deadline deadline) {
   uint32_t mask = 0;
   for (uint32_t l = 0; l < cables; ++l)
     if (failed[l].empty()) mask |= 1u << l;
-  if (mask == 0 && links.size() > cables) {
+  const bool onCables = mask != 0;
+  if (!onCables && links.size() > cables) {
     tryLink(uint32_t(cables), false);
     mask = 1u << cables;
   }
   if (mask == 0) throw *firstFailure;
+  // On cables with a LAN beside them: a standby socket over it, for the
+  // day every cable is lost (tcp_standby.cpp). Its bit beside the cables'
+  // tells the acceptor.
+  if (onCables && links.size() > cables &&
+      connectStandby(peer, links[cables],
+                     StreamKey{rank_, 0, uint32_t(cables), 0}, deadline, &got))
+    mask |= 1u << cables;
   // The verdict goes on the first socket of channel 0 of every link tried,
   // those left out too: the acceptor reads it from whichever comes first.
   for (uint32_t l = 0; l < links.size(); ++l) {
@@ -218,9 +223,13 @@ void TcpSockets::acceptPair(int peer, platform::Deadline deadline,
   const uint32_t mask =
       awaitVerdict(peer, links, deadline, betweenSlices, &firsts);
   PairSockets got = emptyPairSockets(links.size());
+  // A standby (the LAN's bit beside a cable's) has one socket a channel.
+  const size_t cables = links_.at(peer).size();
+  const bool standby = inMask(mask, cables) && (mask & ((1u << cables) - 1));
   for (uint32_t c = 0; c < kTcpChannels; ++c)
     for (uint32_t l = 0; l < links.size(); ++l)
-      for (uint32_t s = 0; s < stripes && inMask(mask, l); ++s) {
+      for (uint32_t s = 0;
+           s < (standby && l == cables ? 1 : stripes) && inMask(mask, l); ++s) {
         const StreamKey key{peer, c, l, s};
         const bool first = c == 0 && s == 0;
         ProvenSocket sock;
@@ -263,11 +272,13 @@ void TcpSockets::keepLinks(int peer, const std::vector<Link>& candidates,
                            uint32_t mask, PairSockets got,
                            const std::function<std::string(size_t)>& why) {
   const size_t cables = links_.at(peer).size();
+  const bool standby = inMask(mask, cables) && (mask & ((1u << cables) - 1));
   std::vector<Link> kept;
   for (size_t l = 0; l < candidates.size(); ++l)
-    if (inMask(mask, l)) kept.push_back(candidates[l]);
+    if (inMask(mask, l) && !(standby && l == cables))
+      kept.push_back(candidates[l]);
   const std::string goesOn =
-      inMask(mask, cables)
+      inMask(mask, cables) && !standby
           ? "no cable to it works: the job goes on over " + linksText(kept) +
                 ", at the LAN's speed, data " + dataProtection(LinkKind::Lan)
           : "the job goes on over " + linksText(kept) + ", " +
@@ -278,15 +289,52 @@ void TcpSockets::keepLinks(int peer, const std::vector<Link>& candidates,
     dropped_[peer].push_back(candidates[l]);
     MCL_LOG(Warn, kLogInit,
             "rank %d: %s to rank %d is left out of this job: %s; %s", rank_,
-            linkText(candidates[l]).c_str(), peer, why(l).c_str(),
+            linkLabel(candidates[l]).c_str(), peer, why(l).c_str(),
             goesOn.c_str());
   }
   for (uint32_t c = 0; c < kTcpChannels; ++c)
     for (size_t l = 0; l < candidates.size(); ++l)
       if (inMask(mask, l))
-        for (ProvenSocket& sock : got[c][l])
-          sockets_[{peer, c}].push_back(std::move(sock));
+        for (ProvenSocket& sock : got[c][l]) {
+          if (standby && l == cables)
+            standby_[{peer, c}] = std::move(sock);
+          else
+            sockets_[{peer, c}].push_back(std::move(sock));
+        }
   links_[peer] = kept;
+  if (standby) {
+    standbyLinks_[peer] = candidates[cables];
+    MCL_LOG(Info, kLogInit,
+            "rank %d: to rank %d a standby over %s, data %s: the connections "
+            "move there if every cable to it is lost",
+            rank_, peer, linkLabel(candidates[cables]).c_str(),
+            dataProtection(LinkKind::Lan));
+  }
+}
+
+bool TcpSockets::connectStandby(int peer, const Link& link, StreamKey key,
+                                platform::Deadline deadline, PairSockets* got) {
+  const platform::Deadline until = std::min(
+      deadline, platform::Clock::now() +
+                    std::chrono::duration_cast<platform::Clock::duration>(
+                        kStandbyBudget));
+  try {
+    for (uint32_t c = 0; c < kTcpChannels; ++c) {
+      key.channel = c;
+      ProvenSocket sock = connectAndProve(peer, link, key, until);
+      platform::setBufferSizes(sock.socket.fd(), options_.bufferBytes);
+      (*got)[c][key.link].push_back(std::move(sock));
+    }
+    return true;
+  } catch (const std::exception& e) {
+    // Not needed to start: the job goes on without it.
+    for (auto& byLink : *got) byLink[key.link].clear();
+    MCL_LOG(Info, kLogInit,
+            "rank %d: no standby to rank %d over %s (%s): should every cable "
+            "to it be lost, the job waits for one to come back",
+            rank_, peer, linkLabel(link).c_str(), e.what());
+    return false;
+  }
 }
 
 Error TcpSockets::waitedOver(int peer, const std::vector<Link>& links,
@@ -299,7 +347,7 @@ Error TcpSockets::waitedOver(int peer, const std::vector<Link>& links,
                    : " for rank " + std::to_string(peer) + " to connect";
   std::string over;
   for (const Link& l : links)
-    over += (over.empty() ? "" : " or ") + linkText(l);
+    over += (over.empty() ? "" : " or ") + linkLabel(l);
   return Error(e.code(), std::string(e.what()) + " (rank " +
                              std::to_string(rank_) + " was waiting" + how +
                              " over " + over + ")");

@@ -86,6 +86,7 @@ TcpConnection::TcpConnection(int peerRank, std::vector<ProvenSocket> sockets,
     s.recvLanes.push_back({i, i});
     stripes_.push_back(std::move(s));
   }
+  residues_ = stripes_.size();
   // Lanes move only where another link can take them and the kernel says
   // what it acknowledged. Elsewhere (one link: loopback, a LAN, a single
   // cable) a slot is free again once written, as it always was: no cost.
@@ -133,7 +134,7 @@ bool TcpConnection::placePayload(uint64_t piece) {
   // see it, in its slot. Nor once a lane moved: an earlier piece's header
   // (which says where this one starts) may wait behind a move that waits
   // in turn for this socket's last frames.
-  if (postDst_ == nullptr || tagBytes() != 0 || moved_) return true;
+  if (postDst_ == nullptr || sealed() || moved_) return true;
   // Where the piece starts comes with an earlier piece's header, on another
   // socket: this one waits for it (read in the same pass, or soon), unless
   // it starts past the post's end whatever that start is. Not for long:
@@ -194,14 +195,13 @@ std::string TcpConnection::farewellBehind() {
   // More than any socket buffer holds: the scan ends at the buffer's end
   // (EAGAIN) long before.
   constexpr size_t kMostBytes = size_t{64} << 20;
-  const size_t tag = tagBytes();
-  const auto stride = static_cast<uint64_t>(stripes_.size());
-  // Once a lane moved, the frames' indices no longer follow the stride:
-  // a protected farewell could not be checked.
-  if (moved_ && tag != 0) return "";
+  const auto stride = static_cast<uint64_t>(residues_);
   std::vector<std::byte> chunk(64 * 1024);
   for (Stripe& s : stripes_) {
-    if (s.closed) continue;
+    const size_t tag = tagBytes(s);
+    // Once a lane moved, the frames' indices no longer follow the stride:
+    // a protected farewell could not be checked.
+    if (s.closed || (moved_ && tag != 0)) continue;
     const size_t read = s.recvOffset;
     FarewellScan scan =
         s.farewell ? scanInFarewell(s)
@@ -240,7 +240,7 @@ FarewellScan TcpConnection::scanInFarewell(const Stripe& s) const {
         std::as_bytes(std::span(s.recvTag)).first(got - kFarewellTextBytes);
     partial.insert(partial.end(), tagRead.begin(), tagRead.end());
   }
-  return FarewellScan::inFarewell(partial, shape_.slotBytes, tagBytes());
+  return FarewellScan::inFarewell(partial, shape_.slotBytes, tagBytes(s));
 }
 
 std::string TcpConnection::openedFarewell(const Stripe& s,
@@ -330,7 +330,7 @@ void TcpConnection::sayFarewell(const std::string& reason) {
       memcpy(text + kFarewellTextBytes, tag.data(), tag.size());
     }
     if (send(s.socket.fd(), frame.data(),
-             kHeaderBytes + kFarewellTextBytes + tagBytes(), kSendFlags) < 0) {
+             kHeaderBytes + kFarewellTextBytes + tagBytes(s), kSendFlags) < 0) {
       // Best effort: the peer may be gone already.
     }
   }
@@ -362,22 +362,22 @@ void TcpConnection::takeFarewell(Stripe& s) {
 
 bool TcpConnection::waitsForPlace(const Stripe& s) const {
   return s.recvOffset == kHeaderBytes && !s.farewell && !s.placed &&
-         postDst_ != nullptr && tagBytes() == 0 && !moved_ &&
+         postDst_ != nullptr && tagBytes(s) == 0 && !moved_ &&
          s.recvPiece >= startsKnown_ && nextStart_ < postEnd_;
 }
 
 bool TcpConnection::wantsRead(size_t i) const {
   const Stripe& s = stripes_[i];
   if (moved_)
-    return (readsNow(s) ||
-            (s.awaitsMove && !s.closed && s.bytesIn < s.recvLimit)) &&
+    return (readsNow(s) || ((s.awaitsMove || s.standby) && !s.closed &&
+                            s.bytesIn < s.recvLimit)) &&
            !waitsForPlace(s);
   if (s.closed || s.recvPiece >= recvConsumed_ + shape_.slots) return false;
   // What progress() reads when nothing comes: the socket of the next
   // header due, and those in the middle of a piece that is not waiting to
   // learn its place. A waker that polled the others would find them
   // readable and never sleep.
-  return i == startsKnown_ % stripes_.size() ||
+  return i == startsKnown_ % residues_ ||
          (s.recvOffset != 0 && !waitsForPlace(s));
 }
 
@@ -408,7 +408,7 @@ std::byte* TcpConnection::sealedPayload(Stripe& s, const PieceHeader& header) {
 
 void TcpConnection::pushStripe(Stripe& s) {
   if (saidFarewell_ || s.sendLost) return;
-  const size_t tag = tagBytes();
+  const size_t tag = tagBytes(s);
   while (true) {
     // Moves go between pieces, before the next one.
     // Not before a piece sealed already (its tag is for it, and the move
@@ -558,7 +558,8 @@ bool TcpConnection::mayRead(Stripe& s, bool look) {
   // every socket gets now and then.
   if (s.closed || s.moveWaits || s.bytesIn >= s.recvLimit ||
       s.recvOffset != 0 || !(moved_ || look) ||
-      (s.recvPiece == kNoPiece && s.recvLimit == kNoPiece && !s.awaitsMove))
+      (s.recvPiece == kNoPiece && s.recvLimit == kNoPiece && !s.awaitsMove &&
+       !s.standby))
     return false;
   PieceHeader next{};
   auto* bytes = reinterpret_cast<std::byte*>(&next);
@@ -574,7 +575,7 @@ bool TcpConnection::mayRead(Stripe& s, bool look) {
 
 bool TcpConnection::pullStripe(Stripe& s, bool look) {
   bool moved = false;
-  const size_t tag = tagBytes();
+  const size_t tag = tagBytes(s);
   // Until the socket runs dry: a read that took less than it asked ends the
   // look (the next progress() reads again), so that a small message costs
   // no read that can only find nothing.
@@ -715,7 +716,7 @@ void TcpConnection::progress() {
     // each of a stalled wait's looks at the links (linkTrouble), in case
     // that header never comes (its cable was lost, and a move on another
     // socket says so).
-    const size_t first = startsKnown_ % stripes_.size();
+    const size_t first = startsKnown_ % residues_;
     bool moved = pullStripe(stripes_[first]) || stripes_[first].closed;
     const bool look = fullLookDue_;
     fullLookDue_ = false;

@@ -23,6 +23,10 @@
 //     socket holds nothing from P on"); from that point both ends count
 //     that lane on the new socket. The receiver reads the lost socket up to
 //     P, drops any piece it already holds, and takes the rest as it comes.
+//   - The last cable lost (tcp_standby.cpp): where init made a standby
+//     socket over the path it would choose without the cables (the LAN),
+//     every lane moves there, under that path's protection, and back to
+//     its cable when the cable is taken back.
 //   - A cable that comes back (tcp_rejoin.cpp): a thread of TcpSockets
 //     makes (or accepts) a new socket over it and offers it; the connection
 //     takes it in place of the old one once that one is read to its end,
@@ -113,6 +117,9 @@ class TcpConnection final : public Connection {
   void progress() override;
   bool drained() const override { return sendFlushed_ == sendCommitted_; }
   void releaseCallerMemory() override;
+  // Its links looked at (the watch's word, silence), and what a lost one
+  // carried sent again (tcp_standby.cpp).
+  void tend() override;
   // Before a normal close: waits (at most a second) until the peer's kernel
   // holds every piece, giving up lost cables meanwhile, so that what the
   // last operation sent is not stranded on a cable lost just after it.
@@ -150,6 +157,13 @@ class TcpConnection final : public Connection {
   // both ends have it in place of the old one, and a move naming it means
   // the same socket at both.
   void movesBackSecond() { movesBackSecond_ = true; }
+  // Before the connection is used: a socket over the path init would
+  // choose without the cables (tcp_standby.cpp), idle until every cable is
+  // lost; protect: that path's protection; link: its name ("lan lan0
+  // 10.78.0.1 -> lan0 10.78.0.2"). Where the system says what the peer's
+  // kernel acknowledged (else it is dropped: nothing could move to it).
+  void addStandby(ProvenSocket socket, WireProtect protect, std::string link);
+  bool hasStandby() const { return stripes_.size() > residues_; }
   // Called when the connection is destroyed (whoever offers sockets lets
   // go of it then).
   void whenGone(std::function<void()> gone) { gone_ = std::move(gone); }
@@ -252,6 +266,9 @@ class TcpConnection final : public Connection {
     uint64_t recvLimit = kNoPiece;
     // Taken back (adopt): nothing comes on it but moves, until the first.
     bool awaitsMove = false;
+    // The standby (addStandby): a move may come on it whenever it carries
+    // nothing.
+    bool standby = false;
     // Moves sealed for it and read from it: each move's nonce.
     uint64_t movesOut = 0;
     uint64_t movesIn = 0;
@@ -339,7 +356,18 @@ class TcpConnection final : public Connection {
   // Seals the stripe's current piece (once) and returns where its payload
   // goes out from.
   std::byte* sealedPayload(Stripe& s, const PieceHeader& header);
-  size_t tagBytes() const { return protect_ == WireProtect::None ? 0 : 16; }
+  // The tag after each frame on a socket: its own protection (a standby
+  // may be protected where the cables are not).
+  static size_t tagBytes(const Stripe& s) {
+    return s.seal ? kPieceTagBytes : 0;
+  }
+  // Whether the cables' sockets are protected: a piece is then checked in
+  // its slot before anybody may see it (no fast path around the slot).
+  bool sealed() const { return protect_ != WireProtect::None; }
+  // The standby's index (residues_), where there is one; the sockets that
+  // may take a lost one's lanes, in the order failOver hands them out.
+  size_t standbyIndex() const { return residues_; }
+  std::vector<size_t> takersFor(size_t lost) const;
   // Throws mclRemoteError; err (errno) 0: the stream is out of step.
   [[noreturn]] void fail(const char* what, int err);
   // The farewell the peer sent behind what we have read, if any (see
@@ -359,6 +387,9 @@ class TcpConnection final : public Connection {
   PieceCipher cipher_;  // for sockets taken in later (adopt)
   TcpSlots shape_;
   std::vector<Stripe> stripes_;
+  // The striped sockets (piece k's residue is k % residues_); a standby
+  // socket (addStandby) comes after them.
+  size_t residues_ = 0;
   std::vector<std::byte> sendBuffer_;
   std::vector<uint32_t> sendLength_;
   // Per slot: the caller's memory a piece goes out from, or null for the

@@ -205,6 +205,7 @@ std::vector<PeerLinks> TcpDevice::watchedLinks() const {
                    other.front().local.address.host() + ") -> " +
                    other.front().remote.interfaceName + " (" +
                    other.front().remote.address.host() + ")";
+    p.movesToFallback = !p.fallback.empty() && sockets_->hasStandby(peer);
     out.push_back(std::move(p));
   }
   return out;

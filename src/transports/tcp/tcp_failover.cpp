@@ -51,7 +51,7 @@ uint64_t TcpConnection::nextPiece(const std::vector<Lane>& lanes,
 
 void TcpConnection::advance(std::vector<Lane>& lanes, uint64_t piece,
                             uint64_t* cursor, uint64_t limit) const {
-  const auto stride = static_cast<uint64_t>(stripes_.size());
+  const auto stride = static_cast<uint64_t>(residues_);
   if (lanes.size() == 1 && lanes[0].end == kNoPiece && limit == kNoPiece) {
     lanes[0].next += stride;  // no lane ever moved here or away
     *cursor = lanes[0].next;
@@ -64,7 +64,7 @@ void TcpConnection::advance(std::vector<Lane>& lanes, uint64_t piece,
 }
 
 size_t TcpConnection::recvOwner(uint64_t piece) const {
-  const auto stride = static_cast<uint64_t>(stripes_.size());
+  const auto stride = static_cast<uint64_t>(residues_);
   if (!moved_) return piece % stride;
   for (size_t i = 0; i < stripes_.size(); ++i)
     for (const Lane& l : stripes_[i].recvLanes)
@@ -85,16 +85,7 @@ bool TcpConnection::failOver(size_t lostIndex, const std::string& why) {
   Stripe& lost = stripes_[lostIndex];
   if (lost.sendLost) return true;
   if (!ackKnown_ || saidFarewell_ || broken_) return false;
-  // Where its pieces go: the sockets on other links that still carry,
-  // taken in turn.
-  std::vector<size_t> live;
-  for (size_t d = 1; d < stripes_.size(); ++d) {
-    const size_t i = (lostIndex + d) % stripes_.size();
-    const Stripe& x = stripes_[i];
-    if (!x.sendLost && !(x.linkDown && x.linkDown->load()) &&
-        stripeLink(i) != stripeLink(lostIndex))
-      live.push_back(i);
-  }
+  const std::vector<size_t> live = takersFor(lostIndex);
   uint64_t cut = 0;
   if (live.empty() || !measureCut(lost, &cut)) return false;
   std::vector<uint64_t> taken;
@@ -105,7 +96,7 @@ bool TcpConnection::failOver(size_t lostIndex, const std::string& why) {
   // A lane that went back to its own socket (moveLaneHome) leaves no lane
   // here once its last piece is written: its pieces past the cut still go
   // again, as a lane that ends where the socket taken back took over.
-  const auto laneStride = static_cast<uint64_t>(stripes_.size());
+  const auto laneStride = static_cast<uint64_t>(residues_);
   for (uint64_t p : taken) {  // in piece order
     Lane* run = nullptr;
     bool covered = false;
@@ -132,7 +123,7 @@ bool TcpConnection::failOver(size_t lostIndex, const std::string& why) {
   lost.sendSealed = false;
   lost.sendPiece = kNoPiece;
   moved_ = true;
-  const auto stride = static_cast<uint64_t>(stripes_.size());
+  const auto stride = static_cast<uint64_t>(residues_);
   std::string over;
   for (size_t turn = 0; turn < lanes.size(); ++turn) {
     const Lane& l = lanes[turn];
@@ -225,7 +216,7 @@ void TcpConnection::queueMove(size_t toIndex, uint64_t residue, uint64_t from,
   to.control.insert(to.control.end(), h, h + sizeof(header));
   to.control.insert(to.control.end(), body.begin(), body.end());
   const auto* t = reinterpret_cast<const std::byte*>(sealedTag.data());
-  to.control.insert(to.control.end(), t, t + tagBytes());
+  to.control.insert(to.control.end(), t, t + tagBytes(to));
   to.controlEnds.push_back(to.control.size());
   // A lane leaving the socket it is written on brings nothing here.
   if (toIndex != lostIndex) to.lanesAfterControl.push_back({from, from, end});
@@ -240,11 +231,29 @@ void TcpConnection::sayGivenUp(size_t lostIndex, const std::string& why,
     if (i != lostIndex && stripes_[i].sendLost &&
         stripeLink(i) == stripeLink(lostIndex))
       return;
+    if (i >= residues_) continue;  // the standby: not one of the cables
     if (std::find(links.begin(), links.end(), stripeLink(i)) == links.end())
       links.push_back(stripeLink(i));
     if (!stripes_[i].sendLost && stripeLink(i) != stripeLink(lostIndex) &&
         std::find(left.begin(), left.end(), stripeLink(i)) == left.end())
       left.push_back(stripeLink(i));
+  }
+  if (hasStandby() && over == stripeLink(standbyIndex())) {
+    const Stripe& standby = stripes_[standbyIndex()];
+    const std::string data =
+        !standby.seal ? "in the clear"
+        : standby.seal->mode() == WireProtect::Mac
+            ? "authenticated"
+            : std::string("encrypted, ") + pieceCipherName(cipher_);
+    MCL_LOG(Warn, kLogInit,
+            "tcp to rank %d: %s is given up (%s), and no cable to rank %d is "
+            "left: what it carried goes on over %s, the path init would "
+            "choose without the cables (data %s), until a cable is taken "
+            "back; pieces the peer may not hold whole are sent again (%llu "
+            "bytes)",
+            peerRank_, stripeLink(lostIndex).c_str(), why.c_str(), peerRank_,
+            over.c_str(), data.c_str(), static_cast<unsigned long long>(again));
+    return;
   }
   MCL_LOG(Warn, kLogInit,
           "tcp to rank %d: %s is given up (%s): what it carried goes on over "
@@ -255,7 +264,7 @@ void TcpConnection::sayGivenUp(size_t lostIndex, const std::string& why,
 }
 
 bool TcpConnection::takeMove(Stripe& s, size_t index) {
-  const auto stride = static_cast<uint64_t>(stripes_.size());
+  const auto stride = static_cast<uint64_t>(residues_);
   // Moves are numbered on each socket, both ends alike: the nonce.
   if (!s.moveWaits && s.seal &&
       !s.seal->open(s.movesIn, SealedFrame::Move, &s.recvHeader,
@@ -279,7 +288,7 @@ bool TcpConnection::takeMove(Stripe& s, size_t index) {
   // itself says where it ends there. Either may be read first.
   const bool back = cut == kNoPiece;
   const bool leaves = back && lostIndex == index;
-  if (residue >= stride || lostIndex >= stride ||
+  if (residue >= stride || lostIndex >= stripes_.size() ||
       (lostIndex == index && !leaves) || from % stride != residue ||
       end <= from)
     fail("the byte stream is out of step (a move that names no lane)", 0);
@@ -385,7 +394,8 @@ void TcpConnection::releaseSlots(bool look) {
   if (look)
     for (Stripe& x : stripes_) {
       uint64_t unacked = 0;
-      if (x.sendLost ||
+      // A socket with nothing out (a standby, one idle) need not be asked.
+      if (x.sendLost || x.acked == x.bytesOut ||
           !platform::bytesNotAcknowledged(x.socket.fd(), &unacked))
         continue;
       x.acked = x.bytesOut - std::min(unacked, x.bytesOut);

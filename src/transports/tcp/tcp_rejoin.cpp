@@ -107,7 +107,7 @@ void TcpConnection::adopt(size_t i, ProvenSocket socket) {
 }
 
 void TcpConnection::moveLaneHome(size_t i) {
-  const auto stride = static_cast<uint64_t>(stripes_.size());
+  const auto stride = static_cast<uint64_t>(residues_);
   // The open lane of residue i, wherever it went: on a socket's lanes, or
   // still behind a move not yet written there (then it stays: it has not
   // begun to go, and is not worth the wait).

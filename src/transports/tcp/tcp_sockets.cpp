@@ -153,7 +153,8 @@ TcpSockets::~TcpSockets() { rejoin_.reset(); }
 
 void TcpSockets::stopListening() {
   for (const auto& [peer, links] : links_)
-    if (links.size() > 1) return;  // a cable may come back (cable_rejoin.h)
+    if (links.size() > 1 || hasStandby(peer))
+      return;  // a cable may come back (cable_rejoin.h)
   listener_.reset();
 }
 
@@ -304,19 +305,24 @@ std::unique_ptr<Connection> TcpSockets::connect(int peer, uint32_t channel) {
   for (const Link& l : links_[peer])
     for (int s = 0; s < options_.socketsPerLink; ++s) {
       linkDown.push_back(linkDownSignal(peer, l));
-      stripeLinks.push_back(
-          std::string(linkKindName(l.kind)) + " " + l.local.interfaceName +
-          " " + l.local.address.host() + " -> " + l.remote.interfaceName + " " +
-          l.remote.address.host());
+      stripeLinks.push_back(linkLabel(l));
     }
   auto conn = std::make_unique<TcpConnection>(
       peer, std::move(it->second), options_.slots,
       describeLinks(links_[peer], options_.socketsPerLink), protect, cipher_,
       std::move(stripeLinks));
   sockets_.erase(it);
+  if (auto standby = standby_.find({peer, channel});
+      standby != standby_.end()) {
+    conn->addStandby(std::move(standby->second),
+                     protectionFor(options_.protect, LinkKind::Lan),
+                     linkLabel(standbyLinks_.at(peer)));
+    standby_.erase(standby);
+  }
   conn->followLinkStates(std::move(linkDown));
   connections_.push_back(conn.get());
-  if (links_[peer].size() > 1) watchForCablesBack(peer, channel, *conn);
+  if (links_[peer].size() > 1 || conn->hasStandby())
+    watchForCablesBack(peer, channel, *conn);
   return conn;
 }
 

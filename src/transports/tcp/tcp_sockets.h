@@ -83,6 +83,8 @@ class TcpSockets {
   const std::vector<TcpConnection*>& connectionsMade() const {
     return connections_;
   }
+  // Whether init made a standby over the LAN to peer (tcp_standby.cpp).
+  bool hasStandby(int peer) const { return standbyLinks_.count(peer) != 0; }
 
  private:
   // Connects over link and proves the secret as stream key, again with a
@@ -119,6 +121,11 @@ class TcpSockets {
   uint32_t checkedVerdict(int peer, const std::vector<Link>& links,
                           const ProvenSocket& sock,
                           const std::vector<uint8_t>& bytes) const;
+  // A standby socket per channel over the LAN beside the cables (key: its
+  // stream, the channel set here), within a second: false (got left as
+  // it was) where the LAN does not connect.
+  bool connectStandby(int peer, const Link& link, StreamKey key,
+                      platform::Deadline deadline, PairSockets* got);
   // Keeps the sockets of the links in mask (why(l): why link l is not),
   // warning for each link left out.
   void keepLinks(int peer, const std::vector<Link>& candidates, uint32_t mask,
@@ -143,6 +150,9 @@ class TcpSockets {
   std::map<int, Link> fallbacks_;  // a LAN beside the pair's cables
   std::map<int, std::vector<Link>> dropped_;
   std::map<std::pair<int, uint32_t>, std::vector<ProvenSocket>> sockets_;
+  // By pair and channel, the standby socket; by pair, the link it rides.
+  std::map<std::pair<int, uint32_t>, ProvenSocket> standby_;
+  std::map<int, Link> standbyLinks_;
   std::vector<TcpConnection*> connections_;
   mutable std::map<std::pair<int, std::string>,
                    std::shared_ptr<std::atomic<bool>>>
