@@ -188,9 +188,10 @@ void checkLinksCarry(const Lane& lane, const Step& s, int peer,
     throwLinkTrouble(lane, s, peer, link, t);
 }
 
-void checkAbortAndPeers(std::span<Lane> lanes) {
-  // Connections no step waits on now may hold pieces a peer waits for, on
-  // a cable lost meanwhile (Connection::tend).
+// Connections no step waits on now may hold pieces a peer waits for, on a
+// cable lost meanwhile (Connection::tend). A failure found there is said
+// by the step that waits on that connection, if any.
+void tendConnections(std::span<Lane> lanes) {
   const AlgoContext* tended = nullptr;
   for (const Lane& lane : lanes) {
     if (lane.done() || lane.context == tended) continue;
@@ -199,6 +200,9 @@ void checkAbortAndPeers(std::span<Lane> lanes) {
       for (transport::Connection* c : *list)
         if (c != nullptr) c->tend();
   }
+}
+
+void checkAbortAndPeers(std::span<Lane> lanes) {
   for (const Lane& lane : lanes) {
     if (lane.done()) continue;
     const AlgoContext& ctx = *lane.context;
@@ -414,6 +418,7 @@ void runLanes(std::span<Lane> lanes) {
     }
     if (idleNs - lastCheckNs >= kPeerCheckIntervalNs || idleNs < lastCheckNs) {
       checkAbortAndPeers(lanes);  // a few system calls: not every spin
+      tendConnections(lanes);
       lastCheckNs = idleNs;
     }
     if (idleNs >= timeoutNs) {

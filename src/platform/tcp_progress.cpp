@@ -12,6 +12,7 @@
 #include <netinet/tcp.h>
 #endif
 
+#include <algorithm>
 #include <cstdint>
 
 namespace mcl::platform {
@@ -27,6 +28,8 @@ bool readTcpProgress(int fd, TcpProgress* out) {
   out->msSinceAck = info.tcpi_last_ack_recv;
   // Older kernels fill less of the struct: what they leave out reads 0.
   out->resentBytes = info.tcpi_bytes_retrans;
+  out->packetsIn = info.tcpi_segs_in;
+  out->packetsResent = info.tcpi_total_retrans;
   return true;
 #elif defined(__APPLE__)
   tcp_connection_info info{};
@@ -35,6 +38,8 @@ bool readTcpProgress(int fd, TcpProgress* out) {
     return false;
   out->unacked = info.tcpi_snd_sbbytes > 0;
   out->resentBytes = info.tcpi_txretransmitbytes;
+  out->packetsIn = info.tcpi_rxpackets;
+  out->packetsResent = info.tcpi_txretransmitpackets;
   return true;
 #else
   (void)fd;
@@ -78,6 +83,28 @@ bool tellsAcknowledgements(int fd) {
 bool looksSilent(const TcpProgress& p) {
   return p.unacked && p.timeoutsInARow >= kSilentTimeouts &&
          p.msSinceAck >= int64_t{kSilentMs};
+}
+
+bool SilenceHistory::silent(const TcpProgress& p, int64_t nowNs,
+                            int* timeouts) {
+  *timeouts = 0;
+  if (p.timeoutsInARow >= 0 && p.msSinceAck >= 0) {
+    *timeouts = p.timeoutsInARow;
+    return looksSilent(p);
+  }
+  // Something came, or nothing waits for an answer (quiet is not silence
+  // then): the count starts again from here.
+  if (!known_ || p.packetsIn != packetsIn_ || !p.unacked) {
+    known_ = true;
+    packetsIn_ = p.packetsIn;
+    resentSince_ = p.packetsResent;
+    quietSinceNs_ = nowNs;
+    return false;
+  }
+  const uint64_t resent = p.packetsResent - resentSince_;
+  *timeouts = static_cast<int>(std::min<uint64_t>(resent, 1000));
+  return resent >= uint64_t{kSilentTimeouts} &&
+         nowNs - quietSinceNs_ >= int64_t{kSilentMs} * 1'000'000;
 }
 
 }  // namespace mcl::platform

@@ -1,9 +1,11 @@
 // What the kernel knows of one TCP socket's progress: whether bytes it sent
 // wait for an acknowledgement, how often in a row its retransmission timer
 // went off, how long since any acknowledgement came, and how much it sent
-// again (Linux TCP_INFO; macOS TCP_CONNECTION_INFO, which has no count of
-// timeouts in a row). Read off the hot path: by the TCP transport while an
-// operation waits, by the side channel's thread between its beats.
+// again (Linux TCP_INFO; macOS TCP_CONNECTION_INFO, which has neither a
+// count of timeouts in a row nor the time since the last acknowledgement:
+// there the socket's own history stands in, SilenceHistory). Read off the
+// hot path: by the TCP transport while an operation waits, by the side
+// channel's thread between its beats.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +25,9 @@ struct TcpProgress {
   int timeoutsInARow = -1;   // -1: the system does not say
   int64_t msSinceAck = -1;   // -1: the system does not say
   uint64_t resentBytes = 0;  // the bytes it sent again
+  // Segments it received (acknowledgements included) and sent again.
+  uint64_t packetsIn = 0;
+  uint64_t packetsResent = 0;
 };
 
 // False where the system cannot say (not a TCP socket, or no such call).
@@ -31,6 +36,27 @@ bool readTcpProgress(int fd, TcpProgress* out);
 // Whether progress says the link under the socket carries nothing (see
 // kSilentTimeouts); false where the system cannot tell.
 bool looksSilent(const TcpProgress& progress);
+
+// One socket's silence judged by its history, where the kernel does not
+// say how many timeouts in a row or how long since an acknowledgement
+// (macOS): nothing received for kSilentMs while bytes waited, and
+// kSilentTimeouts segments or more sent again meanwhile (with nothing
+// coming back, no duplicate acknowledgement can have caused them: they
+// are the retransmission timer's). Where the kernel says (Linux), its own
+// figures decide (looksSilent). Looked at every 100-250 ms by its owner.
+class SilenceHistory {
+ public:
+  // The socket's progress at nowNs: whether it looks silent, and in
+  // *timeouts the figure to name (timeouts in a row, or segments resent
+  // since anything came).
+  bool silent(const TcpProgress& progress, int64_t nowNs, int* timeouts);
+
+ private:
+  bool known_ = false;
+  uint64_t packetsIn_ = 0;
+  uint64_t resentSince_ = 0;  // packetsResent when something last came
+  int64_t quietSinceNs_ = 0;  // since when nothing came while bytes waited
+};
 
 // The bytes written to TCP socket fd that its peer has not acknowledged yet
 // (sent or not): Linux SIOCOUTQ, macOS SO_NWRITE. What was written before

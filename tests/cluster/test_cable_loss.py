@@ -9,7 +9,9 @@ no path fails on every rank within about a second of it, naming the cable,
 instead of at MCL_TIMEOUT; a pair that keeps another cable gives the lost
 one up and goes on over the other with every result right, whether the
 cable went down or black-holes everything, at 16 MiB and at 8 bytes, and
-even where it carried the side channel; a cable that carries nothing at init is left out
+even where it carried the side channel; a pair's last cable lost beside a
+LAN moves the job to the standby socket init made over the LAN (and back
+when the cable is back), in a pair and in a ring of three; a cable that carries nothing at init is left out
 by name where the pair has another, and names the ranks and the link the
 rendezvous waited on where it has not.
 
@@ -364,6 +366,30 @@ def test_last_cable_down_beside_a_lan_the_job_moves_there_and_back():
                       outputs[0][1], re.M)
     assert given and int(given.group(1)) >= 2, outputs[0][1]
     assert given.group(2) == given.group(1), outputs[0][1]
+
+
+def test_the_lan_silent_after_the_last_cable_went_fails_naming_the_standby():
+    # The cable goes down and the pair moves to the LAN; then the LAN
+    # black-holes too. Nothing is left: the ranks fail within seconds
+    # (not at MCL_TIMEOUT), and the one with bytes on the way names the
+    # standby that went silent.
+    with Cluster("pair", name="mcl-lanhole", lan=True) as bed:
+        procs = start_ranks(bed, [0, 1], "10.78.0.1:29776", LONG,
+                            {"MCL_TIMEOUT": "60", "MCL_PEER_TIMEOUT": "60"})
+        wait_for_traffic(procs, 1.0)
+        bed.cable(0, 1, 0, up=False)
+        time.sleep(1.0)
+        start = time.monotonic()
+        black_hole(bed, 0, "lan0")
+        black_hole(bed, 1, "lan0")
+        outputs = finish(procs, timeout=90)
+        elapsed = time.monotonic() - start
+    for rank, (code, out) in enumerate(outputs):
+        assert code == 1, f"rank {rank} ({code}):\n{out}"
+        assert moved_to_the_lan(out, rank, 1 - rank), out
+    assert any("the standby that took what they carried, takes bytes and "
+               "acknowledges none" in out for _, out in outputs), outputs
+    assert elapsed < 20, (elapsed, outputs)
 
 
 def test_ring_of_three_a_cable_lost_for_good_the_pair_goes_on_over_the_lan():

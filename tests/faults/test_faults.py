@@ -267,6 +267,11 @@ def run_case(hosts, transport, plan, timeout=None, extra_env=None, bound=None,
     if plan == "cable" and transport == "rdma":
         # Mac 1's cable to Mac 0 (rdma_en3) goes down 1.5 s after init.
         extra["MCL_EMU_FAULTS"] = "port_down:1:rdma_en3@1500"
+    if plan == "cable" and transport == "tcp":
+        # No standby over the LAN: the pair has nowhere to go and every rank
+        # must fail, then rebuild (test_cable_loss.py has the pair moving
+        # to the LAN instead).
+        extra["MCL_TCP_STANDBY"] = "0"
     job = Job(hosts, transport, plan, timeout, extra)
     try:
         struck = inject(job)

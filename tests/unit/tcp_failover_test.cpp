@@ -456,6 +456,88 @@ TEST_P(TcpFailover, TheLastCableLostItAllGoesOverTheStandbyAndComesBack) {
   EXPECT_TRUE(receiver.peerAlive());
 }
 
+// A pair over one cable (receiving ends of 4 KiB) and a standby beside it,
+// the cable followed by the sender alone.
+struct WithStandby {
+  std::unique_ptr<TcpConnection> sender;
+  std::unique_ptr<TcpConnection> receiver;
+  std::shared_ptr<std::atomic<bool>> down =
+      std::make_shared<std::atomic<bool>>(false);
+};
+WithStandby standbyPair() {
+  std::vector<ProvenSocket> a, b, sa, sb;
+  provenPairs(2, 4096, &a, &b, 0);
+  provenPairs(1, 0, &sa, &sb);
+  const std::vector<std::string> links = {"cable a", "cable a"};
+  WithStandby p;
+  p.sender = std::make_unique<TcpConnection>(
+      1, std::move(a), kShape, "test", WireProtect::None,
+      PieceCipher::ChaCha20Poly1305, links);
+  p.receiver = std::make_unique<TcpConnection>(
+      0, std::move(b), kShape, "test", WireProtect::None,
+      PieceCipher::ChaCha20Poly1305, links);
+  p.sender->addStandby(std::move(sa[0]), WireProtect::Encrypt, "lan x");
+  p.receiver->addStandby(std::move(sb[0]), WireProtect::Encrypt, "lan x");
+  p.sender->followLinkStates({p.down, p.down});
+  return p;
+}
+
+TEST(TcpFailover, PiecesOnALostCableGoAgainWhenTheSenderOnlyTendsIt) {
+  // The sender's operation is over (its pieces written, waiting
+  // unacknowledged on the cable) and it waits on another peer: only tend()
+  // looks at this connection. The cable goes down: tend alone must send
+  // them again over the standby.
+  WithStandby p = standbyPair();
+  const std::vector<std::byte> data = pattern(24 * kShape.slotBytes, 31);
+  // As much as the slots take while the receiver reads nothing: the
+  // operation that sent it is over.
+  size_t sent = 0;
+  for (int i = 0; i < 2000; ++i) {
+    offer(*p.sender, data, true, &sent);
+    p.sender->progress();
+  }
+  ASSERT_TRUE(p.sender->drained());
+  ASSERT_GT(sent, 0u);
+  p.sender->releaseCallerMemory();
+  p.down->store(true);
+  std::vector<std::byte> got;
+  for (int i = 0; i < 400000 && got.size() < sent; ++i) {
+    p.sender->tend();
+    take(*p.receiver, &got);
+  }
+  EXPECT_TRUE(got == std::vector<std::byte>(data.begin(),
+                                            data.begin() + ptrdiff_t(sent)));
+  // tend() gave the cable up and sent its unacknowledged pieces again.
+  EXPECT_EQ(p.sender->givenUpStripes(), 0b11u);
+  EXPECT_GT(p.sender->bytesMoved(), 0u);
+}
+
+TEST(TcpFailover, AnIdleStandbyThatSaysFarewellIsReadNotPolledForEver) {
+  // After a loss and the cable's return the standby is idle again; the
+  // peer then says farewell on every socket and closes. The waker must
+  // not find the standby readable for ever: its farewell is read.
+  WithStandby p = standbyPair();
+  const std::vector<std::byte> data = pattern(20 * kShape.slotBytes, 32);
+  bothWays(*p.sender, *p.receiver, data, true, [&](int i) {
+    if (i == 2) p.down->store(true);
+  });
+  ASSERT_EQ(p.sender->givenUpStripes(), 0b11u);
+  p.down->store(false);
+  p.sender->movesBackSecond();
+  std::vector<ProvenSocket> na, nb;
+  provenPairs(2, 0, &na, &nb);
+  p.sender->offerSocket(0, std::move(na[0]));
+  p.sender->offerSocket(1, std::move(na[1]));
+  p.receiver->offerSocket(0, std::move(nb[0]));
+  p.receiver->offerSocket(1, std::move(nb[1]));
+  bothWays(*p.sender, *p.receiver, data, true, [](int) {});
+  ASSERT_EQ(p.receiver->socketsRegained(), 2u);
+  p.sender->sayFarewell("done here");
+  p.sender.reset();
+  for (int i = 0; i < 1000; ++i) p.receiver->progress();
+  EXPECT_FALSE(p.receiver->wantsRead(2));
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Protections, TcpFailover,
     ::testing::Values(Case{WireProtect::None, true, false},

@@ -91,48 +91,51 @@ void CableWatch::check(int64_t now) {
       p.fewerNs += now - p.fewerSinceNs;
       p.fewerSinceNs = -1;
     }
-    for (const Watched& w : p.links) {
-      if (w.changedNs != now) continue;
-      const std::string name = nameOf(p, w);
-      if (!w.down) {
-        MCL_LOG(Warn, kLogInit,
-                "%s: %s to rank %d is up again; %d of %d links to rank %d up",
-                label_.c_str(), name.c_str(), p.peer, up, total, p.peer);
-      } else if (up > 0) {
-        MCL_LOG(Warn, kLogInit,
-                "%s: %s to rank %d went down (its interface lost its link "
-                "or address); %d of %d links to rank %d remain, and the "
-                "connections striped over it carry on over them (what it "
-                "carried is sent again there). A communicator made later "
-                "uses it again once it is back",
-                label_.c_str(), name.c_str(), p.peer, up, total, p.peer);
-      } else if (p.movesToFallback) {
-        MCL_LOG(Warn, kLogInit,
-                "%s: %s to rank %d went down (its interface lost its link "
-                "or address): no cable to rank %d is left, and the "
-                "connections move to the %s, the path init would choose "
-                "now (what it carried is sent again there). The cable is "
-                "taken back once it is back",
-                label_.c_str(), name.c_str(), p.peer, p.peer,
-                p.fallback.c_str());
-      } else if (!p.fallback.empty()) {
-        MCL_LOG(Warn, kLogInit,
-                "%s: %s to rank %d went down (its interface lost its link "
-                "or address): no link to rank %d is left. Init would now "
-                "choose the %s, but mcl does not yet move a running "
-                "connection: operations with rank %d wait for the link to "
-                "come back, up to MCL_TIMEOUT",
-                label_.c_str(), name.c_str(), p.peer, p.peer,
-                p.fallback.c_str(), p.peer);
-      } else {
-        MCL_LOG(Warn, kLogInit,
-                "%s: %s to rank %d went down (its interface lost its link "
-                "or address): no path to rank %d is left; operations with "
-                "it fail unless the link is back within %s",
-                label_.c_str(), name.c_str(), p.peer, p.peer,
-                seconds(kNoPathGraceNs).c_str());
-      }
-    }
+    for (const Watched& w : p.links)
+      if (w.changedNs == now) sayChange(p, w, up, total);
+  }
+}
+
+void CableWatch::sayChange(const Peer& p, const Watched& w, int up,
+                           int total) const {
+  const std::string name = nameOf(p, w);
+  if (!w.down) {
+    MCL_LOG(Warn, kLogInit,
+            "%s: %s to rank %d is up again; %d of %d links to rank %d up",
+            label_.c_str(), name.c_str(), p.peer, up, total, p.peer);
+  } else if (up > 0) {
+    MCL_LOG(Warn, kLogInit,
+            "%s: %s to rank %d went down (its interface lost its link "
+            "or address); %d of %d links to rank %d remain, and the "
+            "connections striped over it carry on over them (what it "
+            "carried is sent again there). Once it is back, TCP "
+            "connections take it back; RDMA ones leave it to a "
+            "communicator made later",
+            label_.c_str(), name.c_str(), p.peer, up, total, p.peer);
+  } else if (p.movesToFallback) {
+    MCL_LOG(Warn, kLogInit,
+            "%s: %s to rank %d went down (its interface lost its link "
+            "or address): no cable to rank %d is left, and the "
+            "connections move to the %s, the path init would choose "
+            "now (what it carried is sent again there). The cable is "
+            "taken back once it is back",
+            label_.c_str(), name.c_str(), p.peer, p.peer, p.fallback.c_str());
+  } else if (!p.fallback.empty()) {
+    MCL_LOG(Warn, kLogInit,
+            "%s: %s to rank %d went down (its interface lost its link "
+            "or address): no link to rank %d is left. Init would now "
+            "choose the %s, but mcl does not yet move a running "
+            "connection: operations with rank %d wait for the link to "
+            "come back, up to MCL_TIMEOUT",
+            label_.c_str(), name.c_str(), p.peer, p.peer, p.fallback.c_str(),
+            p.peer);
+  } else {
+    MCL_LOG(Warn, kLogInit,
+            "%s: %s to rank %d went down (its interface lost its link "
+            "or address): no path to rank %d is left; operations with "
+            "it fail unless the link is back within %s",
+            label_.c_str(), name.c_str(), p.peer, p.peer,
+            seconds(kNoPathGraceNs).c_str());
   }
 }
 

@@ -46,7 +46,7 @@ class CableWatch {
   void check(int64_t nowNs);
   // What the kernel says of the side channel's socket to peer, which
   // leaves this host from `localAddress`: whether it looks silent
-  // (platform::looksSilent), and the timeouts in a row. The side channel's
+  // (platform::SilenceHistory), and the timeouts in a row. The side channel's
   // thread alone calls it, after check().
   void sideChannel(int peer, const std::string& localAddress, bool silent,
                    int timeouts);
@@ -108,6 +108,9 @@ class CableWatch {
 
   // "cable host 0 (a) tb1 10.0.1.1/30 -> host 1 (b) tb0 10.0.1.2"
   std::string nameOf(const Peer& p, const Watched& w) const;
+  // The WARN for a link that went down or came back (w.changedNs now): up
+  // of total links to the peer are up.
+  void sayChange(const Peer& p, const Watched& w, int up, int total) const;
   std::string downList(const Peer& p, int64_t nowNs) const;
 
   int rank_;

@@ -234,7 +234,7 @@ void PeerWatch::readFrom(int peer, int64_t now) {
   }
 }
 
-void PeerWatch::lookAtSideChannels(CableWatch& cables) {
+void PeerWatch::lookAtSideChannels(CableWatch& cables, int64_t now) {
   for (int peer = 0; peer < nranks_; ++peer) {
     Peer& p = peers_[size_t(peer)];
     if (!p.socket.valid() || p.state.load() != int(State::Alive)) continue;
@@ -246,8 +246,9 @@ void PeerWatch::lookAtSideChannels(CableWatch& cables) {
     } catch (const std::exception&) {
       continue;
     }
-    cables.sideChannel(peer, local, platform::looksSilent(progress),
-                       std::max(progress.timeoutsInARow, 0));
+    int timeouts = 0;
+    const bool silent = p.silence.silent(progress, now, &timeouts);
+    cables.sideChannel(peer, local, silent, timeouts);
   }
 }
 
@@ -332,7 +333,7 @@ void PeerWatch::run() {
       nextCableLook = std::min(nextCableLook, lastCableLook + kCableGapNs);
     if (cables != nullptr && now >= nextCableLook) {
       cables->check(now);
-      lookAtSideChannels(*cables);
+      lookAtSideChannels(*cables, now);
       lastCableLook = now;
       nextCableLook = now + kCableLookNs;
     }

@@ -28,6 +28,7 @@
 #include "core/liveness/cable_watch.h"
 #include "platform/link_state.h"
 #include "platform/socket.h"
+#include "platform/tcp_progress.h"
 #include "transports/transport.h"
 
 namespace mcl {
@@ -82,6 +83,9 @@ class PeerWatch final : public transport::PeerHealth {
     bool muted = false;  // a message to it was cut short; under sendMutex_
     // Its side channel's link was said to be lost (the thread's alone).
     bool sideLinkLostTold = false;
+    // Its socket's history, where the kernel does not say how long it has
+    // heard nothing (the thread's alone).
+    platform::SilenceHistory silence;
     std::atomic<int> state{int(State::Alive)};
     std::atomic<int64_t> lastHeardNs{0};
     std::atomic<int64_t> changedNs{0};  // when it died or stopped
@@ -117,7 +121,7 @@ class PeerWatch final : public transport::PeerHealth {
   void run();
   // Tells the cable watch what the kernel says of each side channel's
   // socket (a link that carries nothing leaves its beats unacknowledged).
-  void lookAtSideChannels(CableWatch& cables);
+  void lookAtSideChannels(CableWatch& cables, int64_t nowNs);
   void readFrom(int peer, int64_t nowNs);
   // A peer unheard for timeoutNs stopped answering, unless its side
   // channel rides a lost link while others carry (the cable watch says).

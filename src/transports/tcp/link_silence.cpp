@@ -12,14 +12,6 @@
 
 namespace mcl::transport::tcp {
 
-bool socketSilent(int fd, int* timeouts) {
-  platform::TcpProgress progress;
-  *timeouts = 0;
-  if (!platform::readTcpProgress(fd, &progress)) return false;
-  *timeouts = std::max(progress.timeoutsInARow, 0);
-  return platform::looksSilent(progress);
-}
-
 bool socketResentBytes(int fd, uint64_t* bytes) {
   platform::TcpProgress progress;
   *bytes = 0;
@@ -39,6 +31,19 @@ LinkSilence::LinkSilence(std::string label,
   silent_.assign(links_.size(), false);
 }
 
+bool LinkSilence::socketSilent(size_t i, int fd, int64_t now, int* timeouts) {
+  *timeouts = 0;
+  platform::TcpProgress progress;
+  if (fd < 0 || !platform::readTcpProgress(fd, &progress)) return false;
+  history_.resize(stripeLinks_.size());
+  historyFd_.resize(stripeLinks_.size(), -1);
+  if (historyFd_[i] != fd) {
+    history_[i] = platform::SilenceHistory();
+    historyFd_[i] = fd;
+  }
+  return history_[i].silent(progress, now, timeouts);
+}
+
 bool LinkSilence::silent(const std::string& link) const {
   for (size_t l = 0; l < links_.size(); ++l)
     if (links_[l] == link) return silent_[l];
@@ -55,7 +60,7 @@ std::string LinkSilence::check(const std::vector<int>& fds, int64_t now) {
     size_t link = 0;
     while (links_[link] != stripeLinks_[i]) ++link;
     int timeouts = 0;
-    if (socketSilent(fds[i], &timeouts)) silent[link] = true;
+    if (socketSilent(i, fds[i], now, &timeouts)) silent[link] = true;
     if (timeouts > worst[link]) worst[link] = timeouts;
   }
   size_t quiet = 0;

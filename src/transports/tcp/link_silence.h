@@ -12,14 +12,17 @@
 // cable watch judges those). A link goes silent: a WARN naming it, and the
 // connection gives its sockets up where another link carries
 // (TcpConnection::failOver); every link of the connection silent: the wait
-// fails naming them (no path left). Systems without TCP_INFO (macOS has
-// TCP_CONNECTION_INFO, without a count of timeouts in a row) never report a
-// link silent.
+// fails naming them (no path left). On macOS, whose TCP_CONNECTION_INFO
+// has neither figure, each socket's history stands in: nothing received
+// for a second while bytes waited, and 3 segments resent meanwhile
+// (platform::SilenceHistory).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "platform/tcp_progress.h"
 
 namespace mcl::transport::tcp {
 
@@ -37,18 +40,20 @@ class LinkSilence {
   bool silent(const std::string& link) const;
 
  private:
+  // Whether socket i (fd) looks silent now, and the figure to name.
+  bool socketSilent(size_t i, int fd, int64_t nowNs, int* timeouts);
+
   std::string label_;
   std::vector<std::string> stripeLinks_;
+  // Each socket's history (where the kernel has no figures of its own),
+  // and the descriptor it is of: a socket taken in anew starts afresh.
+  std::vector<platform::SilenceHistory> history_;
+  std::vector<int> historyFd_;
   std::vector<std::string> links_;  // distinct, in order
   std::vector<bool> silent_;        // by link, at the last look
   int64_t nextLookNs_ = 0;
   std::string trouble_;
 };
-
-// Whether the kernel says socket fd holds unacknowledged bytes and its
-// retransmission timer went off `timeouts` times in a row (set to the
-// count); false where the system cannot say.
-bool socketSilent(int fd, int* timeouts);
 
 // The bytes the kernel sent again on socket fd so far, for `qualify`'s
 // LOSSY; false where the system cannot say.

@@ -113,14 +113,16 @@ void TcpSockets::connectPair(int peer, platform::Deadline deadline) {
   // On cables with a LAN beside them: a standby socket over it, for the
   // day every cable is lost (tcp_standby.cpp). Its bit beside the cables'
   // tells the acceptor.
-  if (onCables && links.size() > cables &&
+  if (options_.standby && onCables && links.size() > cables &&
       connectStandby(peer, links[cables],
                      StreamKey{rank_, 0, uint32_t(cables), 0}, deadline, &got))
     mask |= 1u << cables;
   // The verdict goes on the first socket of channel 0 of every link tried,
   // those left out too: the acceptor reads it from whichever comes first.
+  // Not on the standby: the cables carry it, and a LAN that fails now
+  // costs the standby, not the job.
   for (uint32_t l = 0; l < links.size(); ++l) {
-    if (got[0][l].empty()) continue;
+    if (got[0][l].empty() || (onCables && l == cables)) continue;
     const ProvenSocket& first = got[0][l].front();
     const std::vector<uint8_t> verdict =
         encodeLinkVerdict(first.keys, uint32_t(links.size()), mask);
@@ -220,10 +222,10 @@ void TcpSockets::acceptPair(int peer, platform::Deadline deadline,
   const std::vector<Link> links = candidates(peer);
   const auto stripes = static_cast<uint32_t>(options_.socketsPerLink);
   std::map<uint32_t, FirstSocket> firsts;  // by link: channel 0, socket 0
-  const uint32_t mask =
-      awaitVerdict(peer, links, deadline, betweenSlices, &firsts);
+  uint32_t mask = awaitVerdict(peer, links, deadline, betweenSlices, &firsts);
   PairSockets got = emptyPairSockets(links.size());
-  // A standby (the LAN's bit beside a cable's) has one socket a channel.
+  // A standby (the LAN's bit beside a cable's) has one socket a channel,
+  // made before the verdict: taken within kStandbyBudget, or left out.
   const size_t cables = links_.at(peer).size();
   const bool standby = inMask(mask, cables) && (mask & ((1u << cables) - 1));
   for (uint32_t c = 0; c < kTcpChannels; ++c)
@@ -231,6 +233,11 @@ void TcpSockets::acceptPair(int peer, platform::Deadline deadline,
       for (uint32_t s = 0;
            s < (standby && l == cables ? 1 : stripes) && inMask(mask, l); ++s) {
         const StreamKey key{peer, c, l, s};
+        if (standby && l == cables) {
+          if (!takeStandby(peer, links[l], key, deadline, &firsts, &got))
+            mask &= ~(1u << cables);
+          continue;
+        }
         const bool first = c == 0 && s == 0;
         ProvenSocket sock;
         try {
@@ -309,6 +316,33 @@ void TcpSockets::keepLinks(int peer, const std::vector<Link>& candidates,
             "move there if every cable to it is lost",
             rank_, peer, linkLabel(candidates[cables]).c_str(),
             dataProtection(LinkKind::Lan));
+  }
+}
+
+bool TcpSockets::takeStandby(int peer, const Link& link, const StreamKey& key,
+                             platform::Deadline deadline,
+                             std::map<uint32_t, FirstSocket>* firsts,
+                             PairSockets* got) {
+  const platform::Deadline until = std::min(
+      deadline, platform::Clock::now() +
+                    std::chrono::duration_cast<platform::Clock::duration>(
+                        kStandbyBudget));
+  try {
+    ProvenSocket sock;
+    if (key.channel == 0 && firsts->count(key.link) != 0)
+      sock = std::move((*firsts)[key.link].sock);
+    else
+      sock = listener_->take(key, until, {});
+    platform::setBufferSizes(sock.socket.fd(), options_.bufferBytes);
+    (*got)[key.channel][key.link].push_back(std::move(sock));
+    return true;
+  } catch (const std::exception& e) {
+    for (auto& byLink : *got) byLink[key.link].clear();
+    MCL_LOG(Info, kLogInit,
+            "rank %d: no standby to rank %d over %s (%s): should every cable "
+            "to it be lost, the job waits for one to come back",
+            rank_, peer, linkLabel(link).c_str(), e.what());
+    return false;
   }
 }
 

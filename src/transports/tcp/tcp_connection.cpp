@@ -283,6 +283,12 @@ uint64_t TcpConnection::bytesResent() const {
 }
 
 std::string TcpConnection::linkTrouble() {
+  std::string trouble = lookForSilence();
+  fullLookDue_ = stripes_.size() > 1;
+  return trouble;
+}
+
+std::string TcpConnection::lookForSilence() {
   // A socket given up on a link the watch says is up again may still be
   // backing off its retransmissions: it says nothing of the link, whose
   // new sockets (taken back, or to be) speak for it.
@@ -291,7 +297,6 @@ std::string TcpConnection::linkTrouble() {
     fds.push_back(
         s.sendLost && s.linkDown && !s.linkDown->load() ? -1 : s.socket.fd());
   std::string trouble = silence_.check(fds, nowNs());
-  fullLookDue_ = stripes_.size() > 1;
   // A silent link's sockets are given up where another link carries.
   if (trouble.empty() && ackKnown_)
     for (size_t i = 0; i < stripes_.size(); ++i)
@@ -299,11 +304,20 @@ std::string TcpConnection::linkTrouble() {
         failOver(i,
                  "it takes bytes and acknowledges none though its link is "
                  "up");
+  // Every cable lost: the standby is the last path, and its silence ends
+  // it (the cables' sockets, given up before they held anything, are not
+  // silent themselves).
+  if (trouble.empty() && onStandbyAlone() &&
+      silence_.silent(stripeLink(standbyIndex())))
+    trouble = "every cable is lost, and " + stripeLink(standbyIndex()) +
+              ", the standby that took what they carried, takes bytes and "
+              "acknowledges none";
   return trouble;
 }
 
 std::string TcpConnection::peerGoneReason() const {
   if (!peerFarewell_.empty()) return peerFarewell_;
+  if (!tendFailure_.empty()) return tendFailure_;
   return "it closed the connection without a word: its process exited, or "
          "a failure cut it";
 }
@@ -368,9 +382,12 @@ bool TcpConnection::waitsForPlace(const Stripe& s) const {
 
 bool TcpConnection::wantsRead(size_t i) const {
   const Stripe& s = stripes_[i];
+  // A socket taken back before its first move, and an idle standby: a move
+  // may come at any time (a full window waits, as on any socket).
   if (moved_)
-    return (readsNow(s) || ((s.awaitsMove || s.standby) && !s.closed &&
-                            s.bytesIn < s.recvLimit)) &&
+    return (readsNow(s) ||
+            ((s.awaitsMove || (s.standby && s.recvLanes.empty())) &&
+             !s.closed && !s.moveWaits && s.bytesIn < s.recvLimit)) &&
            !waitsForPlace(s);
   if (s.closed || s.recvPiece >= recvConsumed_ + shape_.slots) return false;
   // What progress() reads when nothing comes: the socket of the next
@@ -565,12 +582,16 @@ bool TcpConnection::mayRead(Stripe& s, bool look) {
   auto* bytes = reinterpret_cast<std::byte*>(&next);
   const size_t carried = std::min(s.carry.size() - s.carryAt, kHeaderBytes);
   if (carried > 0) memcpy(bytes, s.carry.data() + s.carryAt, carried);
-  if (carried < kHeaderBytes &&
-      recv(s.socket.fd(), bytes + carried, kHeaderBytes - carried,
-           MSG_PEEK | MSG_DONTWAIT) !=
-          static_cast<ssize_t>(kHeaderBytes - carried))
-    return false;
-  return next.length == kMoveLength;
+  if (carried < kHeaderBytes) {
+    const ssize_t n = recv(s.socket.fd(), bytes + carried,
+                           kHeaderBytes - carried, MSG_PEEK | MSG_DONTWAIT);
+    // The peer closed it: nothing more comes (a wait would find it
+    // readable for ever).
+    if (n == 0 && carried == 0) s.closed = true;
+    if (n != static_cast<ssize_t>(kHeaderBytes - carried)) return false;
+  }
+  // A farewell is read where it is (an idle socket gets one too).
+  return next.length == kMoveLength || next.length == kFarewellLength;
 }
 
 bool TcpConnection::pullStripe(Stripe& s, bool look) {

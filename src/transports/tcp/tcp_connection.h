@@ -37,6 +37,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -106,6 +107,7 @@ class TcpConnection final : public Connection {
   std::span<const std::byte> peekRecv() override;
   void releaseRecv(size_t bytes) override;
   bool peerAlive() const override;
+  // Why the peer is out of reach: its farewell, or what tend() found.
   std::string peerGoneReason() const override;
   void sayFarewell(const std::string& reason) override;
   const char* linkName() const override { return link_.c_str(); }
@@ -164,6 +166,8 @@ class TcpConnection final : public Connection {
   // kernel acknowledged (else it is dropped: nothing could move to it).
   void addStandby(ProvenSocket socket, WireProtect protect, std::string link);
   bool hasStandby() const { return stripes_.size() > residues_; }
+  // Every cable's sockets given up, the standby carrying everything.
+  bool onStandbyAlone() const;
   // Called when the connection is destroyed (whoever offers sockets lets
   // go of it then).
   void whenGone(std::function<void()> gone) { gone_ = std::move(gone); }
@@ -368,6 +372,9 @@ class TcpConnection final : public Connection {
   // may take a lost one's lanes, in the order failOver hands them out.
   size_t standbyIndex() const { return residues_; }
   std::vector<size_t> takersFor(size_t lost) const;
+  // linkTrouble's look (at most every 100 ms): silent links given up where
+  // another carries; why none does ("" while one may).
+  std::string lookForSilence();
   // Throws mclRemoteError; err (errno) 0: the stream is out of step.
   [[noreturn]] void fail(const char* what, int err);
   // The farewell the peer sent behind what we have read, if any (see
@@ -436,6 +443,10 @@ class TcpConnection final : public Connection {
   std::vector<std::pair<size_t, ProvenSocket>> waitingOffers_;
   std::function<void()> gone_;
   bool movesBackSecond_ = false;
+  // tend(): its next look at the links' silence, and the failure it found
+  // (said when a step waits on the connection: peerAlive turns false).
+  std::chrono::steady_clock::time_point nextTendLook_{};
+  std::string tendFailure_;
   uint64_t homeDue_ = 0;       // sockets taken back, their lanes still to move
   uint64_t recvConsumed_ = 0;  // pieces released
   uint32_t recvOffset_ = 0;    // within the current piece

@@ -18,6 +18,7 @@ struct TcpOptions {
   int bufferBytes = 4 << 20;
   platform::PortRange ports;                // MCL_PORT_RANGE
   WireProtect protect = WireProtect::Auto;  // MCL_WIRE_PROTECT
+  bool standby = true;                      // MCL_TCP_STANDBY
 };
 
 // Throws mclInvalidArgument naming the variable.

@@ -126,6 +126,12 @@ class TcpSockets {
   // it was) where the LAN does not connect.
   bool connectStandby(int peer, const Link& link, StreamKey key,
                       platform::Deadline deadline, PairSockets* got);
+  // The acceptor's side: the standby socket of key's channel, within a
+  // second; false (every channel's dropped, with an INFO) where it does
+  // not come.
+  bool takeStandby(int peer, const Link& link, const StreamKey& key,
+                   platform::Deadline deadline,
+                   std::map<uint32_t, FirstSocket>* firsts, PairSockets* got);
   // Keeps the sockets of the links in mask (why(l): why link l is not),
   // warning for each link left out.
   void keepLinks(int peer, const std::vector<Link>& candidates, uint32_t mask,

@@ -6,12 +6,15 @@
 // have the same socket at the same index, whichever end lost the cable
 // first, and a move needs no connection made in a hurry over a path that
 // may itself be failing.
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "base/error.h"
 #include "platform/tcp_progress.h"
 #include "transports/tcp/tcp_connection.h"
 
@@ -20,7 +23,8 @@ namespace mcl::transport::tcp {
 void TcpConnection::addStandby(ProvenSocket socket, WireProtect protect,
                                std::string link) {
   // Lanes move only where the kernel says what the peer acknowledged.
-  if (hasStandby() ||
+  // givenUp_ has a bit per socket (64).
+  if (hasStandby() || residues_ >= 63 ||
       !platform::tellsAcknowledgements(stripes_[0].socket.fd()) ||
       !platform::tellsAcknowledgements(socket.socket.fd()))
     return;
@@ -46,18 +50,38 @@ void TcpConnection::addStandby(ProvenSocket socket, WireProtect protect,
 void TcpConnection::tend() {
   // Only where lanes can move; nothing to do on a connection at rest.
   if (!ackKnown_ || broken_ || saidFarewell_) return;
-  bool down = false;
-  for (const std::atomic<bool>* d : linkDown_)
-    down |= d != nullptr && d->load(std::memory_order_relaxed);
-  if (down) watchLinks();
-  // Pieces written and maybe not acknowledged on links the watch calls
-  // up: a silent one is found (linkTrouble looks at most every 100 ms).
-  // A link down is the watch's to name, as in an operation's wait.
-  if (!down && sendReleased_ < sendFlushed_) (void)linkTrouble();
-  // Once a lane moved, the peer's moves are read and this end's written
-  // (and a socket taken back, taken in) only where somebody looks.
-  if (moved_ || !drained() || offered_.load(std::memory_order_relaxed))
-    progress();
+  try {
+    bool down = false;
+    for (const std::atomic<bool>* d : linkDown_)
+      down |= d != nullptr && d->load(std::memory_order_relaxed);
+    if (down) watchLinks();
+    // Pieces written and maybe not acknowledged: a silent link is found.
+    // A cable down is the watch's to name, as in an operation's wait,
+    // unless the standby carries everything: then its silence is the end.
+    const auto now = std::chrono::steady_clock::now();
+    if ((!down || onStandbyAlone()) && sendReleased_ < sendFlushed_ &&
+        now >= nextTendLook_) {
+      nextTendLook_ = now + std::chrono::milliseconds(100);
+      const std::string trouble = lookForSilence();
+      if (!trouble.empty() && onStandbyAlone()) fail(trouble.c_str(), 0);
+    }
+    // Once a lane moved, the peer's moves are read and this end's written
+    // (and a socket taken back, taken in) only where somebody looks.
+    if (moved_ || !drained() || offered_.load(std::memory_order_relaxed))
+      progress();
+  } catch (const Error& e) {
+    // A step that waits on this connection says it (peerAlive is false
+    // now); an operation with other peers goes on.
+    broken_ = true;
+    if (tendFailure_.empty()) tendFailure_ = e.what();
+  }
+}
+
+bool TcpConnection::onStandbyAlone() const {
+  if (!hasStandby() || stripes_[standbyIndex()].sendLost) return false;
+  for (size_t i = 0; i < residues_; ++i)
+    if (!stripes_[i].sendLost) return false;
+  return true;
 }
 
 std::vector<size_t> TcpConnection::takersFor(size_t lost) const {
