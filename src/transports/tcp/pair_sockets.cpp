@@ -348,6 +348,9 @@ bool TcpSockets::takeStandby(int peer, const Link& link, const StreamKey& key,
 
 bool TcpSockets::connectStandby(int peer, const Link& link, StreamKey key,
                                 platform::Deadline deadline, PairSockets* got) {
+  // A LAN that failed one peer's standby is not tried for the next (a
+  // Wi-Fi that keeps its clients apart would cost a second per peer).
+  if (standbyFailedOn_.count(link.local.interfaceName) != 0) return false;
   const platform::Deadline until = std::min(
       deadline, platform::Clock::now() +
                     std::chrono::duration_cast<platform::Clock::duration>(
@@ -363,6 +366,7 @@ bool TcpSockets::connectStandby(int peer, const Link& link, StreamKey key,
   } catch (const std::exception& e) {
     // Not needed to start: the job goes on without it.
     for (auto& byLink : *got) byLink[key.link].clear();
+    standbyFailedOn_.insert(link.local.interfaceName);
     MCL_LOG(Info, kLogInit,
             "rank %d: no standby to rank %d over %s (%s): should every cable "
             "to it be lost, the job waits for one to come back",

@@ -159,6 +159,8 @@ class TcpSockets {
   // By pair and channel, the standby socket; by pair, the link it rides.
   std::map<std::pair<int, uint32_t>, ProvenSocket> standby_;
   std::map<int, Link> standbyLinks_;
+  // Local interfaces over which a standby failed to connect at init.
+  std::set<std::string> standbyFailedOn_;
   std::vector<TcpConnection*> connections_;
   mutable std::map<std::pair<int, std::string>,
                    std::shared_ptr<std::atomic<bool>>>
