@@ -86,6 +86,17 @@ void provenPairs(size_t count, int laterBuffer, std::vector<ProvenSocket>* a,
   }
 }
 
+// A cable back: a new socket pair for stripes `first` and `first + 1`,
+// offered to both ends (as TcpSockets' rejoin thread does).
+void offerCableBack(TcpConnection& a, TcpConnection& b, size_t first) {
+  std::vector<ProvenSocket> na, nb;
+  provenPairs(2, 0, &na, &nb);
+  for (size_t k = 0; k < 2; ++k) {
+    a.offerSocket(first + k, std::move(na[k]));
+    b.offerSocket(first + k, std::move(nb[k]));
+  }
+}
+
 // Link a: stripes 0 and 1; link b: 2 and 3, whose receiving ends hold
 // `linkBBuffer` bytes (0: the system's default).
 Striped stripedPair(WireProtect protect, int linkBBuffer) {
@@ -304,12 +315,7 @@ TEST_P(TcpFailover, ACableBackIsTakenUpAgainAndCarriesItsLanes) {
   // The sender plays the rank that made the new sockets: it moves its lanes
   // back once the receiver's first move on each has come.
   p.sender->movesBackSecond();
-  std::vector<ProvenSocket> a, b;
-  provenPairs(2, 0, &a, &b);
-  p.sender->offerSocket(2, std::move(a[0]));
-  p.sender->offerSocket(3, std::move(a[1]));
-  p.receiver->offerSocket(2, std::move(b[0]));
-  p.receiver->offerSocket(3, std::move(b[1]));
+  offerCableBack(*p.sender, *p.receiver, 2);
   bothWays(*p.sender, *p.receiver, data, GetParam().inPlace, [](int) {});
   EXPECT_EQ(p.sender->givenUpStripes(), 0u);
   EXPECT_EQ(p.receiver->givenUpStripes(), 0u);
@@ -360,12 +366,7 @@ TEST_P(TcpFailover, TheHolderLostJustAfterALaneWentBackLosesNoPiece) {
     offer(sender, data, GetParam().inPlace, &sent);
     sender.progress();
   }
-  std::vector<ProvenSocket> na, nb;
-  provenPairs(2, 0, &na, &nb);
-  sender.offerSocket(2, std::move(na[0]));
-  sender.offerSocket(3, std::move(na[1]));
-  receiver.offerSocket(2, std::move(nb[0]));
-  receiver.offerSocket(3, std::move(nb[1]));
+  offerCableBack(sender, receiver, 2);
   for (int i = 0; i < 2000; ++i) {
     offer(sender, data, GetParam().inPlace, &sent);
     sender.progress();
@@ -430,12 +431,7 @@ TEST_P(TcpFailover, TheLastCableLostItAllGoesOverTheStandbyAndComesBack) {
   // The cable back: new sockets offered to both ends.
   down->store(false);
   sender.movesBackSecond();
-  std::vector<ProvenSocket> na, nb;
-  provenPairs(2, 0, &na, &nb);
-  sender.offerSocket(0, std::move(na[0]));
-  sender.offerSocket(1, std::move(na[1]));
-  receiver.offerSocket(0, std::move(nb[0]));
-  receiver.offerSocket(1, std::move(nb[1]));
+  offerCableBack(sender, receiver, 0);
   bothWays(sender, receiver, more, GetParam().inPlace, [](int) {});
   EXPECT_EQ(sender.socketsRegained(), 2u);
   EXPECT_EQ(receiver.socketsRegained(), 2u);
@@ -524,12 +520,7 @@ TEST(TcpFailover, AnIdleStandbyThatSaysFarewellIsReadNotPolledForEver) {
   ASSERT_EQ(p.sender->givenUpStripes(), 0b11u);
   p.down->store(false);
   p.sender->movesBackSecond();
-  std::vector<ProvenSocket> na, nb;
-  provenPairs(2, 0, &na, &nb);
-  p.sender->offerSocket(0, std::move(na[0]));
-  p.sender->offerSocket(1, std::move(na[1]));
-  p.receiver->offerSocket(0, std::move(nb[0]));
-  p.receiver->offerSocket(1, std::move(nb[1]));
+  offerCableBack(*p.sender, *p.receiver, 0);
   bothWays(*p.sender, *p.receiver, data, true, [](int) {});
   ASSERT_EQ(p.receiver->socketsRegained(), 2u);
   p.sender->sayFarewell("done here");

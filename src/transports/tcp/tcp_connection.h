@@ -330,6 +330,9 @@ class TcpConnection final : public Connection {
   void takeOffers();
   bool stripeDone(size_t i) const;
   void adopt(size_t i, ProvenSocket socket);
+  // A socket that carries no lane yet (taken back, or the standby), its
+  // pieces sealed under `protect` with its own keys.
+  Stripe idleStripe(ProvenSocket socket, WireProtect protect) const;
   void moveLaneHome(size_t i);
   // Whether pullStripe reads the stripe now: its next frame has a slot
   // (or is a control frame begun), and the stripe is not closed, waiting,

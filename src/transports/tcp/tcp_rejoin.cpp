@@ -78,12 +78,7 @@ void TcpConnection::adopt(size_t i, ProvenSocket socket) {
     const size_t slot = p % shape_.slots;
     if (sendWritten_[slot] != 0 && sendStripe_[slot] == i) sendEnd_[slot] = 0;
   }
-  Stripe fresh;
-  fresh.socket = std::move(socket.socket);
-  if (protect_ != WireProtect::None)
-    fresh.seal = std::make_unique<PieceSeal>(socket.keys, protect_, cipher_);
-  fresh.sendPiece = kNoPiece;
-  fresh.recvPiece = kNoPiece;
+  Stripe fresh = idleStripe(std::move(socket), protect_);
   fresh.linkDown = stripes_[i].linkDown;
   fresh.awaitsMove = true;
   stripes_[i] = std::move(fresh);
@@ -104,6 +99,17 @@ void TcpConnection::adopt(size_t i, ProvenSocket socket) {
     homeDue_ |= uint64_t{1} << i;  // at the peer's first move on it
   else
     moveLaneHome(i);
+}
+
+TcpConnection::Stripe TcpConnection::idleStripe(ProvenSocket socket,
+                                                WireProtect protect) const {
+  Stripe s;
+  s.socket = std::move(socket.socket);
+  if (protect != WireProtect::None)
+    s.seal = std::make_unique<PieceSeal>(socket.keys, protect, cipher_);
+  s.sendPiece = kNoPiece;
+  s.recvPiece = kNoPiece;
+  return s;
 }
 
 void TcpConnection::moveLaneHome(size_t i) {

@@ -28,12 +28,7 @@ void TcpConnection::addStandby(ProvenSocket socket, WireProtect protect,
       !platform::tellsAcknowledgements(stripes_[0].socket.fd()) ||
       !platform::tellsAcknowledgements(socket.socket.fd()))
     return;
-  Stripe s;
-  s.socket = std::move(socket.socket);
-  if (protect != WireProtect::None)
-    s.seal = std::make_unique<PieceSeal>(socket.keys, protect, cipher_);
-  s.sendPiece = kNoPiece;
-  s.recvPiece = kNoPiece;
+  Stripe s = idleStripe(std::move(socket), protect);
   s.standby = true;
   stripes_.push_back(std::move(s));
   const bool watched = !stripeLinks_.empty();
