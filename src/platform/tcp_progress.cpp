@@ -92,9 +92,12 @@ bool SilenceHistory::silent(const TcpProgress& p, int64_t nowNs,
     *timeouts = p.timeoutsInARow;
     return looksSilent(p);
   }
-  // Something came, or nothing waits for an answer (quiet is not silence
-  // then): the count starts again from here.
-  if (!known_ || p.packetsIn != packetsIn_ || !p.unacked) {
+  // Something came, nothing waits for an answer (quiet is not silence
+  // then), or nobody looked for a while: the count starts again here.
+  constexpr int64_t kLongestGapNs = 500'000'000;
+  const bool gap = nowNs - lastLookNs_ > kLongestGapNs;
+  lastLookNs_ = nowNs;
+  if (!known_ || gap || p.packetsIn != packetsIn_ || !p.unacked) {
     known_ = true;
     packetsIn_ = p.packetsIn;
     resentSince_ = p.packetsResent;

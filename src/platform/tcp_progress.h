@@ -43,7 +43,9 @@ bool looksSilent(const TcpProgress& progress);
 // kSilentTimeouts segments or more sent again meanwhile (with nothing
 // coming back, no duplicate acknowledgement can have caused them: they
 // are the retransmission timer's). Where the kernel says (Linux), its own
-// figures decide (looksSilent). Looked at every 100-250 ms by its owner.
+// figures decide (looksSilent). Looked at every 100-250 ms by its owner;
+// after a longer gap (nobody waited) the count starts again, since the
+// quiet before it was not seen.
 class SilenceHistory {
  public:
   // The socket's progress at nowNs: whether it looks silent, and in
@@ -56,6 +58,7 @@ class SilenceHistory {
   uint64_t packetsIn_ = 0;
   uint64_t resentSince_ = 0;  // packetsResent when something last came
   int64_t quietSinceNs_ = 0;  // since when nothing came while bytes waited
+  int64_t lastLookNs_ = 0;
 };
 
 // The bytes written to TCP socket fd that its peer has not acknowledged yet

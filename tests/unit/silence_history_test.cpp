@@ -39,10 +39,12 @@ TEST(SilenceHistory, AnyPacketBackStartsTheCountAgain) {
   SilenceHistory h;
   int timeouts = 0;
   h.silent(sample(true, 50, 0), 0, &timeouts);
-  h.silent(sample(true, 50, 3), 900 * kMs, &timeouts);
+  h.silent(sample(true, 50, 2), 400 * kMs, &timeouts);
+  h.silent(sample(true, 50, 3), 800 * kMs, &timeouts);
   // An acknowledgement (or anything) came: a lossy link, not a dead one.
   EXPECT_FALSE(h.silent(sample(true, 51, 3), 1000 * kMs, &timeouts));
-  EXPECT_FALSE(h.silent(sample(true, 51, 5), 1900 * kMs, &timeouts));
+  EXPECT_FALSE(h.silent(sample(true, 51, 4), 1400 * kMs, &timeouts));
+  EXPECT_FALSE(h.silent(sample(true, 51, 5), 1800 * kMs, &timeouts));
   EXPECT_TRUE(h.silent(sample(true, 51, 6), 2100 * kMs, &timeouts));
 }
 
@@ -50,22 +52,37 @@ TEST(SilenceHistory, QuietWithNothingWaitingIsNotSilence) {
   SilenceHistory h;
   int timeouts = 0;
   EXPECT_FALSE(h.silent(sample(false, 50, 9), 0, &timeouts));
-  EXPECT_FALSE(h.silent(sample(false, 50, 9), 5000 * kMs, &timeouts));
-  // Bytes go out at 5 s: the second of silence counts from there.
-  EXPECT_FALSE(h.silent(sample(true, 50, 12), 5500 * kMs, &timeouts));
-  EXPECT_TRUE(h.silent(sample(true, 50, 12), 6100 * kMs, &timeouts));
+  EXPECT_FALSE(h.silent(sample(false, 50, 9), 400 * kMs, &timeouts));
+  // Bytes go out after the look at 0.4 s: the count starts there.
+  EXPECT_FALSE(h.silent(sample(true, 50, 9), 800 * kMs, &timeouts));
+  EXPECT_FALSE(h.silent(sample(true, 50, 10), 1200 * kMs, &timeouts));
+  EXPECT_FALSE(h.silent(sample(true, 50, 11), 1600 * kMs, &timeouts));
+  EXPECT_TRUE(h.silent(sample(true, 50, 12), 1900 * kMs, &timeouts));
+}
+
+TEST(SilenceHistory, QuietNobodyLookedAtIsNotCounted) {
+  // Looked at only while an operation waits: after an idle gap, the
+  // quiet before the first look is not known to have been silence.
+  SilenceHistory h;
+  int timeouts = 0;
+  h.silent(sample(true, 50, 0), 0, &timeouts);
+  EXPECT_FALSE(h.silent(sample(true, 50, 3), 5000 * kMs, &timeouts));
+  EXPECT_FALSE(h.silent(sample(true, 50, 4), 5400 * kMs, &timeouts));
+  EXPECT_FALSE(h.silent(sample(true, 50, 5), 5800 * kMs, &timeouts));
+  EXPECT_TRUE(h.silent(sample(true, 50, 6), 6100 * kMs, &timeouts));
 }
 
 TEST(SilenceHistory, ResendsAloneOrQuietAloneAreNotEnough) {
   SilenceHistory h;
   int timeouts = 0;
-  h.silent(sample(true, 50, 0), 0, &timeouts);
   // Two resends in 3 s of quiet (a long first timeout): not yet.
-  EXPECT_FALSE(h.silent(sample(true, 50, 2), 3000 * kMs, &timeouts));
+  for (int64_t t = 0; t <= 3000; t += 300)
+    EXPECT_FALSE(
+        h.silent(sample(true, 50, t >= 2000 ? 2 : 0), t * kMs, &timeouts));
   SilenceHistory fast;
   fast.silent(sample(true, 50, 0), 0, &timeouts);
   // Three resends within half a second: too soon to call.
-  EXPECT_FALSE(fast.silent(sample(true, 50, 3), 500 * kMs, &timeouts));
+  EXPECT_FALSE(fast.silent(sample(true, 50, 3), 400 * kMs, &timeouts));
 }
 
 TEST(SilenceHistory, TheKernelsOwnFiguresDecideWhereItHasThem) {

@@ -49,6 +49,14 @@ std::string linksText(const std::vector<Link>& links) {
 
 bool inMask(uint32_t mask, size_t link) { return (mask >> link & 1) != 0; }
 
+// The first cable in mask (of `cables`): where both ends exchange their
+// word on the standby.
+size_t firstCable(uint32_t mask, size_t cables) {
+  size_t l = 0;
+  while (l + 1 < cables && !inMask(mask, l)) ++l;
+  return l;
+}
+
 }  // namespace
 
 std::vector<Link> TcpSockets::candidates(int peer) const {
@@ -134,6 +142,11 @@ void TcpSockets::connectPair(int peer, platform::Deadline deadline) {
       if (inMask(mask, l))
         throw waitedOver(peer, {links[l]}, asError(std::current_exception()));
     }
+  }
+  if (onCables && inMask(mask, cables) &&
+      !standbyKeptByPeer(peer, links, mask, got, deadline)) {
+    for (auto& byLink : got) byLink[cables].clear();
+    mask &= ~(1u << cables);
   }
   keepLinks(peer, links, mask, std::move(got), [&](size_t l) {
     return "rank " + std::to_string(rank_) +
@@ -268,6 +281,15 @@ void TcpSockets::acceptPair(int peer, platform::Deadline deadline,
         platform::setBufferSizes(sock.socket.fd(), options_.bufferBytes);
         got[c][l].push_back(std::move(sock));
       }
+  // The connector made a standby: it waits to hear whether this end took
+  // it in, so that both keep it or neither does.
+  if (standby) {
+    const ProvenSocket& first = got[0][firstCable(mask, cables)].front();
+    const std::vector<uint8_t> answer =
+        encodeLinkVerdict(first.keys, uint32_t(links.size()), mask);
+    platform::sendAll(first.socket.fd(), answer.data(), answer.size(),
+                      deadline);
+  }
   keepLinks(peer, links, mask, std::move(got), [&](size_t) {
     return "rank " + std::to_string(peer) +
            " could not connect over it (it carries nothing, or is down at "
@@ -317,6 +339,35 @@ void TcpSockets::keepLinks(int peer, const std::vector<Link>& candidates,
             rank_, peer, linkLabel(candidates[cables]).c_str(),
             dataProtection(LinkKind::Lan));
   }
+}
+
+bool TcpSockets::standbyKeptByPeer(int peer, const std::vector<Link>& links,
+                                   uint32_t mask, const PairSockets& got,
+                                   platform::Deadline deadline) {
+  const size_t cables = links_.at(peer).size();
+  const size_t l = firstCable(mask, cables);
+  const ProvenSocket& first = got[0][l].front();
+  std::vector<uint8_t> answer(kLinkVerdictBytes);
+  try {
+    platform::recvAll(first.socket.fd(), answer.data(), answer.size(),
+                      deadline);
+  } catch (const std::exception&) {
+    throw waitedOver(peer, {links[l]}, asError(std::current_exception()));
+  }
+  uint32_t kept = 0;
+  if (!decodeLinkVerdict(first.keys, answer.data(), uint32_t(links.size()),
+                         &kept))
+    throw error(mclRemoteError,
+                "rank %d: rank %d's word on the standby over %s fails its "
+                "integrity check",
+                rank_, peer, linkLabel(links[cables]).c_str());
+  if (inMask(kept, cables)) return true;
+  MCL_LOG(Info, kLogInit,
+          "rank %d: no standby to rank %d over %s (rank %d did not take it "
+          "in within a second): should every cable to it be lost, the job "
+          "waits for one to come back",
+          rank_, peer, linkLabel(links[cables]).c_str(), peer);
+  return false;
 }
 
 bool TcpSockets::takeStandby(int peer, const Link& link, const StreamKey& key,

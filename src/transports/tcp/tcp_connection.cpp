@@ -382,6 +382,9 @@ bool TcpConnection::waitsForPlace(const Stripe& s) const {
 
 bool TcpConnection::wantsRead(size_t i) const {
   const Stripe& s = stripes_[i];
+  // Broken (a failure tend() found): nothing more is read or written; a
+  // wait would find its sockets readable for ever.
+  if (broken_) return false;
   // A socket taken back before its first move, and an idle standby: a move
   // may come at any time (a full window waits, as on any socket).
   if (moved_)
@@ -400,7 +403,7 @@ bool TcpConnection::wantsRead(size_t i) const {
 
 bool TcpConnection::wantsWrite(size_t i) const {
   const Stripe& s = stripes_[i];
-  return !s.sendLost && !saidFarewell_ &&
+  return !broken_ && !s.sendLost && !saidFarewell_ &&
          (s.sendPiece < sendCommitted_ || s.controlAt < s.control.size());
 }
 

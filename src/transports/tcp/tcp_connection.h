@@ -182,7 +182,7 @@ class TcpConnection final : public Connection {
   // Whether a wait on this connection must look again soon by itself: its
   // slots wait for acknowledgements, which wake no poll().
   bool awaitsAcknowledgement() const {
-    return gateShut_ && sendFlushed_ == sendCommitted_;
+    return !broken_ && gateShut_ && sendFlushed_ == sendCommitted_;
   }
   // For the waker: each socket and whether it has bytes to write.
   size_t socketCount() const { return stripes_.size(); }

@@ -126,6 +126,12 @@ class TcpSockets {
   // it was) where the LAN does not connect.
   bool connectStandby(int peer, const Link& link, StreamKey key,
                       platform::Deadline deadline, PairSockets* got);
+  // The connector's side: whether the acceptor took the standby in (its
+  // sealed mask on the first cable's first socket); throws where the
+  // cable fails meanwhile.
+  bool standbyKeptByPeer(int peer, const std::vector<Link>& links,
+                         uint32_t mask, const PairSockets& got,
+                         platform::Deadline deadline);
   // The acceptor's side: the standby socket of key's channel, within a
   // second; false (every channel's dropped, with an INFO) where it does
   // not come.

@@ -82,7 +82,9 @@ bool TcpConnection::onStandbyAlone() const {
 std::vector<size_t> TcpConnection::takersFor(size_t lost) const {
   auto usable = [&](size_t i) {
     const Stripe& x = stripes_[i];
-    return i != lost && !x.sendLost && !(x.linkDown && x.linkDown->load()) &&
+    // A socket the peer closed takes nothing (a standby it did not keep).
+    return i != lost && !x.sendLost && !x.closed &&
+           !(x.linkDown && x.linkDown->load()) &&
            stripeLink(i) != stripeLink(lost);
   };
   // The sockets on other cables that still carry, taken in turn from the
