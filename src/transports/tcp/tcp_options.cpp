@@ -35,8 +35,8 @@ constexpr ParamDef kParams[] = {
      "1: where a pair runs on cables with a LAN beside them, init also "
      "makes a socket over the LAN, and a pair that loses its last cable "
      "goes on there (and back when the cable is back); slots then wait "
-     "for the peer's acknowledgement (about 3% on 8-byte all-reduces over "
-     "one cable). 0: none; a pair that loses its last cable waits for it. "
+     "for the peer's acknowledgement, as over two cables. 0: none; a pair "
+     "that loses its last cable waits for it. "
      "The connecting (higher) rank's setting decides."},
     {"MCL_WIRE_PROTECT", "auto",
      "Protection of TCP data on the wire: auto (encrypted and authenticated "
