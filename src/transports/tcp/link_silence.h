@@ -18,6 +18,7 @@
 // (platform::SilenceHistory).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
