@@ -41,6 +41,21 @@ constexpr auto kDeadLinkBudget = std::chrono::seconds(2);
 // connect this soon is not waited on.
 constexpr auto kStandbyBudget = std::chrono::seconds(1);
 
+// The standby's own deadline: init's, or a second from now if sooner.
+platform::Deadline standbyDeadline(platform::Deadline deadline) {
+  return std::min(deadline,
+                  platform::Clock::now() +
+                      std::chrono::duration_cast<platform::Clock::duration>(
+                          kStandbyBudget));
+}
+
+void sayNoStandby(int rank, int peer, const Link& link, const char* why) {
+  MCL_LOG(Info, kLogInit,
+          "rank %d: no standby to rank %d over %s (%s): should every cable "
+          "to it be lost, the job waits for one to come back",
+          rank, peer, linkLabel(link).c_str(), why);
+}
+
 std::string linksText(const std::vector<Link>& links) {
   std::string text;
   for (const Link& l : links) text += (text.empty() ? "" : ", ") + linkLabel(l);
@@ -362,11 +377,9 @@ bool TcpSockets::standbyKeptByPeer(int peer, const std::vector<Link>& links,
                 "integrity check",
                 rank_, peer, linkLabel(links[cables]).c_str());
   if (inMask(kept, cables)) return true;
-  MCL_LOG(Info, kLogInit,
-          "rank %d: no standby to rank %d over %s (rank %d did not take it "
-          "in within a second): should every cable to it be lost, the job "
-          "waits for one to come back",
-          rank_, peer, linkLabel(links[cables]).c_str(), peer);
+  const std::string why =
+      "rank " + std::to_string(peer) + " did not take it in within a second";
+  sayNoStandby(rank_, peer, links[cables], why.c_str());
   return false;
 }
 
@@ -374,10 +387,7 @@ bool TcpSockets::takeStandby(int peer, const Link& link, const StreamKey& key,
                              platform::Deadline deadline,
                              std::map<uint32_t, FirstSocket>* firsts,
                              PairSockets* got) {
-  const platform::Deadline until = std::min(
-      deadline, platform::Clock::now() +
-                    std::chrono::duration_cast<platform::Clock::duration>(
-                        kStandbyBudget));
+  const platform::Deadline until = standbyDeadline(deadline);
   try {
     ProvenSocket sock;
     if (key.channel == 0 && firsts->count(key.link) != 0)
@@ -389,10 +399,7 @@ bool TcpSockets::takeStandby(int peer, const Link& link, const StreamKey& key,
     return true;
   } catch (const std::exception& e) {
     for (auto& byLink : *got) byLink[key.link].clear();
-    MCL_LOG(Info, kLogInit,
-            "rank %d: no standby to rank %d over %s (%s): should every cable "
-            "to it be lost, the job waits for one to come back",
-            rank_, peer, linkLabel(link).c_str(), e.what());
+    sayNoStandby(rank_, peer, link, e.what());
     return false;
   }
 }
@@ -402,10 +409,7 @@ bool TcpSockets::connectStandby(int peer, const Link& link, StreamKey key,
   // A LAN that failed one peer's standby is not tried for the next (a
   // Wi-Fi that keeps its clients apart would cost a second per peer).
   if (standbyFailedOn_.count(link.local.interfaceName) != 0) return false;
-  const platform::Deadline until = std::min(
-      deadline, platform::Clock::now() +
-                    std::chrono::duration_cast<platform::Clock::duration>(
-                        kStandbyBudget));
+  const platform::Deadline until = standbyDeadline(deadline);
   try {
     for (uint32_t c = 0; c < kTcpChannels; ++c) {
       key.channel = c;
@@ -418,10 +422,7 @@ bool TcpSockets::connectStandby(int peer, const Link& link, StreamKey key,
     // Not needed to start: the job goes on without it.
     for (auto& byLink : *got) byLink[key.link].clear();
     standbyFailedOn_.insert(link.local.interfaceName);
-    MCL_LOG(Info, kLogInit,
-            "rank %d: no standby to rank %d over %s (%s): should every cable "
-            "to it be lost, the job waits for one to come back",
-            rank_, peer, linkLabel(link).c_str(), e.what());
+    sayNoStandby(rank_, peer, link, e.what());
     return false;
   }
 }
