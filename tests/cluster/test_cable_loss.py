@@ -11,7 +11,9 @@ one up and goes on over the other with every result right, whether the
 cable went down or black-holes everything, at 16 MiB and at 8 bytes, and
 even where it carried the side channel; a pair's last cable lost beside a
 LAN moves the job to the standby socket init made over the LAN (and back
-when the cable is back), in a pair and in a ring of three; a cable that carries nothing at init is left out
+when the cable is back), in a pair and in a ring of three, and where both
+cables of a pair are lost and one comes back, that one takes everything off
+the LAN; a cable that carries nothing at init is left out
 by name where the pair has another, and names the ranks and the link the
 rendezvous waited on where it has not.
 
@@ -415,3 +417,45 @@ def test_ring_of_three_a_cable_lost_for_good_the_pair_goes_on_over_the_lan():
     assert "is given up" not in outputs[2][1], outputs[2][1]
     assert "# Out of bounds values : 0 OK" in outputs[0][1], outputs[0][1]
 
+
+
+def sent_bytes(bed, host, ifname):
+    """What the host's interface has sent so far (the kernel's count)."""
+    out = bed.run(host, ["cat", f"/sys/class/net/{ifname}/statistics/tx_bytes"],
+                  capture_output=True, text=True, check=True)
+    return int(out.stdout)
+
+
+def test_both_cables_lost_then_one_back_the_lan_carries_nothing_more():
+    # Two cables and a LAN. Both cables go down: everything moves to the
+    # standby over the LAN. Then only the first comes back: it must take
+    # back not only its own pieces but the second cable's too (a cable is
+    # faster than the LAN, and the second may never come back), so that
+    # the LAN carries next to nothing while the job goes on. Measured on
+    # the interfaces' own counters over 2 s of traffic.
+    args = ["allreduce", "-b", "4M", "-e", "4M", "-n", "6000", "-w", "0",
+            "-c", "1"]
+    with Cluster("pair2", name="mcl-twolan", lan=True) as bed:
+        procs = start_ranks(bed, [0, 1], "10.78.0.1:29783", args,
+                            {"MCL_TIMEOUT": "60"})
+        wait_for_traffic(procs, 1.0)
+        bed.cable(0, 1, 0, up=False)
+        bed.cable(0, 1, 1, up=False)
+        time.sleep(2.0)
+        bed.cable(0, 1, 0, up=True)
+        time.sleep(4.0)  # up for a second, then taken back
+        lan = [sent_bytes(bed, h, "lan0") for h in (0, 1)]
+        cable = sent_bytes(bed, 0, "tb1c0")
+        time.sleep(2.0)
+        lan = [sent_bytes(bed, h, "lan0") - lan[h] for h in (0, 1)]
+        cable = sent_bytes(bed, 0, "tb1c0") - cable
+        for p in procs:
+            assert p.poll() is None, "the job ended before the measurement did"
+        outputs = finish(procs, timeout=180)
+    for rank, (code, out) in enumerate(outputs):
+        assert code == 0, f"rank {rank} failed ({code}):\n{out}"
+        assert moved_to_the_lan(out, rank, 1 - rank), out
+    assert "# Out of bounds values : 0 OK" in outputs[0][1], outputs[0][1]
+    assert cable > 50 * 2**20, (cable, lan)
+    print(f"2 s after the take-back: cable {cable} bytes, lan {lan} bytes")
+    assert max(lan) < cable // 50, (cable, lan)

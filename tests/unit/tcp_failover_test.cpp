@@ -489,6 +489,67 @@ TEST_P(TcpFailover, TheLastCableLostItAllGoesOverTheStandbyAndComesBack) {
   EXPECT_TRUE(receiver.peerAlive());
 }
 
+TEST_P(TcpFailover, OneOfTwoCablesBackTakesEverythingOffTheStandby) {
+  // Two cables and a standby. Both cables are lost, so everything goes
+  // over the standby; then only cable a comes back. Its own lanes go home,
+  // and so must cable b's: a cable carries them faster than the LAN, and
+  // b may never come back. The standby then carries nothing more.
+  std::vector<ProvenSocket> a, b, sa, sb;
+  provenPairs(kStripes, 4096, &a, &b);
+  provenPairs(1, 0, &sa, &sb);
+  const std::vector<std::string> links = {"cable a", "cable a", "cable b",
+                                          "cable b"};
+  TcpConnection sender(1, std::move(a), kShape, "test", GetParam().protect,
+                       PieceCipher::ChaCha20Poly1305, links);
+  TcpConnection receiver(0, std::move(b), kShape, "test", GetParam().protect,
+                         PieceCipher::ChaCha20Poly1305, links);
+  sender.addStandby(std::move(sa[0]), WireProtect::Encrypt, "lan x");
+  receiver.addStandby(std::move(sb[0]), WireProtect::Encrypt, "lan x");
+  const auto linkADown = std::make_shared<std::atomic<bool>>(false);
+  const auto linkBDown = std::make_shared<std::atomic<bool>>(false);
+  sender.followLinkStates({linkADown, linkADown, linkBDown, linkBDown});
+  const std::vector<std::byte> data = pattern(30 * kShape.slotBytes + 5, 41);
+  bothWays(sender, receiver, data, GetParam().inPlace, [&](int i) {
+    if (i == 2) linkADown->store(true);
+    if (i == 3) linkBDown->store(true);
+  });
+  ASSERT_EQ(sender.givenUpStripes(), 0b1111u);
+  ASSERT_EQ(receiver.givenUpStripes(), 0b1111u);
+  // Everything on the standby, both ways.
+  bothWays(sender, receiver, data, GetParam().inPlace, [](int) {});
+  ASSERT_GT(sender.bytesSentOn(kStripes), data.size());
+  ASSERT_GT(receiver.bytesSentOn(kStripes), data.size());
+  linkADown->store(false);
+  sender.movesBackSecond();
+  offerCableBack(sender, receiver, 0);
+  bothWays(sender, receiver, data, GetParam().inPlace, [](int) {});
+  EXPECT_EQ(sender.givenUpStripes(), 0b1100u);
+  EXPECT_EQ(receiver.givenUpStripes(), 0b1100u);
+  const uint64_t onStandby = sender.bytesSentOn(kStripes);
+  const uint64_t onStandbyBack = receiver.bytesSentOn(kStripes);
+  const uint64_t onA = sender.bytesSentOn(0) + sender.bytesSentOn(1);
+  bothWays(sender, receiver, data, GetParam().inPlace, [](int) {});
+  EXPECT_EQ(sender.bytesSentOn(kStripes), onStandby);
+  EXPECT_EQ(receiver.bytesSentOn(kStripes), onStandbyBack);
+  EXPECT_GE(sender.bytesSentOn(0) + sender.bytesSentOn(1) - onA, data.size());
+  // Then b comes back too: its lanes go home from a.
+  linkBDown->store(false);
+  offerCableBack(sender, receiver, 2);
+  bothWays(sender, receiver, data, GetParam().inPlace, [](int) {});
+  EXPECT_EQ(sender.givenUpStripes(), 0u);
+  EXPECT_EQ(receiver.givenUpStripes(), 0u);
+  const uint64_t onB = sender.bytesSentOn(2) + sender.bytesSentOn(3);
+  const uint64_t onBBack = receiver.bytesSentOn(2) + receiver.bytesSentOn(3);
+  bothWays(sender, receiver, data, GetParam().inPlace, [](int) {});
+  EXPECT_GT(sender.bytesSentOn(2) + sender.bytesSentOn(3) - onB,
+            data.size() / 3);
+  EXPECT_GT(receiver.bytesSentOn(2) + receiver.bytesSentOn(3) - onBBack,
+            data.size() / 3);
+  EXPECT_EQ(sender.bytesSentOn(kStripes), onStandby);
+  EXPECT_TRUE(sender.peerAlive());
+  EXPECT_TRUE(receiver.peerAlive());
+}
+
 // A pair over one cable (receiving ends of 4 KiB) and a standby beside it,
 // the cable followed by the sender alone.
 struct WithStandby {

@@ -32,7 +32,8 @@
 //     takes it in place of the old one once that one is read to its end,
 //     and each end moves the lanes of that socket's residue back with a
 //     move that loses nothing ("residue r comes here from piece R"): the
-//     socket that carried the lane carries it up to R.
+//     socket that carried the lane carries it up to R. The lanes of
+//     cables still lost that the standby carries move onto it as well.
 #pragma once
 
 #include <array>
@@ -333,7 +334,15 @@ class TcpConnection final : public Connection {
   // A socket that carries no lane yet (taken back, or the standby), its
   // pieces sealed under `protect` with its own keys.
   Stripe idleStripe(ProvenSocket socket, WireProtect protect) const;
+  // The lanes of socket i's residue back to it, and those of cables still
+  // lost off the standby (moveLane: the residue's open lane, from its
+  // holder, or only from onlyFrom, to socket i).
   void moveLaneHome(size_t i);
+  static constexpr size_t kAnySocket = SIZE_MAX;
+  void moveLane(size_t residue, size_t i, size_t onlyFrom = kAnySocket);
+  // Sockets on socket i's cable, and i's place among them.
+  size_t socketsOnCable(size_t i) const;
+  size_t placeOnCable(size_t i) const;
   // Whether pullStripe reads the stripe now: its next frame has a slot
   // (or is a control frame begun), and the stripe is not closed, waiting,
   // or read to its end. mayRead: that, or a move comes next (looked at

@@ -113,17 +113,44 @@ TcpConnection::Stripe TcpConnection::idleStripe(ProvenSocket socket,
 }
 
 void TcpConnection::moveLaneHome(size_t i) {
+  moveLane(i, i);
+  // Lanes of cables still lost that the standby carries come here too:
+  // any cable is faster than the LAN, and theirs may never come back. Each
+  // goes to the socket of its own place among its cable's sockets (two
+  // sockets a cable: residue 3, its cable's second, to this cable's
+  // second), so that a cable's sockets share them.
+  if (!hasStandby() || i >= residues_) return;
+  for (size_t r = 0; r < residues_; ++r)
+    if (r != i && stripes_[r].sendLost &&
+        placeOnCable(r) % socketsOnCable(i) == placeOnCable(i))
+      moveLane(r, i, standbyIndex());
+}
+
+size_t TcpConnection::socketsOnCable(size_t i) const {
+  size_t n = 0;
+  for (size_t j = 0; j < residues_; ++j) n += stripeLink(j) == stripeLink(i);
+  return n;
+}
+
+size_t TcpConnection::placeOnCable(size_t i) const {
+  size_t place = 0;
+  for (size_t j = 0; j < i; ++j) place += stripeLink(j) == stripeLink(i);
+  return place;
+}
+
+void TcpConnection::moveLane(size_t residue, size_t i, size_t onlyFrom) {
   const auto stride = static_cast<uint64_t>(residues_);
-  // The open lane of residue i, wherever it went: on a socket's lanes, or
-  // still behind a move not yet written there (then it stays: it has not
-  // begun to go, and is not worth the wait).
+  // The open lane of the residue, wherever it went: on a socket's lanes,
+  // or still behind a move not yet written there (then it stays: it has
+  // not begun to go, and is not worth the wait).
   for (size_t j = 0; j < stripes_.size(); ++j) {
     Stripe& holder = stripes_[j];
-    if (j == i || holder.sendLost) continue;
+    if (j == i || holder.sendLost || (onlyFrom != kAnySocket && j != onlyFrom))
+      continue;
     for (Lane& l : holder.sendLanes) {
-      if (l.end != kNoPiece || l.start % stride != i) continue;
+      if (l.end != kNoPiece || l.start % stride != residue) continue;
       // The piece the holder is writing (or sealed) goes out there whole;
-      // from the next one of the lane on, the lane is back home.
+      // from the next one of the lane on, the lane is on socket i.
       uint64_t from = l.next;
       if (holder.sendPiece == l.next &&
           (holder.sendOffset != 0 || holder.sendSealed))
@@ -133,16 +160,15 @@ void TcpConnection::moveLaneHome(size_t i) {
                     [](const Lane& x) { return x.next >= x.end; });
       holder.sendPiece = nextPiece(holder.sendLanes, kNoPiece);
       // Where it ends on the holder (before its next piece there), and
-      // where it starts on its own socket: the receiver may read either
-      // first.
-      queueMove(j, i, from, kNoPiece, j);
-      queueMove(i, i, from, kNoPiece, j);
+      // where it starts on socket i: the receiver may read either first.
+      queueMove(j, residue, from, kNoPiece, j);
+      queueMove(i, residue, from, kNoPiece, j);
       MCL_LOG(Info, kLogInit,
               "tcp to rank %d: the pieces from %llu on that %s carried "
-              "(every %lluth) go back to %s",
+              "(every %lluth) go %s %s",
               peerRank_, static_cast<unsigned long long>(from),
               stripeLink(j).c_str(), static_cast<unsigned long long>(stride),
-              stripeLink(i).c_str());
+              residue == i ? "back to" : "on to", stripeLink(i).c_str());
       return;
     }
   }
