@@ -146,6 +146,9 @@ struct PeerLinks {
   int peer = -1;
   std::vector<WatchedLink> links;
   std::string fallback;
+  // This rank's address on it ("10.78.0.1"): a side channel that rides it
+  // speaks for it.
+  std::string fallbackAddress;
   // The transport's connections move there by themselves when the last
   // link is lost (a standby over it was made at init).
   bool movesToFallback = false;

@@ -527,11 +527,14 @@ TEST_P(TcpFailover, OneOfTwoCablesBackTakesEverythingOffTheStandby) {
   EXPECT_EQ(receiver.givenUpStripes(), 0b1100u);
   const uint64_t onStandby = sender.bytesSentOn(kStripes);
   const uint64_t onStandbyBack = receiver.bytesSentOn(kStripes);
-  const uint64_t onA = sender.bytesSentOn(0) + sender.bytesSentOn(1);
+  const uint64_t onA0 = sender.bytesSentOn(0);
+  const uint64_t onA1 = sender.bytesSentOn(1);
   bothWays(sender, receiver, data, GetParam().inPlace, [](int) {});
   EXPECT_EQ(sender.bytesSentOn(kStripes), onStandby);
   EXPECT_EQ(receiver.bytesSentOn(kStripes), onStandbyBack);
-  EXPECT_GE(sender.bytesSentOn(0) + sender.bytesSentOn(1) - onA, data.size());
+  // Each of a's sockets took one of b's lanes: half of it all, each.
+  EXPECT_GT(sender.bytesSentOn(0) - onA0, data.size() / 3);
+  EXPECT_GT(sender.bytesSentOn(1) - onA1, data.size() / 3);
   // Then b comes back too: its lanes go home from a.
   linkBDown->store(false);
   offerCableBack(sender, receiver, 2);
@@ -548,6 +551,51 @@ TEST_P(TcpFailover, OneOfTwoCablesBackTakesEverythingOffTheStandby) {
   EXPECT_EQ(sender.bytesSentOn(kStripes), onStandby);
   EXPECT_TRUE(sender.peerAlive());
   EXPECT_TRUE(receiver.peerAlive());
+}
+
+TEST_P(TcpFailover, BothCablesBackAtOnceEachTakesItsOwnLanesOffTheStandby) {
+  // Two cables and a standby; both cables lost, then both back at once
+  // (a port's controller reset): every socket is offered before either
+  // end looks. Each cable takes its own lanes back; none is left on the
+  // standby or on the other cable.
+  std::vector<ProvenSocket> a, b, sa, sb;
+  provenPairs(kStripes, 4096, &a, &b);
+  provenPairs(1, 0, &sa, &sb);
+  const std::vector<std::string> links = {"cable a", "cable a", "cable b",
+                                          "cable b"};
+  TcpConnection sender(1, std::move(a), kShape, "test", GetParam().protect,
+                       PieceCipher::ChaCha20Poly1305, links);
+  TcpConnection receiver(0, std::move(b), kShape, "test", GetParam().protect,
+                         PieceCipher::ChaCha20Poly1305, links);
+  sender.addStandby(std::move(sa[0]), WireProtect::Encrypt, "lan x");
+  receiver.addStandby(std::move(sb[0]), WireProtect::Encrypt, "lan x");
+  const auto down = std::make_shared<std::atomic<bool>>(false);
+  sender.followLinkStates({down, down, down, down});
+  const std::vector<std::byte> data = pattern(30 * kShape.slotBytes + 5, 42);
+  bothWays(sender, receiver, data, GetParam().inPlace, [&](int i) {
+    if (i == 2) down->store(true);
+  });
+  ASSERT_EQ(sender.givenUpStripes(), 0b1111u);
+  ASSERT_EQ(receiver.givenUpStripes(), 0b1111u);
+  down->store(false);
+  sender.movesBackSecond();
+  offerCableBack(sender, receiver, 0);
+  offerCableBack(sender, receiver, 2);
+  bothWays(sender, receiver, data, GetParam().inPlace, [](int) {});
+  EXPECT_EQ(sender.givenUpStripes(), 0u);
+  EXPECT_EQ(receiver.givenUpStripes(), 0u);
+  std::vector<uint64_t> before;
+  for (size_t i = 0; i <= kStripes; ++i)
+    before.push_back(sender.bytesSentOn(i) + receiver.bytesSentOn(i));
+  bothWays(sender, receiver, data, GetParam().inPlace, [](int) {});
+  // Both ways, a quarter each on every cable's socket; nothing on the
+  // standby.
+  for (size_t i = 0; i < kStripes; ++i)
+    EXPECT_GT(sender.bytesSentOn(i) + receiver.bytesSentOn(i) - before[i],
+              data.size() / 3)
+        << i;
+  EXPECT_EQ(sender.bytesSentOn(kStripes) + receiver.bytesSentOn(kStripes),
+            before[kStripes]);
 }
 
 // A pair over one cable (receiving ends of 4 KiB) and a standby beside it,

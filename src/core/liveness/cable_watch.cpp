@@ -35,6 +35,7 @@ CableWatch::CableWatch(int rank, std::string label,
     Peer mine;
     mine.peer = p.peer;
     mine.fallback = std::move(p.fallback);
+    mine.fallbackAddress = std::move(p.fallbackAddress);
     mine.movesToFallback = p.movesToFallback;
     for (transport::WatchedLink& l : p.links)
       if (l.kind != "routed")
@@ -173,6 +174,8 @@ void CableWatch::sideChannel(int peer, const std::string& localAddress,
       if (p.links[l].link.localAddress == localAddress) p.sideLink = int(l);
     if (silent) p.silentLink = p.sideLink;
     p.silentTimeouts = timeouts;
+    p.fallbackSilent = silent && !p.fallbackAddress.empty() &&
+                       localAddress == p.fallbackAddress;
     if (p.silentLink >= 0 && before < 0)
       MCL_LOG(Warn, kLogInit,
               "%s: %s to rank %d carries nothing: the side channel's "
@@ -186,7 +189,8 @@ void CableWatch::sideChannel(int peer, const std::string& localAddress,
 std::string CableWatch::problemWith(int peer, int64_t now) const {
   std::lock_guard<std::mutex> lock(mutex_);
   for (const Peer& p : peers_) {
-    if (p.peer != peer || !p.fallback.empty()) continue;
+    if (p.peer != peer) continue;
+    if (!p.fallback.empty()) return fallbackProblem(p, now);
     if (p.allDownSinceNs >= 0) {
       if (now - p.allDownSinceNs < kNoPathGraceNs) return "";
       return "no path to rank " + std::to_string(peer) +
@@ -210,11 +214,28 @@ std::string CableWatch::problemWith(int peer, int64_t now) const {
   return "";
 }
 
+std::string CableWatch::fallbackProblem(const Peer& p, int64_t now) const {
+  // Where the connections moved to the fallback with every cable down, the
+  // side channel riding it speaks for it: silent there, nothing is left.
+  // A rank that only waits to receive has nothing of its own on the way
+  // to find that out with.
+  if (!p.movesToFallback || !p.fallbackSilent || p.allDownSinceNs < 0)
+    return "";
+  return "no path to rank " + std::to_string(p.peer) +
+         " is left: every cable is down (" + downList(p, now) + "), and " +
+         p.fallback +
+         ", where the connections moved, is silent (the side "
+         "channel: " +
+         std::to_string(p.silentTimeouts) +
+         " retransmission timeouts in a row): nothing sent on it is "
+         "acknowledged";
+}
+
 bool CableWatch::someLinkUp(int peer) const {
   std::lock_guard<std::mutex> lock(mutex_);
   for (const Peer& p : peers_) {
     if (p.peer != peer) continue;
-    if (!p.fallback.empty()) return true;
+    if (!p.fallback.empty()) return p.allDownSinceNs < 0 || !p.fallbackSilent;
     for (size_t l = 0; l < p.links.size(); ++l)
       if (!p.links[l].down && int(l) != p.silentLink) return true;
   }

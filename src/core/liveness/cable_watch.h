@@ -54,10 +54,13 @@ class CableWatch {
   // its last link has been down for kNoPathGraceNs and nothing else leads
   // to it, or the side channel to it rides its only link still up and
   // hears nothing there (a rank that only receives has nothing
-  // unacknowledged on its data sockets to tell it so).
+  // unacknowledged on its data sockets to tell it so); or every cable is
+  // down, the connections moved to the LAN beside them, and the side
+  // channel riding that LAN hears nothing there.
   std::string problemWith(int peer, int64_t nowNs) const;
   // Whether some way to peer may still carry bytes: a watched link up and
-  // not silent, or a LAN beside them. False for a peer it knows nothing of.
+  // not silent, or a LAN beside them (not silent once every cable is
+  // down). False for a peer it knows nothing of.
   bool someLinkUp(int peer) const;
   // The link the side channel to peer rides, named, where it is down or
   // silent while another link to peer carries (the data goes on there);
@@ -93,7 +96,10 @@ class CableWatch {
   struct Peer {
     int peer = -1;
     std::string fallback;
+    std::string fallbackAddress;
     bool movesToFallback = false;
+    // The side channel rides the fallback and looked silent there.
+    bool fallbackSilent = false;
     std::vector<Watched> links;
     int64_t allDownSinceNs = -1;  // -1 while some link is up
     int64_t fewerSinceNs = -1;    // -1 while every link is up
@@ -112,6 +118,8 @@ class CableWatch {
   // of total links to the peer are up.
   void sayChange(const Peer& p, const Watched& w, int up, int total) const;
   std::string downList(const Peer& p, int64_t nowNs) const;
+  // problemWith for a pair with a fallback (a LAN beside its cables).
+  std::string fallbackProblem(const Peer& p, int64_t nowNs) const;
 
   int rank_;
   std::string label_;

@@ -29,6 +29,7 @@ LinkSilence::LinkSilence(std::string label,
     if (!known) links_.push_back(l);
   }
   silent_.assign(links_.size(), false);
+  said_.assign(links_.size(), false);
 }
 
 bool LinkSilence::socketSilent(size_t i, int fd, int64_t now, int* timeouts) {
@@ -50,15 +51,18 @@ bool LinkSilence::silent(const std::string& link) const {
   return false;
 }
 
-std::string LinkSilence::check(const std::vector<int>& fds, int64_t now) {
+std::string LinkSilence::check(const std::vector<int>& fds, int64_t now,
+                               const std::vector<bool>& down) {
   if (stripeLinks_.size() != fds.size() || links_.empty()) return "";
   if (now < nextLookNs_) return trouble_;
   nextLookNs_ = now + 100'000'000;
   std::vector<int> worst(links_.size(), 0);
   std::vector<bool> silent(links_.size(), false);
+  std::vector<bool> linkDown(links_.size(), false);
   for (size_t i = 0; i < fds.size(); ++i) {
     size_t link = 0;
     while (links_[link] != stripeLinks_[i]) ++link;
+    if (i < down.size() && down[i]) linkDown[link] = true;
     int timeouts = 0;
     if (socketSilent(i, fds[i], now, &timeouts)) silent[link] = true;
     if (timeouts > worst[link]) worst[link] = timeouts;
@@ -69,10 +73,18 @@ std::string LinkSilence::check(const std::vector<int>& fds, int64_t now) {
     if (silent[l]) {
       ++quiet;
       names += (names.empty() ? "" : ", ") + links_[l] + " (" +
-               std::to_string(worst[l]) + " retransmission timeouts in a row)";
+               (linkDown[l] ? std::string("down")
+                            : std::to_string(worst[l]) +
+                                  " retransmission timeouts in a row") +
+               ")";
     }
     if (silent[l] == silent_[l]) continue;
     silent_[l] = silent[l];
+    // A link the watch says is down is silent for that reason, said
+    // already: neither its silence nor its end is news.
+    if (silent[l] && linkDown[l]) continue;
+    if (!silent[l] && !said_[l]) continue;
+    said_[l] = silent[l];
     if (silent[l])
       MCL_LOG(Warn, kLogInit,
               "%s: %s takes bytes and acknowledges none (%d retransmission "
@@ -87,9 +99,8 @@ std::string LinkSilence::check(const std::vector<int>& fds, int64_t now) {
   }
   trouble_ = quiet == links_.size()
                  ? "every link is silent: " + names +
-                       ": up, but nothing sent on it is acknowledged (the "
-                       "cable, its far port, or the peer's host carries "
-                       "nothing)"
+                       ": nothing sent on it is acknowledged (the cable, its "
+                       "far port, or the peer's host carries nothing)"
                  : "";
   return trouble_;
 }

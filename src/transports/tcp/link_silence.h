@@ -35,8 +35,11 @@ class LinkSilence {
   LinkSilence(std::string label, std::vector<std::string> stripeLinks);
 
   // fds[i]: socket i. "" while some link may still carry bytes, else why
-  // none does.
-  std::string check(const std::vector<int>& fds, int64_t nowNs);
+  // none does. down[i] (where given): the watch says socket i's link is
+  // down; its silence is no news then, and is not said as a link up but
+  // silent.
+  std::string check(const std::vector<int>& fds, int64_t nowNs,
+                    const std::vector<bool>& down = {});
   // Whether the link of that name was silent at the last look.
   bool silent(const std::string& link) const;
 
@@ -52,6 +55,7 @@ class LinkSilence {
   std::vector<int> historyFd_;
   std::vector<std::string> links_;  // distinct, in order
   std::vector<bool> silent_;        // by link, at the last look
+  std::vector<bool> said_;          // by link: its silence was said
   int64_t nextLookNs_ = 0;
   std::string trouble_;
 };

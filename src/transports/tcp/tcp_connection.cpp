@@ -293,10 +293,13 @@ std::string TcpConnection::lookForSilence() {
   // backing off its retransmissions: it says nothing of the link, whose
   // new sockets (taken back, or to be) speak for it.
   std::vector<int> fds;
-  for (const Stripe& s : stripes_)
-    fds.push_back(
-        s.sendLost && s.linkDown && !s.linkDown->load() ? -1 : s.socket.fd());
-  std::string trouble = silence_.check(fds, nowNs());
+  std::vector<bool> down;
+  for (const Stripe& s : stripes_) {
+    const bool linkDown = s.linkDown && s.linkDown->load();
+    fds.push_back(s.sendLost && s.linkDown && !linkDown ? -1 : s.socket.fd());
+    down.push_back(linkDown);
+  }
+  std::string trouble = silence_.check(fds, nowNs(), down);
   // A silent link's sockets are given up where another link carries.
   if (trouble.empty() && ackKnown_)
     for (size_t i = 0; i < stripes_.size(); ++i)

@@ -205,6 +205,8 @@ std::vector<PeerLinks> TcpDevice::watchedLinks() const {
                    other.front().local.address.host() + ") -> " +
                    other.front().remote.interfaceName + " (" +
                    other.front().remote.address.host() + ")";
+    if (!p.fallback.empty())
+      p.fallbackAddress = other.front().local.address.host();
     p.movesToFallback = !p.fallback.empty() && sockets_->hasStandby(peer);
     out.push_back(std::move(p));
   }

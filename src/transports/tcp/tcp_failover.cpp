@@ -113,6 +113,7 @@ bool TcpConnection::failOver(size_t lostIndex, const std::string& why) {
     }
   }
   lost.sendLost = true;
+  homeDue_ &= ~(uint64_t{1} << lostIndex);  // taken in, lost again
   givenUp_.fetch_or(uint64_t{1} << lostIndex, std::memory_order_relaxed);
   lost.sendLanes.clear();
   lost.lanesAfterControl.clear();

@@ -42,6 +42,7 @@ void TcpConnection::takeOffers() {
     waitingOffers_.clear();
     return;
   }
+  std::vector<size_t> adopted;
   for (size_t k = 0; k < waitingOffers_.size();) {
     const size_t i = waitingOffers_[k].first;
     if (!stripeDone(i)) {
@@ -51,7 +52,12 @@ void TcpConnection::takeOffers() {
     ProvenSocket socket = std::move(waitingOffers_[k].second);
     waitingOffers_.erase(waitingOffers_.begin() + ptrdiff_t(k));
     adopt(i, std::move(socket));
+    adopted.push_back(i);
   }
+  // Lanes move once every socket back is in: a cable's lanes that the
+  // standby carries go home, not onto another cable taken back with it.
+  if (!movesBackSecond_)
+    for (size_t i : adopted) moveLaneHome(i);
 }
 
 bool TcpConnection::stripeDone(size_t i) const {
@@ -95,10 +101,9 @@ void TcpConnection::adopt(size_t i, ProvenSocket socket) {
             "new connection over it proved itself; what it carried comes "
             "back to it",
             peerRank_, stripeLink(i).c_str());
-  if (movesBackSecond_)
-    homeDue_ |= uint64_t{1} << i;  // at the peer's first move on it
-  else
-    moveLaneHome(i);
+  // The lanes move back now (takeOffers), or at the peer's first move on
+  // it.
+  if (movesBackSecond_) homeDue_ |= uint64_t{1} << i;
 }
 
 TcpConnection::Stripe TcpConnection::idleStripe(ProvenSocket socket,
@@ -113,6 +118,8 @@ TcpConnection::Stripe TcpConnection::idleStripe(ProvenSocket socket,
 }
 
 void TcpConnection::moveLaneHome(size_t i) {
+  // Lost again since it was taken in: nothing goes to it.
+  if (stripes_[i].sendLost) return;
   moveLane(i, i);
   // Lanes of cables still lost that the standby carries come here too:
   // any cable is faster than the LAN, and theirs may never come back. Each
