@@ -146,9 +146,11 @@ struct PeerLinks {
   int peer = -1;
   std::vector<WatchedLink> links;
   std::string fallback;
-  // This rank's address on it ("10.78.0.1"): a side channel that rides it
+  // Where the connections move to it: this rank's address on it and the
+  // peer's ("10.78.0.1", "10.78.0.2"); a side channel between the same two
   // speaks for it.
   std::string fallbackAddress;
+  std::string fallbackPeerAddress;
   // The transport's connections move there by themselves when the last
   // link is lost (a standby over it was made at init).
   bool movesToFallback = false;

@@ -489,22 +489,23 @@ TEST_P(TcpFailover, TheLastCableLostItAllGoesOverTheStandbyAndComesBack) {
   EXPECT_TRUE(receiver.peerAlive());
 }
 
+// An encrypted standby over "lan x" beside a pair's cables, at both ends.
+void addStandby(Striped& p) {
+  std::vector<ProvenSocket> sa, sb;
+  provenPairs(1, 0, &sa, &sb);
+  p.sender->addStandby(std::move(sa[0]), WireProtect::Encrypt, "lan x");
+  p.receiver->addStandby(std::move(sb[0]), WireProtect::Encrypt, "lan x");
+}
+
 TEST_P(TcpFailover, OneOfTwoCablesBackTakesEverythingOffTheStandby) {
   // Two cables and a standby. Both cables are lost, so everything goes
   // over the standby; then only cable a comes back. Its own lanes go home,
   // and so must cable b's: a cable carries them faster than the LAN, and
   // b may never come back. The standby then carries nothing more.
-  std::vector<ProvenSocket> a, b, sa, sb;
-  provenPairs(kStripes, 4096, &a, &b);
-  provenPairs(1, 0, &sa, &sb);
-  const std::vector<std::string> links = {"cable a", "cable a", "cable b",
-                                          "cable b"};
-  TcpConnection sender(1, std::move(a), kShape, "test", GetParam().protect,
-                       PieceCipher::ChaCha20Poly1305, links);
-  TcpConnection receiver(0, std::move(b), kShape, "test", GetParam().protect,
-                         PieceCipher::ChaCha20Poly1305, links);
-  sender.addStandby(std::move(sa[0]), WireProtect::Encrypt, "lan x");
-  receiver.addStandby(std::move(sb[0]), WireProtect::Encrypt, "lan x");
+  Striped p = stripedPair(GetParam().protect, 4096);
+  addStandby(p);
+  TcpConnection& sender = *p.sender;
+  TcpConnection& receiver = *p.receiver;
   const auto linkADown = std::make_shared<std::atomic<bool>>(false);
   const auto linkBDown = std::make_shared<std::atomic<bool>>(false);
   sender.followLinkStates({linkADown, linkADown, linkBDown, linkBDown});
@@ -558,17 +559,10 @@ TEST_P(TcpFailover, BothCablesBackAtOnceEachTakesItsOwnLanesOffTheStandby) {
   // (a port's controller reset): every socket is offered before either
   // end looks. Each cable takes its own lanes back; none is left on the
   // standby or on the other cable.
-  std::vector<ProvenSocket> a, b, sa, sb;
-  provenPairs(kStripes, 4096, &a, &b);
-  provenPairs(1, 0, &sa, &sb);
-  const std::vector<std::string> links = {"cable a", "cable a", "cable b",
-                                          "cable b"};
-  TcpConnection sender(1, std::move(a), kShape, "test", GetParam().protect,
-                       PieceCipher::ChaCha20Poly1305, links);
-  TcpConnection receiver(0, std::move(b), kShape, "test", GetParam().protect,
-                         PieceCipher::ChaCha20Poly1305, links);
-  sender.addStandby(std::move(sa[0]), WireProtect::Encrypt, "lan x");
-  receiver.addStandby(std::move(sb[0]), WireProtect::Encrypt, "lan x");
+  Striped p = stripedPair(GetParam().protect, 4096);
+  addStandby(p);
+  TcpConnection& sender = *p.sender;
+  TcpConnection& receiver = *p.receiver;
   const auto down = std::make_shared<std::atomic<bool>>(false);
   sender.followLinkStates({down, down, down, down});
   const std::vector<std::byte> data = pattern(30 * kShape.slotBytes + 5, 42);

@@ -36,6 +36,7 @@ CableWatch::CableWatch(int rank, std::string label,
     mine.peer = p.peer;
     mine.fallback = std::move(p.fallback);
     mine.fallbackAddress = std::move(p.fallbackAddress);
+    mine.fallbackPeerAddress = std::move(p.fallbackPeerAddress);
     mine.movesToFallback = p.movesToFallback;
     for (transport::WatchedLink& l : p.links)
       if (l.kind != "routed")
@@ -163,7 +164,8 @@ std::string CableWatch::downList(const Peer& p, int64_t now) const {
 }
 
 void CableWatch::sideChannel(int peer, const std::string& localAddress,
-                             bool silent, int timeouts) {
+                             const std::string& peerAddress, bool silent,
+                             int timeouts) {
   std::lock_guard<std::mutex> lock(mutex_);
   for (Peer& p : peers_) {
     if (p.peer != peer) continue;
@@ -175,7 +177,8 @@ void CableWatch::sideChannel(int peer, const std::string& localAddress,
     if (silent) p.silentLink = p.sideLink;
     p.silentTimeouts = timeouts;
     p.fallbackSilent = silent && !p.fallbackAddress.empty() &&
-                       localAddress == p.fallbackAddress;
+                       localAddress == p.fallbackAddress &&
+                       peerAddress == p.fallbackPeerAddress;
     if (p.silentLink >= 0 && before < 0)
       MCL_LOG(Warn, kLogInit,
               "%s: %s to rank %d carries nothing: the side channel's "
@@ -219,7 +222,9 @@ std::string CableWatch::fallbackProblem(const Peer& p, int64_t now) const {
   // side channel riding it speaks for it: silent there, nothing is left.
   // A rank that only waits to receive has nothing of its own on the way
   // to find that out with.
-  if (!p.movesToFallback || !p.fallbackSilent || p.allDownSinceNs < 0)
+  // A flap of the last cable is ridden out, as where nothing is beside it.
+  if (!p.movesToFallback || !p.fallbackSilent || p.allDownSinceNs < 0 ||
+      now - p.allDownSinceNs < kNoPathGraceNs)
     return "";
   return "no path to rank " + std::to_string(p.peer) +
          " is left: every cable is down (" + downList(p, now) + "), and " +
@@ -235,7 +240,8 @@ bool CableWatch::someLinkUp(int peer) const {
   std::lock_guard<std::mutex> lock(mutex_);
   for (const Peer& p : peers_) {
     if (p.peer != peer) continue;
-    if (!p.fallback.empty()) return p.allDownSinceNs < 0 || !p.fallbackSilent;
+    if (!p.fallback.empty())
+      return p.allDownSinceNs < 0 || !p.movesToFallback || !p.fallbackSilent;
     for (size_t l = 0; l < p.links.size(); ++l)
       if (!p.links[l].down && int(l) != p.silentLink) return true;
   }

@@ -45,11 +45,11 @@ class CableWatch {
   // look. The side channel's thread alone calls it.
   void check(int64_t nowNs);
   // What the kernel says of the side channel's socket to peer, which
-  // leaves this host from `localAddress`: whether it looks silent
-  // (platform::SilenceHistory), and the timeouts in a row. The side channel's
-  // thread alone calls it, after check().
-  void sideChannel(int peer, const std::string& localAddress, bool silent,
-                   int timeouts);
+  // leaves this host from `localAddress` for the peer's `peerAddress`:
+  // whether it looks silent (platform::SilenceHistory), and the timeouts in
+  // a row. The side channel's thread alone calls it, after check().
+  void sideChannel(int peer, const std::string& localAddress,
+                   const std::string& peerAddress, bool silent, int timeouts);
   // Why operations waiting on peer cannot complete ("" when they may):
   // its last link has been down for kNoPathGraceNs and nothing else leads
   // to it, or the side channel to it rides its only link still up and
@@ -97,6 +97,7 @@ class CableWatch {
     int peer = -1;
     std::string fallback;
     std::string fallbackAddress;
+    std::string fallbackPeerAddress;
     bool movesToFallback = false;
     // The side channel rides the fallback and looked silent there.
     bool fallbackSilent = false;

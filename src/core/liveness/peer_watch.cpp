@@ -241,14 +241,16 @@ void PeerWatch::lookAtSideChannels(CableWatch& cables, int64_t now) {
     platform::TcpProgress progress;
     if (!platform::readTcpProgress(p.socket.fd(), &progress)) continue;
     std::string local;
+    std::string remote;
     try {
       local = platform::localAddress(p.socket.fd()).host();
+      remote = platform::peerAddress(p.socket.fd()).host();
     } catch (const std::exception&) {
       continue;
     }
     int timeouts = 0;
     const bool silent = p.silence.silent(progress, now, &timeouts);
-    cables.sideChannel(peer, local, silent, timeouts);
+    cables.sideChannel(peer, local, remote, silent, timeouts);
   }
 }
 

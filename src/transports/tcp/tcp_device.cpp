@@ -205,9 +205,12 @@ std::vector<PeerLinks> TcpDevice::watchedLinks() const {
                    other.front().local.address.host() + ") -> " +
                    other.front().remote.interfaceName + " (" +
                    other.front().remote.address.host() + ")";
-    if (!p.fallback.empty())
-      p.fallbackAddress = other.front().local.address.host();
     p.movesToFallback = !p.fallback.empty() && sockets_->hasStandby(peer);
+    if (const Link* standby = sockets_->standbyLink(peer);
+        p.movesToFallback && standby != nullptr) {
+      p.fallbackAddress = standby->local.address.host();
+      p.fallbackPeerAddress = standby->remote.address.host();
+    }
     out.push_back(std::move(p));
   }
   return out;

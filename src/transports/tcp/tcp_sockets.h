@@ -85,6 +85,11 @@ class TcpSockets {
   }
   // Whether init made a standby over the LAN to peer (tcp_standby.cpp).
   bool hasStandby(int peer) const { return standbyLinks_.count(peer) != 0; }
+  // The link the standby to peer rides, or null.
+  const Link* standbyLink(int peer) const {
+    auto it = standbyLinks_.find(peer);
+    return it == standbyLinks_.end() ? nullptr : &it->second;
+  }
 
  private:
   // Connects over link and proves the secret as stream key, again with a
