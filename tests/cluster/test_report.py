@@ -54,6 +54,16 @@ def test_report_on_two_emulated_macs(tmp_path):
                                          str(out), "-T", "120"], env=env,
                                   stdout=-1, stderr=-2, text=True))
         results = finish(procs, timeout=600)
+    # Steps judged on speed on some rank: qualify's verdict is printed by
+    # rank 0 alone, and the other ranks of a step that failed on it only
+    # exit 1 with it.
+    on_speed = set()
+    for rank in range(2):
+        for f in os.listdir(tmp_path / f"mac{rank}"):
+            if f.endswith(f"-r{rank}.json"):
+                report = json.loads((tmp_path / f"mac{rank}" / f).read_text())
+                on_speed |= {s["name"] for s in report["steps"]
+                             if not s["passed"] and judged_on_speed(s)}
     for rank, (code, out) in enumerate(results):
         files = os.listdir(tmp_path / f"mac{rank}")
         md = [f for f in files if f.endswith(f"-r{rank}.md")]
@@ -70,7 +80,7 @@ def test_report_on_two_emulated_macs(tmp_path):
                          "allreduce-tcp", "allreduce-rdma", "failure"]
         failed = [(s["name"], s["verdict"], s["output_tail"][-2000:])
                   for s in report["steps"]
-                  if not s["passed"] and not judged_on_speed(s)]
+                  if not s["passed"] and s["name"] not in on_speed]
         assert not failed, failed
         passed = sum(s["passed"] for s in report["steps"])
         assert report["passed"] is (passed == 7), report
