@@ -157,6 +157,10 @@ struct PeerLinks {
   // The pair's links that init left out (they carried nothing): counted,
   // not watched.
   std::vector<WatchedLink> leftOut;
+  // The links of a standby (TCP beside an RDMA pair): watched so that its
+  // connections move off a cable that went down, but the pair's own
+  // transport, not these, says whether a path is left.
+  bool standbyOnly = false;
 };
 
 class Device {

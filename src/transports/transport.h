@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 
@@ -139,6 +140,14 @@ class Connection {
     (void)streamed;
     (void)bytes;
     (void)took;
+  }
+  // A connection of another transport to the same peer and channel, made
+  // at init for this one to carry on over when it loses its last link
+  // (RDMA's last cable: TCP). False: this transport keeps none, and the
+  // caller drops it.
+  virtual bool keepStandby(std::unique_ptr<Connection> standby) {
+    (void)standby;
+    return false;
   }
   // Which link this is, for messages ("shm").
   virtual const char* linkName() const = 0;

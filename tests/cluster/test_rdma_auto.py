@@ -2,7 +2,8 @@
 fabric: RDMA for every pair of hosts an emulated cable joins, TCP for the
 others, shared memory within a host; a port that is down before init sends
 its pair to TCP with one WARN on every rank under auto, and fails init naming
-the device under MCL_TRANSPORT=rdma.
+the device under MCL_TRANSPORT=rdma; a pair's last cable lost mid-run moves
+it to its TCP standby.
 
 Hosts 0-1 and 1-2 have cables (veth /30s, and emulated RDMA cables between
 the same Macs); 0-2 only the LAN. Needs root and MCL_PERF."""
@@ -10,6 +11,7 @@ the same Macs); 0-2 only the LAN. Needs root and MCL_PERF."""
 import json
 import os
 import re
+import time
 
 import pytest
 
@@ -100,3 +102,34 @@ def test_rdma_named_fails_init_naming_the_device(tmp_path):
         assert "(killed: hung)" not in out, out
         assert "MCL_TRANSPORT=rdma cannot join ranks 0 and 1" in out, out
         assert "rank 1's rdma_en3: the port is down" in out, out
+
+
+@pytest.mark.parametrize("tcp_cable_too", [False, True])
+def test_the_last_rdma_cable_lost_mid_run_goes_on_over_tcp(tmp_path,
+                                                           tcp_cable_too):
+    # Mac 1's end of the one emulated cable to Mac 0 goes down 1.5 s after
+    # init, in the middle of a run of checked all-reduces: under auto the
+    # pair carries on over its TCP standby (made at init beside it), every
+    # result right, and both ends say which cable went and where the job
+    # goes on. tcp_cable_too: the veth cable between the two hosts goes down
+    # with it, as a Thunderbolt cable carries both: TCP moves to the LAN.
+    args = ["allreduce", "-b", "1M", "-e", "1M", "-n", "1000", "-w", "0",
+            "-c", "1"]
+    with Cluster("line3", name="mcl-rlast", lan=True) as bed:
+        procs = start_ranks(bed, [0, 1, 2], ROOT.format(29743), args,
+                            emu_env(tmp_path, MCL_TIMEOUT="30",
+                                    MCL_EMU_FAULTS="port_down:1:rdma_en2@1500"))
+        if tcp_cable_too:
+            time.sleep(1.5)
+            bed.cable(1, 0, up=False)
+        outs = finish(procs, timeout=240)
+    for rank, (code, out) in enumerate(outs):
+        assert code == 0, f"rank {rank} failed ({code}):\n{out}"
+        assert "(killed: hung)" not in out, out
+    assert "# Out of bounds values : 0 OK" in outs[0][1], outs[0][1]
+    for rank in (0, 1):
+        out = outs[rank][1]
+        warns = [l for l in out.splitlines() if "MCL WARN" in l and
+                 "no cable to it is left, and the job goes on over" in l]
+        assert warns, f"rank {rank}:\n{out}"
+        assert "rdma_en2" in warns[0], warns[0]

@@ -2,7 +2,10 @@
 // (tests/fixtures/rdma/pair2.json: mac0 rdma_en2 + rdma_en5 <-> mac1
 // rdma_en3 + rdma_en6; MCL_EMU_FAULTS port_down): both ends give the wire
 // up, and each way every piece arrives once, whole and in order, over the
-// cable that remains. With one cable only, the connection fails naming it.
+// cable that remains. With one cable only, the connection fails naming it,
+// or, given a standby (a TCP connection in a job; here an in-memory pipe
+// with small slots, so that a frame's piece goes in several records), goes
+// on over the standby with every piece once and in order.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -10,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <deque>
 #include <memory>
 #include <ratio>
 #include <span>
@@ -18,6 +22,7 @@
 
 #include "base/error.h"
 #include "emu_rdma_options.h"
+#include "fake_transport.h"
 #include "transports/rdma/rdma_connection.h"
 #include "transports/rdma/rdma_wires.h"
 
@@ -30,6 +35,9 @@ using Clock = std::chrono::steady_clock;
 struct Macs {
   RdmaWires mac0;
   RdmaWires mac1;
+  // The standby's two ways (addStandby), outliving the connections.
+  fake::Fifo standbyThere{{4, 1024}};
+  fake::Fifo standbyBack{{4, 1024}};
   std::unique_ptr<Connection> toMac1;
   std::unique_ptr<Connection> toMac0;
 
@@ -47,6 +55,12 @@ struct Macs {
     connectTwoMacs(mac0, mac1);
     toMac1 = mac0.connect(1, 0);
     toMac0 = mac1.connect(0, 0);
+  }
+  void addStandby() {
+    ASSERT_TRUE(toMac1->keepStandby(
+        std::make_unique<fake::FakeConnection>(&standbyThere, &standbyBack)));
+    ASSERT_TRUE(toMac0->keepStandby(
+        std::make_unique<fake::FakeConnection>(&standbyBack, &standbyThere)));
   }
 };
 
@@ -67,6 +81,10 @@ struct Way {
   uint64_t sent = 0;
   uint64_t got = 0;
   std::string wrong;
+  // Each piece's length as sent, and how much of the oldest was read: a
+  // piece may come in parts (a standby's records).
+  std::deque<size_t> lengths;
+  size_t offset = 0;
 
   void step(Clock::time_point now, Clock::time_point sendUntil,
             Clock::time_point pauseFrom, Clock::time_point pauseUntil) {
@@ -76,6 +94,7 @@ struct Way {
         const size_t n = pieceBytes(sent, slot.size());
         for (size_t j = 0; j < n; ++j) slot[j] = pieceByte(sent, j);
         from.commitSend(n);
+        lengths.push_back(n);
         ++sent;
       }
     }
@@ -85,10 +104,20 @@ struct Way {
     }
     std::span<const std::byte> in = to.peekRecv();
     if (in.empty()) return;
+    if (lengths.empty() || offset + in.size() > lengths.front()) {
+      wrong = "piece " + std::to_string(got) + ": " +
+              std::to_string(offset + in.size()) + " bytes, more than sent";
+      return;
+    }
     for (size_t j = 0; j < in.size() && wrong.empty(); ++j)
-      if (in[j] != pieceByte(got, j))
-        wrong = "piece " + std::to_string(got) + " byte " + std::to_string(j);
+      if (in[j] != pieceByte(got, offset + j))
+        wrong = "piece " + std::to_string(got) + " byte " +
+                std::to_string(offset + j);
     to.releaseRecv(in.size());
+    offset += in.size();
+    if (offset < lengths.front()) return;
+    lengths.pop_front();
+    offset = 0;
     ++got;
   }
 };
@@ -113,8 +142,8 @@ struct Streamed {
                                           Streamed* out = nullptr) {
   const auto start = Clock::now();
   const auto ms = [&](int n) { return start + std::chrono::milliseconds(n); };
-  Way there{*macs.toMac1, *macs.toMac0, 0, 0, ""};
-  Way back{*macs.toMac0, *macs.toMac1, 0, 0, ""};
+  Way there{*macs.toMac1, *macs.toMac0, 0, 0, "", {}, 0};
+  Way back{*macs.toMac0, *macs.toMac1, 0, 0, "", {}, 0};
   Streamed seen;
   while (there.got < there.sent || back.got < back.sent ||
          Clock::now() < ms(untilMs)) {
@@ -225,7 +254,7 @@ TEST(RdmaFailover, TwoEndsThatGiveUpDifferentCablesFailNamingThem) {
 TEST(RdmaFailover, TheOnlyCableLostFailsNamingIt) {
   Macs macs("pair", "port_down:1:rdma_en3@30");
   const auto start = Clock::now();
-  Way there{*macs.toMac1, *macs.toMac0, 0, 0, ""};
+  Way there{*macs.toMac1, *macs.toMac0, 0, 0, "", {}, 0};
   try {
     while (Clock::now() < start + std::chrono::seconds(10)) {
       there.step(Clock::now(), start + std::chrono::seconds(10), start, start);
@@ -237,6 +266,51 @@ TEST(RdmaFailover, TheOnlyCableLostFailsNamingIt) {
     EXPECT_NE(what.find("rdma_en2->rdma_en3"), std::string::npos) << what;
     EXPECT_NE(what.find("went down"), std::string::npos) << what;
   }
+}
+
+TEST(RdmaFailover, TheOnlyCableLostGoesOnOverTheStandby) {
+  // rdma_en3 (mac1's end of the one cable) goes down at 60 ms while both
+  // ways stream, the back way's reader paused across it (its frames hold
+  // pieces it has not read, which it reads before the standby's).
+  Macs macs("pair", "port_down:1:rdma_en3@60");
+  macs.addStandby();
+  Streamed s;
+  ASSERT_TRUE(streamBothWays(macs, 300, {20, 50, 40, 100}, &s));
+  EXPECT_GT(s.there, 100u);
+  EXPECT_GT(s.back, 100u);
+  EXPECT_GE(macs.mac0.lossCounts().wiresLost, 1u);
+  EXPECT_GE(macs.mac1.lossCounts().wiresLost, 1u);
+  // Both ends carry on over the standby (their links say so).
+  EXPECT_NE(std::string(macs.toMac0->linkName()).find("standby of"),
+            std::string::npos)
+      << macs.toMac0->linkName();
+  EXPECT_NE(std::string(macs.toMac1->linkName()).find("standby of"),
+            std::string::npos)
+      << macs.toMac1->linkName();
+  EXPECT_TRUE(macs.toMac1->peerAlive());
+  EXPECT_TRUE(macs.toMac0->peerAlive());
+}
+
+TEST(RdmaFailover, BothCablesLostOneAfterTheOtherGoOnOverTheStandby) {
+  // The second cable first (its pieces move to the first), then the first:
+  // what either still held goes over the standby, oldest first.
+  Macs macs("pair2", "port_down:1:rdma_en6@60,port_down:0:rdma_en2@120");
+  macs.addStandby();
+  ASSERT_TRUE(streamBothWays(macs, 300, {90, 160, 40, 140}));
+  EXPECT_GE(macs.mac0.lossCounts().wiresLost, 2u);
+  EXPECT_GE(macs.mac1.lossCounts().wiresLost, 2u);
+}
+
+TEST(RdmaFailover, ACableLostAtOneEndOnlyMovesBothToTheStandby) {
+  // Mac 0's 300th frame fails at its end only; mac1's port stays up and it
+  // hears of the move from mac0's notice on the standby.
+  Macs macs("pair", "wc_error@300:0:rdma_en2");
+  macs.addStandby();
+  Streamed s;
+  ASSERT_TRUE(streamBothWays(macs, 400, {}, &s));
+  EXPECT_GE(macs.mac0.lossCounts().wiresLost, 1u);
+  EXPECT_GE(macs.mac1.lossCounts().wiresLost, 1u);
+  EXPECT_GT(s.back, 300u);
 }
 
 }  // namespace rdma_failover_test

@@ -38,6 +38,14 @@ std::vector<int> TransportChoice::peersOver(int rank, int d) const {
   return peers;
 }
 
+std::vector<int> TransportChoice::peersConnectedOver(int rank, int d) const {
+  std::vector<int> peers;
+  for (int r = 0; r < nranks_; ++r)
+    if (deviceOf(rank, r) == d || (r != rank && standbyOf(rank, r) == d))
+      peers.push_back(r);
+  return peers;
+}
+
 bool TransportChoice::joinsSomePair(int d) const {
   for (int a = 0; a < nranks_; ++a)
     for (int b = a + 1; b < nranks_; ++b)
@@ -68,6 +76,34 @@ void warnFallbacks(const std::vector<TransportFallback>& fallbacks,
           "fall back: %s",
           label.c_str(), fallbacks.front().from.c_str(), fallbacks.size(),
           fallbacks.size() == 1 ? "" : "s", pairs.c_str());
+}
+
+// Each RDMA pair's standby: the first open TCP device that can join it.
+// Only RDMA loses a pair's last link without a way on of its own (TCP's
+// connections move to the LAN themselves, shared memory has no cable).
+std::vector<int> standbysOf(const DeviceList& devices,
+                            const std::vector<bool>& opened,
+                            const std::vector<int>& of, int nranks) {
+  const auto n = size_t(nranks);
+  std::vector<int> standby(n * n, -1);
+  for (int a = 0; a < nranks; ++a)
+    for (int b = a + 1; b < nranks; ++b) {
+      const transport::LinkKind kind =
+          devices[size_t(of[size_t(a) * n + size_t(b)])]->linkKind();
+      if (kind != transport::LinkKind::Rdma &&
+          kind != transport::LinkKind::EmulatedRdma)
+        continue;
+      for (size_t d = 0; d < devices.size(); ++d) {
+        if (!opened[d] ||
+            devices[d]->linkKind() != transport::LinkKind::Socket ||
+            devices[d]->canConnect(a, b).answer != transport::Verdict::Yes)
+          continue;
+        standby[size_t(a) * n + size_t(b)] = int(d);
+        standby[size_t(b) * n + size_t(a)] = int(d);
+        break;
+      }
+    }
+  return standby;
 }
 
 }  // namespace
@@ -119,7 +155,11 @@ TransportChoice chooseTransports(const DeviceList& devices,
                     label.c_str(), a, b, setting.c_str(), reasons.c_str());
     }
   warnFallbacks(fallbacks, label);
+  std::vector<int> standby = setting == "auto"
+                                 ? standbysOf(devices, opened, of, nranks)
+                                 : std::vector<int>{};
   TransportChoice choice(nranks, std::move(of), std::move(fallbacks));
+  choice.setStandbys(std::move(standby));
   // A transport asked for by name that joins nobody is a mistake the user
   // should hear about, not a job that silently runs over something else.
   if (setting != "auto" && nranks > 1 && !devices.empty() &&

@@ -63,11 +63,31 @@ class TransportChoice {
   }
   // Every pair joined by another transport than the one meant for it.
   const std::vector<TransportFallback>& fallbacks() const { return fallbacks_; }
+  // The device that stands by for a pair whose own loses its last link
+  // (an RDMA pair's TCP), or -1; its connections are made at init beside
+  // the pair's own.
+  int standbyOf(int a, int b) const {
+    return standbyOfPair_.empty()
+               ? -1
+               : standbyOfPair_[size_t(a) * size_t(nranks_) + size_t(b)];
+  }
+  // Whether d stands by for some pair (then it connects on every rank).
+  bool standsBy(int d) const {
+    return std::find(standbyOfPair_.begin(), standbyOfPair_.end(), d) !=
+           standbyOfPair_.end();
+  }
+  void setStandbys(std::vector<int> standbyOfPair) {
+    standbyOfPair_ = std::move(standbyOfPair);
+  }
+  // Ranks `rank` reaches over device d for a pair's own use or to stand
+  // by for it: the peers d connects at init.
+  std::vector<int> peersConnectedOver(int rank, int d) const;
 
  private:
   int nranks_ = 0;
   std::vector<int> deviceOfPair_;
   std::vector<TransportFallback> fallbacks_;
+  std::vector<int> standbyOfPair_;  // by pair, as deviceOfPair_; -1: none
 };
 
 // Throws mclInvalidUsage naming the pair, MCL_TRANSPORT (`setting`) and why
@@ -77,6 +97,9 @@ class TransportChoice {
 // sends to another transport are the choice's fallbacks(), and every rank
 // logs one WARN listing them. oneHost: the host's name when every rank runs
 // on it, else "".
+// Under auto, an RDMA pair gets TCP as its standby where TCP is open and
+// can join the pair: a job whose last Thunderbolt cable between two Macs
+// is lost goes on over TCP (another cable, the LAN), with a WARN.
 TransportChoice chooseTransports(const DeviceList& devices,
                                  const std::vector<bool>& opened, int nranks,
                                  const std::string& setting,

@@ -246,9 +246,12 @@ void connectTransports(mclComm& comm, const std::vector<bool>& opened,
                        platform::Deadline deadline) {
   BootstrapExchange exchange(bootstrap);
   for (size_t d = 0; d < comm.devices.size(); ++d) {
-    if (!comm.transports.usesDevice(int(d))) continue;
-    comm.devices[d]->connect(comm.transports.peersOver(comm.rank, int(d)),
-                             exchange, deadline);
+    if (!comm.transports.usesDevice(int(d)) &&
+        !comm.transports.standsBy(int(d)))
+      continue;
+    comm.devices[d]->connect(
+        comm.transports.peersConnectedOver(comm.rank, int(d)), exchange,
+        deadline);
     checkPeerBufferLimit(comm, *comm.devices[d]);  // now with its wires
   }
   // This rank's pairs as connected: the links they use (a cable init left
@@ -273,6 +276,13 @@ void connectTransports(mclComm& comm, const std::vector<bool>& opened,
         device.connection(peer, transport::Channel::Collective);
     comm.p2pConnections[size_t(peer)] =
         device.connection(peer, transport::Channel::PointToPoint);
+    const int standby = comm.transports.standbyOf(comm.rank, peer);
+    if (standby < 0 || peer == comm.rank) continue;
+    transport::Device& beside = *comm.devices[size_t(standby)];
+    comm.connections[size_t(peer)]->keepStandby(
+        beside.connection(peer, transport::Channel::Collective));
+    comm.p2pConnections[size_t(peer)]->keepStandby(
+        beside.connection(peer, transport::Channel::PointToPoint));
   }
 }
 
@@ -281,10 +291,21 @@ void connectTransports(mclComm& comm, const std::vector<bool>& opened,
 void watchCables(mclComm& comm) {
   if (!comm.peerWatch) return;
   std::vector<transport::PeerLinks> links;
-  for (size_t d : devicesOfThisRank(comm))
-    for (transport::PeerLinks& p : comm.devices[d]->watchedLinks())
-      if (comm.transports.deviceOf(comm.rank, p.peer) == int(d))
+  std::vector<size_t> watched = devicesOfThisRank(comm);
+  for (int peer = 0; peer < comm.nranks; ++peer) {
+    const int standby = comm.transports.standbyOf(comm.rank, peer);
+    if (peer != comm.rank && standby >= 0 &&
+        std::find(watched.begin(), watched.end(), size_t(standby)) ==
+            watched.end())
+      watched.push_back(size_t(standby));
+  }
+  for (size_t d : watched)
+    for (transport::PeerLinks& p : comm.devices[d]->watchedLinks()) {
+      p.standbyOnly = comm.transports.deviceOf(comm.rank, p.peer) != int(d);
+      if (!p.standbyOnly ||
+          comm.transports.standbyOf(comm.rank, p.peer) == int(d))
         links.push_back(std::move(p));
+    }
   std::vector<std::string> hosts;  // "host 1 (studio-b)", as the doctor says
   for (int r = 0; r < comm.nranks; ++r)
     hosts.push_back(

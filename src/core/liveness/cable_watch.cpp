@@ -38,6 +38,7 @@ CableWatch::CableWatch(int rank, std::string label,
     mine.fallbackAddress = std::move(p.fallbackAddress);
     mine.fallbackPeerAddress = std::move(p.fallbackPeerAddress);
     mine.movesToFallback = p.movesToFallback;
+    mine.standbyOnly = p.standbyOnly;
     for (transport::WatchedLink& l : p.links)
       if (l.kind != "routed")
         mine.links.push_back(Watched{std::move(l), false, 0});
@@ -192,7 +193,7 @@ void CableWatch::sideChannel(int peer, const std::string& localAddress,
 std::string CableWatch::problemWith(int peer, int64_t now) const {
   std::lock_guard<std::mutex> lock(mutex_);
   for (const Peer& p : peers_) {
-    if (p.peer != peer) continue;
+    if (p.peer != peer || p.standbyOnly) continue;
     if (!p.fallback.empty()) return fallbackProblem(p, now);
     if (p.allDownSinceNs >= 0) {
       if (now - p.allDownSinceNs < kNoPathGraceNs) return "";
@@ -239,7 +240,7 @@ std::string CableWatch::fallbackProblem(const Peer& p, int64_t now) const {
 bool CableWatch::someLinkUp(int peer) const {
   std::lock_guard<std::mutex> lock(mutex_);
   for (const Peer& p : peers_) {
-    if (p.peer != peer) continue;
+    if (p.peer != peer || p.standbyOnly) continue;
     if (!p.fallback.empty())
       return p.allDownSinceNs < 0 || !p.movesToFallback || !p.fallbackSilent;
     for (size_t l = 0; l < p.links.size(); ++l)

@@ -99,6 +99,7 @@ class CableWatch {
     std::string fallbackAddress;
     std::string fallbackPeerAddress;
     bool movesToFallback = false;
+    bool standbyOnly = false;  // a standby's links: never "no path"
     // The side channel rides the fallback and looked silent there.
     bool fallbackSilent = false;
     std::vector<Watched> links;

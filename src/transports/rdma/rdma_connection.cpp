@@ -140,6 +140,18 @@ std::span<std::byte> RdmaConnection::acquireSend(size_t maxBytes) {
                       state_[acquiredWire_].dataSent % uint64_t(shape_.depth)) +
                 kFrameHeaderBytes,
             room};
+  if (onStandby_) {
+    if (!sendOnStandby()) {
+      standby_->progress();
+      if (!sendOnStandby()) return {};
+    }
+    std::span<std::byte> space =
+        standby_->acquireSend(std::min(maxBytes, SIZE_MAX / 2) + kStandbyHead);
+    if (space.size() <= kStandbyHead) return {};
+    standbyAcquired_ = true;
+    standbySpace_ = space.data();
+    return space.subspan(kStandbyHead);
+  }
   const uint32_t wire = wireFor(nextSendSeq_);
   // The pieces of a lost wire go before any new one.
   auto ready = [&] {
@@ -160,6 +172,17 @@ std::span<std::byte> RdmaConnection::acquireSend(size_t maxBytes) {
 }
 
 void RdmaConnection::commitSend(size_t bytes) {
+  if (standbyAcquired_) {
+    StandbyRecord r{};
+    r.seq = nextSendSeq_++;
+    r.bytes = static_cast<uint32_t>(bytes);
+    r.flags = kStandbyLastPart;
+    std::memcpy(standbySpace_, &r, kStandbyHead);
+    standbyAcquired_ = false;
+    bytesSent_ += bytes;
+    standby_->commitSend(kStandbyHead + bytes);
+    return;
+  }
   const uint32_t wire = acquiredWire_;
   WireState& s = state_[wire];
   acquired_ = false;
@@ -176,7 +199,13 @@ void RdmaConnection::commitSend(size_t bytes) {
   s.starved = false;
   ++nextSendSeq_;
   bytesSent_ += bytes;
-  if (s.lost) movePieces();
+  if (onStandby_) {
+    // Acquired over RDMA before the move: it follows the pieces moved.
+    moving_.push_back({h->seq, wire, s.dataSent - 1});
+    sendOnStandby();
+  } else if (s.lost) {
+    movePieces();
+  }
 }
 
 void RdmaConnection::handleReceive(uint32_t wire, const Completion& c) {
@@ -253,6 +282,7 @@ void RdmaConnection::handleData(uint32_t wire, uint32_t slot,
 }
 
 void RdmaConnection::handleCompletion(uint32_t wire, const Completion& c) {
+  if (onStandby_) return;  // the peer sends again what was not taken
   // A lost wire sends nothing more, but what comes on it is still read:
   // the peer may not know yet, and its frames say which wires it gave up
   // (where the two ends gave up different ones, none is left, and that is
@@ -291,10 +321,19 @@ void RdmaConnection::handleCompletion(uint32_t wire, const Completion& c) {
   --s.inFlight[(c.wrId & kWrNumberMask) % uint64_t(shape_.depth)];
 }
 
-void RdmaConnection::progress() {
+void RdmaConnection::progressIfLost() {
   for (uint32_t w = 0; portsDown_ != 0 && w < wires_.size(); ++w)
     if ((portsDown_ >> w) & 1)
       loseWire(w, "its port went down: a pulled or failed cable");
+}
+
+void RdmaConnection::progress() {
+  if (!onStandby_) progressIfLost();
+  if (onStandby_) {
+    sendOnStandby();
+    standby_->progress();
+    return;
+  }
   Completion done[16];
   for (uint32_t w = 0; w < wires_.size(); ++w) {
     int n = wires_[w].cq->poll(done, 16);
@@ -313,13 +352,18 @@ std::span<const std::byte> RdmaConnection::peekRecv() {
     progress();
     // A loss found there grows arrived_ (storeMore): found again.
     a = &arrived_[nextRecvSeq_ % arrived_.size()];
-    if (!a->present) return {};
+    if (!a->present)
+      return onStandby_ ? peekStandby() : std::span<const std::byte>{};
   }
   return {payloadOf(nextRecvSeq_, *a) + recvOffset_, a->bytes - recvOffset_};
 }
 
 void RdmaConnection::releaseRecv(size_t bytes) {
   Arrived& a = arrived_[nextRecvSeq_ % arrived_.size()];
+  if (onStandby_ && !a.present) {
+    releaseStandby(bytes);
+    return;
+  }
   recvOffset_ += static_cast<uint32_t>(bytes);
   if (recvOffset_ < a.bytes) return;
   a.present = false;
@@ -334,8 +378,9 @@ void RdmaConnection::releaseRecv(size_t bytes) {
 
 bool RdmaConnection::peerAlive() const {
   if (broken_) return false;
-  checkPorts();
   if (arrived_[nextRecvSeq_ % arrived_.size()].present) return true;
+  if (onStandby_) return standby_->peerAlive();
+  checkPorts();
   // Gone once the wire that carries the next piece has said farewell and
   // the piece is not in: nothing comes after a farewell on a wire. After a
   // loss the piece may come on any wire left: gone once all have.
@@ -347,6 +392,7 @@ bool RdmaConnection::peerAlive() const {
 }
 
 bool RdmaConnection::peerAcceptsSends() const {
+  if (onStandby_) return !broken_ && standby_->peerAcceptsSends();
   if (!peerAlive()) return false;
   for (const WireState& s : state_)
     if (!s.lost && s.peerSaidFarewell) return false;
@@ -355,10 +401,14 @@ bool RdmaConnection::peerAcceptsSends() const {
 
 std::string RdmaConnection::peerGoneReason() const {
   if (!peerFarewell_.empty()) return peerFarewell_;
+  if (onStandby_ && failure_.empty()) return standby_->peerGoneReason();
   return failure_.empty() ? "the connection broke" : failure_;
 }
 
 bool RdmaConnection::drained() const {
+  if (onStandby_)
+    return !noticeDue_ && movingNext_ == moving_.size() && !standbyAcquired_ &&
+           standby_->drained();
   for (const WireState& s : state_)
     if (!s.lost && (s.sendsDone != s.sendsPosted || s.resendNext < s.dataSent))
       return false;

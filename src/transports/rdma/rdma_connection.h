@@ -32,7 +32,9 @@
 // only a consumed piece gives its receive back: so from the first loss on,
 // the receiver copies each piece out of its receive frame and gives the
 // frame back at once (within a window of pieces that bounds the copies).
-// With no wire left the connection fails naming the cable, as before.
+// With no wire left the connection goes on over its standby, a TCP
+// connection to the same peer made at init (rdma_standby.cpp), with a WARN
+// naming the cable; without one it fails naming the cable.
 #pragma once
 
 #include <atomic>
@@ -222,7 +224,15 @@ class RdmaConnection final : public Connection {
   // A frame of its own on every wire with a credit and a send to spare,
   // after the wire's data (a queue pair delivers in order).
   void sayFarewell(const std::string& reason) override;
-  const char* linkName() const override { return link_.c_str(); }
+  const char* linkName() const override {
+    return onStandby_ ? standbyLink_.c_str() : link_.c_str();
+  }
+  // rdma_standby.cpp: the TCP connection carried on over once every wire
+  // is lost.
+  bool keepStandby(std::unique_ptr<Connection> standby) override;
+  void tend() override;
+  std::string linkTrouble() override;
+  void releaseCallerMemory() override;
   void progress() override;
   bool drained() const override;
   uint64_t bytesHandedOver() const override { return bytesSent_; }
@@ -341,6 +351,26 @@ class RdmaConnection final : public Connection {
   void storeMore();
   void storeArrived(uint64_t seq, Arrived& a);
   const std::byte* payloadOf(uint64_t seq, const Arrived& a) const;
+  // rdma_standby.cpp. Every wire lost (here, or the peer said so on the
+  // standby): the pieces the peer had not acknowledged, oldest first, then
+  // every new one go over the standby; the peer is told first, on it.
+  void enterStandby(const std::string& why);
+  // Sends what is due on the standby (the notice, the pieces to move);
+  // true when all of it is out.
+  bool sendOnStandby();
+  // The standby's next record head (StandbyRecord), read whole; false
+  // while it has not all come.
+  bool readStandbyHead();
+  // The piece nextRecvSeq_ from the standby (records of pieces read
+  // already dropped), or empty.
+  std::span<const std::byte> peekStandby();
+  void releaseStandby(size_t bytes);
+  // Before the move, at clock looks: a notice on the standby means the
+  // peer moved (its cable end went down, or it heard silence).
+  void watchStandby(int64_t now);
+  [[noreturn]] void failStandby(const std::string& what) const;
+  // Gives up the wires whose ports were seen down (checkPorts).
+  void progressIfLost();
   // rdma_control.cpp: credits, acknowledgements, probes, resends.
   void writeCounts(uint32_t wire, FrameHeader& h);
   void readCounts(uint32_t wire, const FrameHeader& h);
@@ -405,6 +435,26 @@ class RdmaConnection final : public Connection {
   uint64_t grantedTotal_ = 0;  // credits granted by the peer, all wires
 
   uint64_t ackedAtLook_ = 0;  // ackedTotal_ when the clock was last read
+  // The standby (TCP to the same peer, or null) and the move to it.
+  struct Moving {
+    uint64_t seq = 0;
+    uint32_t wire = 0;
+    uint64_t index = 0;  // the piece's place on its wire (its send frame)
+  };
+  std::unique_ptr<Connection> standby_;
+  std::string standbyLink_;     // "tcp ... (standby of rdma ...)"
+  bool onStandby_ = false;      // every wire lost: pieces go over standby_
+  bool noticeDue_ = false;      // the peer is still to be told, on it
+  std::vector<Moving> moving_;  // pieces to send on it, by seq
+  size_t movingNext_ = 0;
+  uint32_t movingOffset_ = 0;          // bytes of moving_[movingNext_] sent
+  bool standbyAcquired_ = false;       // a new piece's space acquired on it
+  std::byte* standbySpace_ = nullptr;  // ... where its record head goes
+  StandbyRecord head_{};               // the record being read
+  uint32_t headHave_ = 0;              // ... bytes of its head read
+  bool haveHead_ = false;              // ... head whole; headLeft_ bytes follow
+  uint32_t headLeft_ = 0;
+  int64_t standbyCheckedNs_ = 0;
   std::string peerFarewell_;  // the reason the peer gave, once in
 };
 

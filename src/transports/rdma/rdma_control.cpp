@@ -167,6 +167,7 @@ void RdmaConnection::applyResendRequests(const FrameHeader& h) {
 }
 
 bool RdmaConnection::quiet() const {
+  if (onStandby_) return true;  // TCP answers for itself
   if (answerDue_) return false;
   for (const WireState& s : state_)
     if (!s.lost && s.sendsDone != s.sendsPosted) return false;
@@ -291,10 +292,13 @@ void RdmaConnection::lookAtClock() {
   if (++pollsSinceClock_ < kPollsPerClockLook) return;
   pollsSinceClock_ = 0;
   const int64_t now = monotonicNs();
-  if (wires_.size() > 1 && now - portsCheckedNs_ >= kPortCheckNs) {
+  // One wire's port matters too where a standby can take over from it.
+  if ((wires_.size() > 1 || standby_) &&
+      now - portsCheckedNs_ >= kPortCheckNs) {
     portsCheckedNs_ = now;
     checkPorts();
   }
+  watchStandby(now);
   if (wires_.size() > 1) watchSilence(now);
   probeIfSilent(now);
   reportLosses(now);
@@ -375,6 +379,8 @@ void RdmaConnection::probeIfSilent(int64_t now) {
 void RdmaConnection::sayFarewell(const std::string& reason) {
   if (saidFarewell_ || broken_) return;
   saidFarewell_ = true;
+  if (standby_) standby_->sayFarewell(reason);
+  if (onStandby_) return;
   // The spare receives take it; with every send in flight the peer hears
   // nothing on this wire.
   for (uint32_t w = 0; w < wires_.size(); ++w)
@@ -384,7 +390,7 @@ void RdmaConnection::sayFarewell(const std::string& reason) {
 }
 
 void RdmaConnection::askForAcknowledgements() {
-  if (broken_ || saidFarewell_) return;
+  if (broken_ || saidFarewell_ || onStandby_) return;
   bool asked = false;
   for (uint32_t w = 0; w < wires_.size(); ++w)
     if (!state_[w].lost && state_[w].dataAcked < state_[w].dataSent)
@@ -396,6 +402,7 @@ void RdmaConnection::askForAcknowledgements() {
 
 bool RdmaConnection::handedOver() const {
   if (broken_) return true;
+  if (onStandby_) return drained() || !standby_->peerAcceptsSends();
   for (const WireState& s : state_)
     if (!s.lost && s.peerSaidFarewell) return true;
   for (const WireState& s : state_)
@@ -412,6 +419,7 @@ bool RdmaConnection::service() noexcept {
     // fail() kept the reason; the connection's next use reports it.
   }
   if (broken_) return false;
+  if (onStandby_) return !drained();
   if (!quiet()) return true;
   for (uint32_t w = 0; w < wires_.size(); ++w)
     if (!state_[w].lost &&

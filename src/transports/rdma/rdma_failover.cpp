@@ -43,7 +43,9 @@ void RdmaConnection::checkPorts() const {
     }
   }
   if (down == 0) return;
-  if (up == 0) fail(firstDown, "the port went down (a pulled or failed cable)");
+  // With a standby, progress() gives the last wire up and moves there.
+  if (up == 0 && !standby_)
+    fail(firstDown, "the port went down (a pulled or failed cable)");
   portsDown_ |= down;
 }
 
@@ -54,7 +56,13 @@ void RdmaConnection::loseWire(uint32_t wire, const std::string& why) {
   std::vector<uint32_t> left;
   for (uint32_t w = 0; w < wires_.size(); ++w)
     if (w != wire && !state_[w].lost) left.push_back(w);
-  if (left.empty()) fail(wire, why);
+  if (left.empty()) {
+    if (!standby_) fail(wire, why);
+    enterStandby("cable " + wires_[wire].device + "->" +
+                 wires_[wire].remoteDevice + ", the last, is given up (" + why +
+                 ")");
+    return;
+  }
   lost.lost = true;
   lost.moveNext = lost.dataAcked;
   lostBits_ |= static_cast<uint8_t>(1u << wire);

@@ -79,4 +79,19 @@ constexpr uint64_t kSendTag = uint64_t{1} << 63;
 constexpr uint64_t kControlTag = uint64_t{1} << 62;
 constexpr uint64_t kWrNumberMask = kControlTag - 1;
 
+// A record on an RDMA connection's TCP standby (rdma_standby.cpp): a head
+// of 64 bytes (so that the payload behind it keeps a piece's 64-byte
+// multiple) and `bytes` of one piece's payload. A piece too large for one
+// TCP slot goes in several records, the last flagged.
+struct StandbyRecord {
+  uint64_t seq;    // the piece; in a notice, the piece the sender reads next
+  uint32_t bytes;  // payload bytes after the head (0 in a notice)
+  uint32_t flags;
+  uint8_t unused[48];
+};
+static_assert(sizeof(StandbyRecord) == 64);
+constexpr size_t kStandbyHead = sizeof(StandbyRecord);
+constexpr uint32_t kStandbyLastPart = 1;  // the piece's last record
+constexpr uint32_t kStandbyNotice = 2;    // "every wire is lost here"
+
 }  // namespace mcl::transport::rdma
