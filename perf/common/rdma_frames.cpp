@@ -54,7 +54,7 @@ std::string rdmaLine(RdmaFrames mine, mclComm_t comm, int rank) {
     text += formatText(
         "\n# RDMA wires given up (all ranks): %lld, their cables lost "
         "mid-job (see the WARNs); %lld pieces sent again over the cables "
-        "that remained",
+        "that remained or the TCP standby",
         static_cast<long long>(sums[6]), static_cast<long long>(sums[7]));
   return text;
 }

@@ -68,6 +68,9 @@ struct RankPath {
   // Why the transport meant for the pair does not carry it (RDMA that fell
   // back to TCP); empty when it does.
   std::string note;
+  // What stands by for the pair should its transport lose its last link
+  // ("tcp cable tb1>tb0", "tcp lan lan0>lan0"); empty when nothing does.
+  std::string standby;
 };
 
 struct Finding {

@@ -245,6 +245,7 @@ ojson clusterToJson(const Cluster& c) {
                   {"link_kind", p.linkKind},
                   {"links", p.links}};
     if (!p.note.empty()) path["note"] = p.note;
+    if (!p.standby.empty()) path["standby"] = p.standby;
     paths.push_back(path);
   }
   ojson findings = ojson::array();

@@ -189,6 +189,14 @@ class Device {
   virtual void learn(const std::vector<std::vector<uint8_t>>& all,
                      const topology::Cluster& cluster) = 0;
   virtual Verdict canConnect(int a, int b) const { return reaches(a, b); }
+  // After learn(), alike on every rank: whether this transport can stand
+  // by for a pair another one joins (TCP beside RDMA), connected at init
+  // without a doubt (a path both ends' details show). Default: no.
+  virtual bool canStandBy(int a, int b) const {
+    (void)a;
+    (void)b;
+    return false;
+  }
   // For the topology: what carries the pair (a < b) over this transport.
   virtual void describePath(int a, int b, topology::RankPath& path) const {
     (void)a;

@@ -177,7 +177,7 @@ TEST(DoctorMacTest, DataOverWifi) {
   Cluster c = buildCluster(hosts, oneRankEach(2));
   ASSERT_EQ(c.networks.size(), 1u);
   EXPECT_EQ(c.networks[0].medium, "wifi");
-  c.paths = {{0, 1, "tcp", "lan", {"en1>en1"}, ""}};
+  c.paths = {{0, 1, "tcp", "lan", {"en1>en1"}, "", ""}};
   addFindings(c, {});
   ASSERT_EQ(c.findings.size(), 1u) << describe(c);
   EXPECT_EQ(c.findings[0].severity, "warning");

@@ -63,7 +63,7 @@ TEST(DoctorTest, CableWhoseFarEndHasNoAddress) {
   ASSERT_EQ(suspected.size(), 1u);
   EXPECT_EQ(suspected[0].interfaceB, "eth1");
   // Traffic over the LAN names the cable it could have used.
-  c.paths = {{0, 1, "tcp", "lan", {"eth0>eth0"}, ""}};
+  c.paths = {{0, 1, "tcp", "lan", {"eth0>eth0"}, "", ""}};
   c.findings.clear();
   addFindings(c, {});
   ASSERT_EQ(c.findings.size(), 2u) << describe(c);

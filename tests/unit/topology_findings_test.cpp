@@ -183,11 +183,11 @@ TEST(FindingsTest, NoRdmaDevicesWhenWanted) {
 TEST(FindingsTest, TrafficThatAvoidsTheCable) {
   auto hosts = thunderboltHosts(3, {{0, 1}});
   Cluster c = buildCluster(hosts, {{0, 3}, {1, 4}, {2}});
-  c.paths = {{0, 3, "shm", "", {}, ""},
-             {0, 1, "tcp", "lan", {"en0>en0"}, ""},
-             {3, 4, "tcp", "lan", {"en0>en0"}, ""},  // same host pair again
-             {0, 2, "tcp", "lan", {"en0>en0"}, ""},  // no cable to host 2
-             {1, 3, "tcp", "cable", {"en2>en2"}, ""}};
+  c.paths = {{0, 3, "shm", "", {}, "", ""},
+             {0, 1, "tcp", "lan", {"en0>en0"}, "", ""},
+             {3, 4, "tcp", "lan", {"en0>en0"}, "", ""},  // same host pair again
+             {0, 2, "tcp", "lan", {"en0>en0"}, "", ""},  // no cable to host 2
+             {1, 3, "tcp", "cable", {"en2>en2"}, "", ""}};
   addFindings(c, {});
   ASSERT_EQ(c.findings.size(), 1u) << describe(c);
   const Finding& f = c.findings[0];

@@ -34,7 +34,10 @@ MemoryFootprint memoryFootprint(const mclComm& comm) {
     t.transport = entry.name;
     for (size_t d = 0; d < comm.devices.size(); ++d) {
       if (comm.devices[d]->name() != t.transport) continue;
-      if (!comm.transports.joinsSomePair(int(d))) continue;
+      // A standby (TCP beside RDMA) holds its buffers though idle.
+      if (!comm.transports.joinsSomePair(int(d)) &&
+          !comm.transports.standsBy(int(d)))
+        continue;
       const transport::BufferUse use = comm.devices[d]->bufferUse();
       if (use.wires == 0) continue;
       t.perPeer =

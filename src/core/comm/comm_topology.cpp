@@ -204,6 +204,13 @@ void addPathsAndFindings(const mclComm& comm, topology::Cluster& cluster) {
       device.describePath(a, b, p);
       for (const TransportFallback& f : comm.transports.fallbacks())
         if (f.a == a && f.b == b) p.note = f.from + " not used: " + f.why;
+      if (const int s = comm.transports.standbyOf(a, b); s >= 0) {
+        topology::RankPath beside;
+        comm.devices[size_t(s)]->describePath(a, b, beside);
+        p.standby = std::string(comm.devices[size_t(s)]->name()) + " " +
+                    beside.linkKind;
+        for (const std::string& l : beside.links) p.standby += " " + l;
+      }
       rdmaUsed |= device.linkKind() == transport::LinkKind::Rdma;
       tcpUsed |= device.linkKind() == transport::LinkKind::Socket;
       cluster.paths.push_back(p);

@@ -78,8 +78,9 @@ void warnFallbacks(const std::vector<TransportFallback>& fallbacks,
           fallbacks.size() == 1 ? "" : "s", pairs.c_str());
 }
 
-// Each RDMA pair's standby: the first open TCP device that can join it.
-// Only RDMA loses a pair's last link without a way on of its own (TCP's
+// Each RDMA pair's standby: the first open device that can stand by for it
+// (TCP, where both ends' details show a cable or LAN between them). Only
+// RDMA loses a pair's last link without a way on of its own (TCP's
 // connections move to the LAN themselves, shared memory has no cable).
 std::vector<int> standbysOf(const DeviceList& devices,
                             const std::vector<bool>& opened,
@@ -94,10 +95,7 @@ std::vector<int> standbysOf(const DeviceList& devices,
           kind != transport::LinkKind::EmulatedRdma)
         continue;
       for (size_t d = 0; d < devices.size(); ++d) {
-        if (!opened[d] ||
-            devices[d]->linkKind() != transport::LinkKind::Socket ||
-            devices[d]->canConnect(a, b).answer != transport::Verdict::Yes)
-          continue;
+        if (!opened[d] || !devices[d]->canStandBy(a, b)) continue;
         standby[size_t(a) * n + size_t(b)] = int(d);
         standby[size_t(b) * n + size_t(a)] = int(d);
         break;

@@ -141,13 +141,15 @@ std::span<std::byte> RdmaConnection::acquireSend(size_t maxBytes) {
                 kFrameHeaderBytes,
             room};
   if (onStandby_) {
-    if (!sendOnStandby()) {
+    // Acquired before and not committed: the same space (TCP gives it).
+    if (!standbyAcquired_ && !sendOnStandby()) {
       standby_->progress();
       if (!sendOnStandby()) return {};
     }
     std::span<std::byte> space =
         standby_->acquireSend(std::min(maxBytes, SIZE_MAX / 2) + kStandbyHead);
-    if (space.size() <= kStandbyHead) return {};
+    if (space.empty()) return {};
+    if (space.size() <= kStandbyHead) failSlotTooSmall(space.size());
     standbyAcquired_ = true;
     standbySpace_ = space.data();
     return space.subspan(kStandbyHead);
@@ -215,6 +217,8 @@ void RdmaConnection::handleReceive(uint32_t wire, const Completion& c) {
   if (h.wires != wires_.size() || h.bytes + kFrameHeaderBytes > c.bytes)
     fail(wire, "a malformed frame (the two ends disagree on the wires)");
   readCounts(wire, h);
+  // Moved to the standby there: the peer sends this frame's piece again.
+  if (onStandby_) return;
   catchUp(wire, h.before);
   if (h.flags & kFlagCredited) {
     if (!takeTransmission(wire, slot, h)) return;
@@ -329,15 +333,16 @@ void RdmaConnection::progressIfLost() {
 
 void RdmaConnection::progress() {
   if (!onStandby_) progressIfLost();
+  Completion done[16];
+  for (uint32_t w = 0; w < wires_.size() && !onStandby_; ++w) {
+    int n = wires_[w].cq->poll(done, 16);
+    for (int i = 0; i < n; ++i) handleCompletion(w, done[i]);
+  }
+  // Moved now or before (a completion there may have been the last wire's).
   if (onStandby_) {
     sendOnStandby();
     standby_->progress();
     return;
-  }
-  Completion done[16];
-  for (uint32_t w = 0; w < wires_.size(); ++w) {
-    int n = wires_[w].cq->poll(done, 16);
-    for (int i = 0; i < n; ++i) handleCompletion(w, done[i]);
   }
   for (uint32_t w = 0; w < wires_.size(); ++w)
     if (!state_[w].lost && state_[w].resendNext < state_[w].dataSent) resend(w);

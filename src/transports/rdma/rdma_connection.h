@@ -369,6 +369,9 @@ class RdmaConnection final : public Connection {
   // peer moved (its cable end went down, or it heard silence).
   void watchStandby(int64_t now);
   [[noreturn]] void failStandby(const std::string& what) const;
+  [[noreturn]] void failSlotTooSmall(size_t slotBytes) const;
+  // A standby to move to (kept, and not broken while RDMA carried).
+  bool hasStandby() const { return standby_ && !standbyGone_; }
   // Gives up the wires whose ports were seen down (checkPorts).
   void progressIfLost();
   // rdma_control.cpp: credits, acknowledgements, probes, resends.
@@ -444,6 +447,7 @@ class RdmaConnection final : public Connection {
   std::unique_ptr<Connection> standby_;
   std::string standbyLink_;     // "tcp ... (standby of rdma ...)"
   bool onStandby_ = false;      // every wire lost: pieces go over standby_
+  bool standbyGone_ = false;    // it broke before the move: never used
   bool noticeDue_ = false;      // the peer is still to be told, on it
   std::vector<Moving> moving_;  // pieces to send on it, by seq
   size_t movingNext_ = 0;

@@ -132,9 +132,14 @@ void RdmaConnection::readCounts(uint32_t wire, const FrameHeader& h) {
                    wires_[x].remoteDevice;
       return names;
     };
-    fail(wire, "no cable is left that both ends use: this end gave up " +
-                   named(lostBits_) + ", rank " + std::to_string(peerRank_) +
-                   " gave up " + named(h.lost & ~lostBits_));
+    const std::string why =
+        "no cable is left that both ends use: this "
+        "end gave up " +
+        named(lostBits_) + ", rank " + std::to_string(peerRank_) + " gave up " +
+        named(h.lost & ~lostBits_);
+    if (!hasStandby()) fail(wire, why);
+    enterStandby(why);
+    return;
   }
   for (uint32_t x = 0; h.lost != 0 && x < wires_.size(); ++x)
     if (((h.lost >> x) & 1) && !state_[x].lost)
@@ -293,7 +298,7 @@ void RdmaConnection::lookAtClock() {
   pollsSinceClock_ = 0;
   const int64_t now = monotonicNs();
   // One wire's port matters too where a standby can take over from it.
-  if ((wires_.size() > 1 || standby_) &&
+  if ((wires_.size() > 1 || hasStandby()) &&
       now - portsCheckedNs_ >= kPortCheckNs) {
     portsCheckedNs_ = now;
     checkPorts();
@@ -377,9 +382,10 @@ void RdmaConnection::probeIfSilent(int64_t now) {
 }
 
 void RdmaConnection::sayFarewell(const std::string& reason) {
-  if (saidFarewell_ || broken_) return;
+  if (saidFarewell_) return;
+  if (hasStandby() || onStandby_) standby_->sayFarewell(reason);
+  if (broken_) return;
   saidFarewell_ = true;
-  if (standby_) standby_->sayFarewell(reason);
   if (onStandby_) return;
   // The spare receives take it; with every send in flight the peer hears
   // nothing on this wire.
@@ -415,8 +421,13 @@ bool RdmaConnection::service() noexcept {
   pollsSinceClock_ = kPollsPerClockLook - 1;
   try {
     progress();
-  } catch (...) {
-    // fail() kept the reason; the connection's next use reports it.
+  } catch (const std::exception& e) {
+    // fail() kept the reason; the connection's next use reports it. The
+    // standby's own failure is kept here too (it keeps its own reason).
+    if (onStandby_ && !broken_) {
+      broken_ = true;
+      failure_ = e.what();
+    }
   }
   if (broken_) return false;
   if (onStandby_) return !drained();
@@ -428,7 +439,13 @@ bool RdmaConnection::service() noexcept {
   return movesPending();
 }
 
-void RdmaConnection::finish() { set_->finishAll(std::chrono::seconds(1)); }
+void RdmaConnection::finish() {
+  if (onStandby_) {
+    standby_->finish();
+    return;
+  }
+  set_->finishAll(std::chrono::seconds(1));
+}
 
 namespace {
 

@@ -44,7 +44,7 @@ void RdmaConnection::checkPorts() const {
   }
   if (down == 0) return;
   // With a standby, progress() gives the last wire up and moves there.
-  if (up == 0 && !standby_)
+  if (up == 0 && !hasStandby())
     fail(firstDown, "the port went down (a pulled or failed cable)");
   portsDown_ |= down;
 }
@@ -57,7 +57,7 @@ void RdmaConnection::loseWire(uint32_t wire, const std::string& why) {
   for (uint32_t w = 0; w < wires_.size(); ++w)
     if (w != wire && !state_[w].lost) left.push_back(w);
   if (left.empty()) {
-    if (!standby_) fail(wire, why);
+    if (!hasStandby()) fail(wire, why);
     enterStandby("cable " + wires_[wire].device + "->" +
                  wires_[wire].remoteDevice + ", the last, is given up (" + why +
                  ")");

@@ -39,7 +39,10 @@ constexpr int64_t kStandbyLookNs = 20'000'000;
 }  // namespace
 
 bool RdmaConnection::keepStandby(std::unique_ptr<Connection> standby) {
+  // The set's keeper may service this connection already.
+  set_->beginUse();
   standby_ = std::move(standby);
+  set_->endUse();
   return true;
 }
 
@@ -114,7 +117,8 @@ bool RdmaConnection::sendOnStandby() {
     const auto* h = reinterpret_cast<const FrameHeader*>(frame);
     const uint32_t left = h->bytes - movingOffset_;
     std::span<std::byte> room = standby_->acquireSend(kHead + left);
-    if (room.size() <= kHead) return false;
+    if (room.empty()) return false;
+    if (room.size() <= kHead) failSlotTooSmall(room.size());
     const auto part =
         static_cast<uint32_t>(std::min<size_t>(left, room.size() - kHead));
     StandbyRecord r{};
@@ -188,7 +192,7 @@ void RdmaConnection::releaseStandby(size_t bytes) {
 }
 
 void RdmaConnection::watchStandby(int64_t now) {
-  if (!standby_ || onStandby_ || now - standbyCheckedNs_ < kStandbyLookNs)
+  if (!hasStandby() || onStandby_ || now - standbyCheckedNs_ < kStandbyLookNs)
     return;
   standbyCheckedNs_ = now;
   bool moved = false;
@@ -197,12 +201,13 @@ void RdmaConnection::watchStandby(int64_t now) {
   } catch (const std::exception& e) {
     if (broken_) throw;
     // The standby broke while RDMA carries (the peer closed it): the
-    // connection goes on without one.
+    // connection goes on without one. The object stays (its transport
+    // still counts it), never used again.
     MCL_LOG(Info, kLogColl,
             "rank %d: rdma to rank %d: its tcp standby is gone (%s); a lost "
             "last cable will end the job",
             rank_, peerRank_, e.what());
-    standby_.reset();
+    standbyGone_ = true;
     return;
   }
   if (!moved) return;
@@ -211,6 +216,12 @@ void RdmaConnection::watchStandby(int64_t now) {
     cables += (cables.empty() ? "" : " + ") + w.device + "->" + w.remoteDevice;
   enterStandby("rank " + std::to_string(peerRank_) + " gave up every cable " +
                "to this rank, " + cables + " (it said so on the standby)");
+}
+
+void RdmaConnection::failSlotTooSmall(size_t slotBytes) const {
+  failStandby("its pieces of " + std::to_string(slotBytes) +
+              " bytes hold nothing behind a record's 64-byte head "
+              "(MCL_TCP_SLOT_BYTES: 128 at least)");
 }
 
 void RdmaConnection::tend() {

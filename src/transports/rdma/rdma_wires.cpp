@@ -86,7 +86,7 @@ RdmaWires::~RdmaWires() {
   if (c.wiresLost > 0)
     MCL_LOG(Info, kLogInit,
             "rank %d: rdma wires given up mid-job: %llu (cables lost); %llu "
-            "pieces sent again over the wires left",
+            "pieces sent again over the wires left or the TCP standby",
             rank_, static_cast<unsigned long long>(c.wiresLost),
             static_cast<unsigned long long>(c.piecesMoved));
   if (c.lost + c.duplicates + c.resent + c.beyondSpares > 0)

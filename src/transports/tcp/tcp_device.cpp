@@ -102,6 +102,16 @@ InterfaceRestriction TcpDevice::restrictionFor(int a, int b) const {
   return r;
 }
 
+bool TcpDevice::canStandBy(int a, int b) const {
+  if (a == b || endpoints_.empty()) return false;
+  const InterfaceRestriction only = restrictionFor(a, b);
+  if (!only.local.empty() || !only.remote.empty()) return false;
+  const bool sameHost = places_[size_t(a)].hostId == places_[size_t(b)].hostId;
+  const std::vector<Link> links =
+      chooseLinks(endpoints_[size_t(a)], endpoints_[size_t(b)], sameHost);
+  return !links.empty() && links.front().kind != LinkKind::Routed;
+}
+
 void TcpDevice::describePath(int a, int b, topology::RankPath& path) const {
   // Once connected, this rank's own pairs are described by the links they
   // use (init may have left out a cable that carried nothing, or started

@@ -26,6 +26,9 @@ class TcpDevice final : public Device {
     return transport::LinkKind::Socket;
   }
   Verdict reaches(int a, int b) const override;
+  // A cable or LAN both ranks' endpoints show, on a pair MCL_TOPO_FILE
+  // does not pin to named cables (a routed path may not connect in time).
+  bool canStandBy(int a, int b) const override;
   void open(const std::vector<int>& candidates,
             platform::Deadline deadline) override;
   std::vector<uint8_t> details() const override;
