@@ -405,8 +405,10 @@ void buildAlgoContext(mclComm& comm, const std::vector<InitDetails>& all,
   // Ring schedules size their rounds alike on every rank, from the
   // smallest buffer between any two ranks of any transport in use.
   uint64_t smallest = UINT64_MAX;
+  // A standby carries a pair's steps once it took over: its buffer counts.
   for (size_t d = 0; d < comm.devices.size(); ++d)
-    if (comm.transports.joinsSomePair(int(d)))
+    if (comm.transports.joinsSomePair(int(d)) ||
+        comm.transports.standsBy(int(d)))
       smallest = std::min(smallest, comm.devices[d]->receiveCapacity());
   if (smallest == UINT64_MAX)  // one rank: its own connection's
     smallest =

@@ -426,7 +426,9 @@ bool RdmaConnection::service() noexcept {
     // standby's own failure is kept here too (it keeps its own reason).
     if (onStandby_ && !broken_) {
       broken_ = true;
-      failure_ = e.what();
+      failure_ = "rank " + std::to_string(rank_) + ": rdma to rank " +
+                 std::to_string(peerRank_) +
+                 ", carried on over its standby: " + e.what();
     }
   }
   if (broken_) return false;
@@ -440,11 +442,10 @@ bool RdmaConnection::service() noexcept {
 }
 
 void RdmaConnection::finish() {
-  if (onStandby_) {
-    standby_->finish();
-    return;
-  }
+  // The set's wait also sends what is still to move onto the standby
+  // (service()); then the standby hands its own pieces over.
   set_->finishAll(std::chrono::seconds(1));
+  if (onStandby_ && !broken_) standby_->finish();
 }
 
 namespace {

@@ -42,6 +42,8 @@ bool RdmaConnection::keepStandby(std::unique_ptr<Connection> standby) {
   // The set's keeper may service this connection already.
   set_->beginUse();
   standby_ = std::move(standby);
+  standbyLink_ =
+      std::string(standby_->linkName()) + " (standby of " + link_ + ")";
   set_->endUse();
   return true;
 }
@@ -60,8 +62,6 @@ void RdmaConnection::enterStandby(const std::string& why) {
   if (onStandby_) return;
   onStandby_ = true;
   noticeDue_ = true;
-  standbyLink_ =
-      std::string(standby_->linkName()) + " (standby of " + link_ + ")";
   const auto depth = uint64_t(shape_.depth);
   for (uint32_t w = 0; w < wires_.size(); ++w) {
     WireState& s = state_[w];

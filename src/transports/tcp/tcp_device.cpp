@@ -103,7 +103,10 @@ InterfaceRestriction TcpDevice::restrictionFor(int a, int b) const {
 }
 
 bool TcpDevice::canStandBy(int a, int b) const {
-  if (a == b || endpoints_.empty()) return false;
+  // A piece behind a standby record's 64-byte head needs a larger slot
+  // (alike on every rank: learn() checked).
+  if (a == b || endpoints_.empty() || options_.slots.slotBytes <= 64)
+    return false;
   const InterfaceRestriction only = restrictionFor(a, b);
   if (!only.local.empty() || !only.remote.empty()) return false;
   const bool sameHost = places_[size_t(a)].hostId == places_[size_t(b)].hostId;
