@@ -143,8 +143,8 @@ class Connection {
   }
   // A connection of another transport to the same peer and channel, made
   // at init for this one to carry on over when it loses its last link
-  // (RDMA's last cable: TCP). False: this transport keeps none, and the
-  // caller drops it.
+  // (RDMA's last cable: TCP). False: this transport keeps none (the
+  // standby is dropped with the call).
   virtual bool keepStandby(std::unique_ptr<Connection> standby) {
     (void)standby;
     return false;

@@ -98,8 +98,8 @@ class TransportChoice {
 // logs one WARN listing them. oneHost: the host's name when every rank runs
 // on it, else "".
 // Under auto, an RDMA pair gets TCP as its standby where TCP is open and
-// can join the pair: a job whose last Thunderbolt cable between two Macs
-// is lost goes on over TCP (another cable, the LAN), with a WARN.
+// Device::canStandBy says so: a job whose last Thunderbolt cable between two
+// Macs is lost goes on over TCP (another cable, the LAN), with a WARN.
 TransportChoice chooseTransports(const DeviceList& devices,
                                  const std::vector<bool>& opened, int nranks,
                                  const std::string& setting,

@@ -325,14 +325,10 @@ void RdmaConnection::handleCompletion(uint32_t wire, const Completion& c) {
   --s.inFlight[(c.wrId & kWrNumberMask) % uint64_t(shape_.depth)];
 }
 
-void RdmaConnection::progressIfLost() {
-  for (uint32_t w = 0; portsDown_ != 0 && w < wires_.size(); ++w)
+void RdmaConnection::progress() {
+  for (uint32_t w = 0; !onStandby_ && portsDown_ != 0 && w < wires_.size(); ++w)
     if ((portsDown_ >> w) & 1)
       loseWire(w, "its port went down: a pulled or failed cable");
-}
-
-void RdmaConnection::progress() {
-  if (!onStandby_) progressIfLost();
   Completion done[16];
   for (uint32_t w = 0; w < wires_.size() && !onStandby_; ++w) {
     int n = wires_[w].cq->poll(done, 16);

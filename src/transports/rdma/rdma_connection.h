@@ -372,8 +372,6 @@ class RdmaConnection final : public Connection {
   [[noreturn]] void failSlotTooSmall(size_t slotBytes) const;
   // A standby to move to (kept, and not broken while RDMA carried).
   bool hasStandby() const { return standby_ && !standbyGone_; }
-  // Gives up the wires whose ports were seen down (checkPorts).
-  void progressIfLost();
   // rdma_control.cpp: credits, acknowledgements, probes, resends.
   void writeCounts(uint32_t wire, FrameHeader& h);
   void readCounts(uint32_t wire, const FrameHeader& h);

@@ -431,6 +431,8 @@ bool RdmaConnection::service() noexcept {
                  std::to_string(peerRank_) +
                  ", carried on over its standby: " + e.what();
     }
+  } catch (...) {
+    // Nothing else is thrown here; noexcept must not end the process.
   }
   if (broken_) return false;
   if (onStandby_) return !drained();
